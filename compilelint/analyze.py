@@ -1,0 +1,885 @@
+"""One file, one parse, one walk: from source text to a `FileSummary`.
+
+The walk visits every function once with all rules batched (each rule's `visit_<Node>` hooks are
+dispatched from a single traversal). Along the way it records what the project pass needs: the
+calls each function makes, the compile roots written here, and the guards (`is_compiling()`
+branches) each candidate finding sits under.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Set, Tuple
+
+from compilelint import tensors as T
+from compilelint.finding import Span
+from compilelint.names import ImportTable, dotted, module_name_for
+from compilelint.rule import registry
+from compilelint.source import SourceFile
+from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
+
+COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
+DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+# Modes whose compiled code is captured in CUDA graphs.
+CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+# Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
+PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None) -> FileSummary:
+    if tree is None:
+        tree = ast.parse(source.text, filename=path)
+    return FileAnalyzer(path, source, tree).run()
+
+
+class ClassFacts:
+    """What a class's methods assign to `self`: the basis of `self.x` inference in this file."""
+
+    def __init__(self, info: ClassInfo):
+        self.info = info
+        self.kinds: Dict[str, Set[Optional[str]]] = {}
+        self.init_numbers: Set[str] = set()  # attrs set to an int/float constant in __init__
+        self.init_lists: Set[str] = set()
+        self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
+        self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+
+    def attr_kind(self, attr: str) -> Optional[str]:
+        if attr == "training":
+            return T.SCALAR
+        kinds = self.kinds.get(attr, set()) - {T.NONE}
+        return kinds.pop() if len(kinds) == 1 else None
+
+
+class FileAnalyzer:
+    def __init__(self, path: str, source: SourceFile, tree: ast.Module):
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.module = module_name_for(path)
+        self.imports = ImportTable(self.module, path.endswith("__init__.py"))
+        self.summary = FileSummary(path=path, module=self.module)
+        self.classes: Dict[str, ClassFacts] = {}
+        self.global_kinds: Dict[str, Optional[str]] = {}
+        self.global_numbers: Set[str] = set()
+        self.global_lists: Set[str] = set()
+        self.module_defs: Set[str] = set()
+
+    # ----- driver -----------------------------------------------------------------------------
+    def run(self) -> FileSummary:
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.add_import(node)
+        top = list(_module_statements(self.tree.body))
+        for stmt in top:
+            if isinstance(stmt, FUNCS + (ast.ClassDef,)):
+                self.imports.aliases[stmt.name] = f"{self.module}.{stmt.name}"
+                self.module_defs.add(stmt.name)
+        for stmt in top:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                self._module_assignment(stmt)
+        for stmt in top:
+            if isinstance(stmt, ast.ClassDef):
+                self._class_facts(stmt)
+        self._scan_noqa()
+        rules = [cls(self) for cls in registry().values()]
+        self.hooks: Dict[str, list] = {}
+        for rule in rules:
+            for name in dir(rule):
+                if name.startswith("visit_"):
+                    self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
+        self.scope = Scope(self, None, None, None)
+        self._walk_block(self.tree.body)
+        self.summary.aliases = dict(self.imports.aliases)
+        for stmt in top:
+            if isinstance(stmt, FUNCS):
+                self._function(stmt, None)
+            elif isinstance(stmt, ast.ClassDef):
+                for item in stmt.body:
+                    if isinstance(item, FUNCS):
+                        self._function(item, self.classes[stmt.name])
+        return self.summary
+
+    # ----- module and class facts -------------------------------------------------------------
+    def _module_assignment(self, stmt):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        if value is None:
+            return
+        for t in targets:
+            if not isinstance(t, ast.Name):
+                continue
+            name = t.id
+            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                self.global_numbers.add(name)
+                self.global_kinds[name] = T.SCALAR
+            elif isinstance(value, ast.List) or _is_call_to(value, "list"):
+                self.global_lists.add(name)
+            elif _is_logger_factory(value, self.imports):
+                self.global_kinds[name] = T.LOGGER
+            elif isinstance(value, ast.Constant):
+                self.global_kinds[name] = T.SCALAR
+            else:
+                aliased = self.imports.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
+                    self.imports.aliases[name] = aliased  # tc = torch.compile
+
+    def _class_facts(self, node: ast.ClassDef):
+        info = ClassInfo(
+            qualname=node.name,
+            row=node.lineno,
+            bases=[b for b in (self.imports.resolve(x) or dotted(x) for x in node.bases) if b],
+            decorators=[d for d in (self._decorator_name(x) for x in node.decorator_list) if d],
+            methods=[m.name for m in node.body if isinstance(m, FUNCS)],
+        )
+        facts = ClassFacts(info)
+        # Attributes inherited from a base class defined earlier in this file.
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in self.classes:
+                parent = self.classes[base.id]
+                for k, v in parent.kinds.items():
+                    facts.kinds.setdefault(k, set()).update(v)
+                facts.init_numbers |= parent.init_numbers
+                facts.init_lists |= parent.init_lists
+                facts.tensor_attrs |= parent.tensor_attrs
+                for k, v in parent.info.submodules.items():
+                    info.submodules.setdefault(k, list(v))
+        self.classes[node.name] = facts
+        self.summary.classes[node.name] = info
+        probe = T.TensorInference(self._resolve_plain, {}, lambda a: None, self.global_kind, lambda a: None)
+        for method in node.body:
+            if not isinstance(method, FUNCS):
+                continue
+            in_init = method.name == "__init__"
+            if method.name == "forward":
+                facts.forward_returns = T.annotation_kind(method.returns, self._resolve_plain)
+            for sub in ast.walk(method):
+                if isinstance(sub, (ast.Assign, ast.AnnAssign)):
+                    targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                    if sub.value is None:
+                        continue
+                    for t in targets:
+                        for attr, value in _self_targets(t, sub.value):
+                            self._record_attr(facts, attr, value, probe, in_init)
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and _is_self(sub.func.value):
+                    if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
+                        name = sub.args[0]
+                        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                            facts.kinds.setdefault(name.value, set()).add(T.TENSOR)
+                            facts.tensor_attrs.add(name.value)
+                    elif sub.func.attr == "add_module" and len(sub.args) > 1:
+                        name = sub.args[0]
+                        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                            self._record_attr(facts, name.value, sub.args[1], probe, in_init)
+
+    def _record_attr(self, facts: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
+        kinds = facts.kinds.setdefault(attr, set())
+        if isinstance(value, ast.Constant):
+            if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                if in_init:
+                    facts.init_numbers.add(attr)
+                kinds.add(T.SCALAR)
+            else:
+                kinds.add(T.NONE if value.value is None else T.SCALAR)
+            return
+        if isinstance(value, ast.List) or _is_call_to(value, "list"):
+            if in_init:
+                facts.init_lists.add(attr)
+            kinds.add(None)
+            return
+        if _is_logger_factory(value, self.imports):
+            kinds.add(T.LOGGER)
+            return
+        classes = self._constructed_classes(value)
+        if classes:
+            facts.info.submodules.setdefault(attr, [])
+            for c in classes:
+                if c not in facts.info.submodules[attr]:
+                    facts.info.submodules[attr].append(c)
+            kinds.add(T.MODULE)
+            return
+        kind = probe.kind(value)
+        if kind in T.TENSORISH:
+            facts.tensor_attrs.add(attr)
+        kinds.add(kind)
+
+    def _constructed_classes(self, value: ast.AST) -> List[str]:
+        """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
+        found = []
+        for sub in ast.walk(value):
+            if isinstance(sub, ast.Call):
+                name = self.imports.resolve(sub.func)
+                leaf = (name or "").rsplit(".", 1)[-1]
+                if name and leaf[:1].isupper() and not name.startswith("builtins."):
+                    found.append(name)
+        return found
+
+    def _scan_noqa(self):
+        text = self.source.text
+        if "noqa" not in text:
+            return
+        for i, line in enumerate(self.source.lines, 1):
+            if "noqa" not in line:
+                continue
+            m = FILE_NOQA.search(line)
+            if m:
+                codes = tuple(c.strip().upper() for c in (m.group("codes") or "").split(",") if c.strip())
+                previous = self.summary.file_noqa
+                # () means every code; codes accumulate over several directives.
+                if not codes or previous == ():
+                    self.summary.file_noqa = ()
+                else:
+                    self.summary.file_noqa = (previous or ()) + codes
+                continue
+            m = NOQA.search(line)
+            if m:
+                codes = m.group("codes")
+                self.summary.noqa[i] = tuple(c.strip().upper() for c in codes.split(",")) if codes else None
+
+    # ----- names --------------------------------------------------------------------------------
+    def _resolve_plain(self, node):
+        return self.imports.resolve(node)
+
+    def global_kind(self, name: str) -> Optional[str]:
+        if name in self.global_kinds:
+            return self.global_kinds[name]
+        # `from .utils import logger`: a logger made in another module of the project.
+        if name in self.imports.aliases and name.lower().lstrip("_") in ("logger", "log"):
+            return T.LOGGER
+        return None
+
+    def _decorator_name(self, node: ast.AST) -> Optional[str]:
+        target = node.func if isinstance(node, ast.Call) else node
+        name = self.imports.resolve(target) or dotted(target)
+        if name and isinstance(node, ast.Call):
+            mode = _keyword_str(node, "mode")
+            if mode in CUDAGRAPH_MODES:
+                return name + "#cudagraph"
+        return name
+
+    # ----- functions ----------------------------------------------------------------------------
+    def _function(self, node, cls: Optional[ClassFacts]):
+        qual = f"{cls.info.qualname}.{node.name}" if cls else node.name
+        info = FunctionInfo(
+            qualname=qual,
+            row=node.lineno,
+            end_row=node.end_lineno or node.lineno,
+            decorators=[d for d in (self._decorator_name(x) for x in node.decorator_list) if d],
+            is_generator=_is_generator(node),
+        )
+        self._predicate_returns(node, info)
+        self.summary.functions[qual] = info
+        self.scope = Scope(self, node, cls, info)
+        self._walk_block(node.body)
+        self.scope = Scope(self, None, None, None)
+
+    def _predicate_returns(self, node, info: FunctionInfo):
+        """Record `return torch.compiler.is_compiling()`-style bodies: project wrappers of predicates."""
+        if not PREDICATE_NAME.search(node.name) or node.args.args:
+            return
+        preds, only = [], True
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Return) and sub.value is not None:
+                values = sub.value.values if isinstance(sub.value, ast.BoolOp) and isinstance(sub.value.op, ast.Or) else [sub.value]
+                for v in values:
+                    if isinstance(v, ast.Call) and not v.args:
+                        name = self.imports.resolve(v.func) or dotted(v.func)
+                        if name:
+                            preds.append(name)
+                            continue
+                    if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+                        continue
+                    only = False
+        info.returns_predicates = preds
+        info.returns_only_predicates = only and bool(preds)
+
+    # ----- the walk -------------------------------------------------------------------------------
+    def _walk_block(self, stmts):
+        pushed = 0
+        for stmt in stmts:
+            self._visit(stmt)
+            # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _exits(stmt.body[-1]):
+                guards = self._branch_guards(stmt.test, False)
+                self.scope.guards.extend(guards)
+                pushed += len(guards)
+        if pushed:
+            del self.scope.guards[-pushed:]
+
+    def _visit(self, node: ast.AST):
+        scope = self.scope
+        scope.stack.append(node)
+        for hook in self.hooks.get(type(node).__name__, ()):
+            hook(node)
+        if isinstance(node, ast.Call):
+            self._record_call(node)
+        if isinstance(node, ast.If):
+            self._visit(node.test)
+            self._guarded(node.test, True, node.body)
+            self._guarded(node.test, False, node.orelse)
+        elif isinstance(node, FUNCS + (ast.ClassDef,)):
+            if scope.node is None and scope.info is None:
+                pass  # module level: functions and classes are walked as their own scopes
+            elif isinstance(node, FUNCS) and not self._is_stopped(node):
+                for d in node.decorator_list:
+                    self._visit(d)
+                self._walk_block(node.body)  # nested helpers belong to the enclosing function
+        elif isinstance(node, LOOPS):
+            for child in ast.iter_child_nodes(node):
+                if child in getattr(node, "body", ()) or child in getattr(node, "orelse", ()):
+                    continue
+                self._visit(child)
+            scope.loops += 1
+            self._walk_block(node.body)
+            scope.loops -= 1
+            self._walk_block(node.orelse)
+        else:
+            for field, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    if value and isinstance(value[0], ast.stmt):
+                        self._walk_block(value)
+                    else:
+                        for item in value:
+                            if isinstance(item, ast.AST):
+                                self._visit(item)
+                elif isinstance(value, ast.AST):
+                    self._visit(value)
+        scope.stack.pop()
+
+    def _guarded(self, test, branch: bool, body):
+        guards = self._branch_guards(test, branch)
+        self.scope.guards.extend(guards)
+        self._walk_block(body)
+        if guards:
+            del self.scope.guards[-len(guards):]
+
+    def _branch_guards(self, test: ast.AST, branch: bool) -> List[Tuple[str, bool]]:
+        """Predicates that must have a given value for this branch of `if test:` to run."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._branch_guards(test.operand, not branch)
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And) and branch or isinstance(test.op, ast.Or) and not branch:
+                return [g for v in test.values for g in self._branch_guards(v, branch)]
+            return []
+        if isinstance(test, ast.Call) and not test.args:
+            name = self.resolve(test.func) or dotted(test.func)
+            if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
+                return [(name, branch)]
+        return []
+
+    def _is_stopped(self, node) -> bool:
+        from compilelint.regions import is_stop_decorator
+
+        return any(is_stop_decorator(d) for d in (self._decorator_name(x) for x in node.decorator_list) if d)
+
+    # ----- calls and roots ------------------------------------------------------------------------
+    def _record_call(self, node: ast.Call):
+        scope = self.scope
+        func = node.func
+        name = self.resolve(func)
+        if name in COMPILE_FUNCS or name in DYNAMO_OPTIMIZE:
+            self._compile_site(node, name)
+        if isinstance(func, ast.Call) and self.resolve(func.func) in DYNAMO_OPTIMIZE and node.args:
+            self._root_for(node.args[0], "torch._dynamo.optimize(...)(fn)", node, False)
+        self._record_opaque(node, name)
+        if isinstance(func, ast.Attribute) and func.attr == "compile" and not node.args and name not in COMPILE_FUNCS:
+            cls = self._class_of_expr(func.value)
+            if cls:
+                self._add_root(Root(cls, "forward", "model.compile()", node.lineno))
+        if scope.info is None:
+            return
+        guards = tuple(scope.guards)
+        for call in self._call_targets(func):
+            kind, target, member, label = call
+            scope.info.calls.append(Call(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+        # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
+        for arg in node.args:
+            if isinstance(arg, ast.Attribute) and _is_self(arg.value):
+                scope.info.calls.append(Call("self", arg.attr, "forward", node.lineno, node.col_offset + 1, f"self.{arg.attr}", guards))
+            elif isinstance(arg, ast.Name) and arg.id in self.module_defs and arg.id not in scope.locals:
+                scope.info.calls.append(Call("name", f"{self.module}.{arg.id}", "", node.lineno, node.col_offset + 1, arg.id, guards))
+
+    def _record_opaque(self, node: ast.Call, name: Optional[str]):
+        """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
+        op = None
+        if name and name.rsplit(".", 1)[-1] == "direct_register_custom_op":
+            op = _keyword(node, "op_func") or (node.args[1] if len(node.args) > 1 else None)
+        elif isinstance(node.func, ast.Call) and (self.resolve(node.func.func) or "").endswith(("library.custom_op", "allow_in_graph")) and node.args:
+            op = node.args[0]
+        elif name in ("torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph") and node.args:
+            op = node.args[0]
+        if op is not None:
+            target = self.resolve(op)
+            if target:
+                self.summary.opaque.append(target)
+
+    def _call_targets(self, func):
+        scope = self.scope
+        if isinstance(func, ast.Name):
+            if func.id in scope.module_locals:
+                attr = scope.module_locals[func.id]
+                return [("attr", attr, "forward", f"self.{attr}[i]")]
+            name = self.resolve(func)
+            if name and not name.startswith("builtins."):
+                return [("name", name, "", func.id)]
+            return []
+        if isinstance(func, ast.Subscript):
+            base = func.value
+            if isinstance(base, ast.Attribute) and _is_self(base.value):
+                return [("attr", base.attr, "forward", f"self.{base.attr}[i]")]
+            return []
+        if not isinstance(func, ast.Attribute):
+            return []
+        value = func.value
+        if _is_self(value):
+            return [("self", func.attr, "forward", f"self.{func.attr}")]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+            return [("super", func.attr, "", f"super().{func.attr}")]
+        if isinstance(value, ast.Attribute) and _is_self(value.value):
+            return [("attr", value.attr, func.attr, f"self.{value.attr}.{func.attr}")]
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and _is_self(value.value.value):
+            return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.module_locals:
+            attr = scope.module_locals[value.id]
+            return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+        name = self.resolve(func)
+        if name and not name.startswith(("builtins.", "torch.")):
+            return [("name", name, "", dotted(func) or func.attr)]
+        return []
+
+    def _compile_site(self, node: ast.Call, name: str):
+        target = node.args[0] if node.args else _keyword(node, "model")
+        if target is None or name in DYNAMO_OPTIMIZE:
+            return
+        mode = _keyword_str(node, "mode")
+        self._root_for(target, "torch.compile(...)", node, mode in CUDAGRAPH_MODES)
+
+    def _root_for(self, target: ast.AST, via: str, site: ast.AST, cudagraph: bool):
+        # torch.no_grad()(model.forward), functools.partial(f, ...): look through the wrapper.
+        while isinstance(target, ast.Call) and target.args and (isinstance(target.func, ast.Call) or self.resolve(target.func) == "functools.partial"):
+            target = target.args[0]
+        row = site.lineno
+        scope = self.scope
+        if isinstance(target, ast.Attribute):
+            owner = target.value
+            if _is_self(owner) and scope.cls is not None:
+                if target.attr in scope.cls.info.methods:
+                    self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph))
+                else:
+                    self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", None, via, row, cudagraph, self_attr_of=target.attr))
+                return
+            if isinstance(owner, ast.Attribute) and _is_self(owner.value) and scope.cls is not None:
+                self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph, self_attr_of=owner.attr))
+                return
+            cls = self._class_of_expr(owner)
+            if cls:
+                self._add_root(Root(cls, target.attr, via, row, cudagraph))
+                return
+            name = self.resolve(target)
+            if name:
+                self._add_root(Root(name, None, via, row, cudagraph))
+            return
+        cls = self._class_of_expr(target)
+        if cls:
+            self._add_root(Root(cls, "forward", via, row, cudagraph))
+            return
+        if isinstance(target, ast.Name):
+            name = self.resolve(target)
+            if name:
+                self._add_root(Root(name, None, via, row, cudagraph))
+
+    def _class_of_expr(self, node: ast.AST) -> Optional[str]:
+        """`MyModel(...)` or a name bound to one in this scope or at module level."""
+        if isinstance(node, ast.Call):
+            name = self.resolve(node.func)
+            if name and name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith(("builtins.", "torch.")):
+                return name
+            return None
+        if isinstance(node, ast.Name):
+            return self.scope.constructed.get(node.id) or self.module_constructed().get(node.id)
+        return None
+
+    def module_constructed(self) -> Dict[str, str]:
+        if not hasattr(self, "_module_constructed"):
+            found = {}
+            for stmt in _module_statements(self.tree.body):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    if isinstance(stmt.value, ast.Call):
+                        name = self.imports.resolve(stmt.value.func)
+                        if name and name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith(("builtins.", "torch.")):
+                            found[stmt.targets[0].id] = name
+            self._module_constructed = found
+        return self._module_constructed
+
+    def _add_root(self, root: Root):
+        self.summary.roots.append(root)
+
+    # ----- the context rules see ------------------------------------------------------------------
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        return self.imports.resolve(node, self.scope.locals)
+
+    def kind(self, node: ast.AST) -> Optional[str]:
+        return self.scope.inference.kind(node)
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        return self.scope.inference.kind(node) in T.TENSORISH
+
+    @property
+    def function(self) -> Optional[FunctionInfo]:
+        return self.scope.info
+
+    @property
+    def cls(self) -> Optional[ClassFacts]:
+        return self.scope.cls
+
+    @property
+    def stack(self) -> List[ast.AST]:
+        """Ancestors of the node being visited, outermost first, the node itself last."""
+        return self.scope.stack
+
+    @property
+    def loops(self) -> int:
+        return self.scope.loops
+
+    def parent(self, depth: int = 1) -> Optional[ast.AST]:
+        stack = self.scope.stack
+        return stack[-1 - depth] if len(stack) > depth else None
+
+    def statement(self) -> Optional[ast.stmt]:
+        for node in reversed(self.scope.stack):
+            if isinstance(node, ast.stmt):
+                return node
+        return None
+
+    def span(self, node: ast.AST) -> Span:
+        src = self.source
+        row, end_row = node.lineno, node.end_lineno or node.lineno
+        return Span(row, src.char_col(row, node.col_offset) + 1, end_row,
+                    src.char_col(end_row, node.end_col_offset if node.end_col_offset is not None else node.col_offset) + 1)
+
+    def is_global_number(self, name: str) -> bool:
+        return name in self.global_numbers and name not in self.scope.locals_only
+
+    def is_global_list(self, name: str) -> bool:
+        return name in self.global_lists and name not in self.scope.locals
+
+    def report(self, rule, node, message, fix=None, condition=""):
+        candidate = Candidate(rule.code, message, self.span(node), fix, tuple(self.scope.guards), condition)
+        if not rule.region_only:
+            self.summary.anywhere.append(candidate)
+        elif self.scope.info is not None:
+            self.scope.info.candidates.append(candidate)
+
+
+class Scope:
+    """The function being walked: its locals, their kinds, the guards and loops around the node."""
+
+    def __init__(self, analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo]):
+        self.node = node
+        self.cls = cls
+        self.info = info
+        self.stack: List[ast.AST] = []
+        self.guards: List[Tuple[str, bool]] = []
+        self.loops = 0
+        self.locals: Set[str] = set()
+        self.locals_only: Set[str] = set()  # assigned here without a `global` statement
+        self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
+        self.constructed: Dict[str, str] = {}  # local name → class constructed into it
+        env: Dict[str, Optional[str]] = {}
+        if node is not None:
+            env = _function_env(analyzer, node, cls, self)
+        self.inference = T.TensorInference(
+            analyzer._resolve_plain,
+            env,
+            (cls.attr_kind if cls else (lambda a: None)),
+            analyzer.global_kind,
+            lambda key: _module_call_kind(analyzer, cls, key),
+        )
+
+
+def _module_call_kind(analyzer: FileAnalyzer, cls: Optional[ClassFacts], key: str) -> Optional[str]:
+    """What `self.sub(x)` returns: a tensor for nn layers and in-file modules annotated `-> Tensor`."""
+    if cls is None or not key.startswith("self."):
+        return None
+    classes = cls.info.submodules.get(key[5:], [])
+    if not classes:
+        return None
+    kinds = set()
+    for name in classes:
+        if name.startswith("torch.nn."):
+            leaf = name.rsplit(".", 1)[-1]
+            kinds.add(None if leaf in T.NN_NON_TENSOR_MODULES or leaf in ("Sequential",) else T.TENSOR)
+        elif name.startswith(analyzer.module + ".") and name[len(analyzer.module) + 1:] in analyzer.classes:
+            kinds.add(analyzer.classes[name[len(analyzer.module) + 1:]].forward_returns)
+        else:
+            kinds.add(None)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope: Scope) -> Dict[str, list]:
+    """Bindings of a function's parameters and locals: name → [((row, col), kind)] in source order."""
+    resolve = analyzer._resolve_plain
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+    decorators = [analyzer._decorator_name(d) or "" for d in node.decorator_list]
+    tensor_by_default = (cls is not None and node.name == "forward") or any(
+        d.split("#")[0] in COMPILE_FUNCS for d in decorators)
+    kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
+    global_names: Set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Global, ast.Nonlocal)):
+            global_names.update(sub.names)
+    for arg, default in params:
+        name = arg.arg
+        scope.locals.add(name)
+        if name in ("self", "cls"):
+            continue
+        kind = T.annotation_kind(arg.annotation, resolve)
+        if kind is None and arg.annotation is None:
+            if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
+                kind = T.SCALAR if isinstance(default, (ast.Constant, ast.Tuple, ast.List)) else None
+            elif tensor_by_default and not _used_as_non_tensor(node, name):
+                kind = T.TENSOR
+        kinds[name] = {kind}
+    for extra in (args.vararg, args.kwarg):
+        if extra is not None:
+            scope.locals.add(extra.arg)
+            kinds[extra.arg] = {None}
+
+    # (where the binding takes effect, target, value expr, how)
+    assignments: List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]] = []
+    for sub in ast.walk(node):
+        if sub is node:
+            continue
+        if isinstance(sub, ast.Assign):
+            for t in sub.targets:
+                assignments.append((_end(sub), t, sub.value, "="))
+        elif isinstance(sub, ast.AnnAssign):
+            ann = T.annotation_kind(sub.annotation, resolve)
+            if isinstance(sub.target, ast.Name) and ann:
+                kinds.setdefault(sub.target.id, set()).add(ann)
+            if sub.value is not None:
+                assignments.append((_end(sub), sub.target, sub.value, "="))
+        elif isinstance(sub, ast.AugAssign):
+            assignments.append((_end(sub), sub.target, ast.BinOp(left=sub.target, op=sub.op, right=sub.value), "="))
+        elif isinstance(sub, (ast.For, ast.AsyncFor)):
+            assignments.append(((sub.target.lineno, sub.target.col_offset), sub.target, sub.iter, "for"))
+        elif isinstance(sub, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in sub.generators:  # the element is written before the `for` that binds it
+                assignments.append(((sub.lineno, sub.col_offset), gen.target, gen.iter, "for"))
+        elif isinstance(sub, ast.NamedExpr):
+            assignments.append((_end(sub), sub.target, sub.value, "="))
+        elif isinstance(sub, (ast.With, ast.AsyncWith)):
+            for item in sub.items:
+                if item.optional_vars is not None:
+                    assignments.append((_end(item.optional_vars), item.optional_vars, item.optional_vars, "unknown"))
+        elif isinstance(sub, FUNCS + (ast.Lambda,)) and sub is not node:
+            a = sub.args
+            for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+                scope.locals.add(p.arg)
+                assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), p, "unknown"))
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            scope.locals.add(sub.name)
+            assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=sub.name), sub, "unknown"))
+
+    for _, target, _, _ in assignments:
+        for name in _names_in_target(target):
+            scope.locals.add(name)
+            if name not in global_names:
+                scope.locals_only.add(name)
+    # Function-local imports rebind names (`import torch.nn.functional as F` inside a function).
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            for alias in sub.names:
+                scope.locals.discard((alias.asname or alias.name).split(".")[0])
+
+    env: Dict[str, list] = {}
+    for name, ks in kinds.items():
+        ks = ks - {T.NONE}
+        env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
+    inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
+                                  analyzer.global_kind, lambda key: _module_call_kind(analyzer, cls, key))
+    # In source order, so each right-hand side sees the bindings made before it.
+    for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
+        for name, kind in _bind(target, value, how, inference):
+            if kind == T.NONE and env.get(name):
+                continue  # `x = None` first, a tensor later: keep what we know
+            env.setdefault(name, []).append((pos, kind))
+            if how == "for" and isinstance(value, ast.AST):
+                attr = _self_attr_in(value, cls)
+                if attr:
+                    scope.module_locals[name] = attr
+        if how == "=" and isinstance(target, ast.Name):
+            if isinstance(value, ast.Call):
+                cname = resolve(value.func)
+                if cname and cname.rsplit(".", 1)[-1][:1].isupper() and not cname.startswith(("builtins.", "torch.")):
+                    scope.constructed[target.id] = cname
+            attr = _self_attr_in(value, cls, direct=True)
+            if attr:
+                scope.module_locals[target.id] = attr
+    for bindings in env.values():
+        bindings.sort(key=lambda b: b[0])
+    return env
+
+
+def _end(node) -> Tuple[int, int]:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _bind(target, value, how, inference: T.TensorInference):
+    """(name, kind) pairs an assignment binds."""
+    if how == "unknown":
+        return [(n, None) for n in _names_in_target(target)]
+    if how == "for":
+        it = inference.kind(value)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("range",):
+            elem = T.SCALAR
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "tolist":
+            elem = T.SCALAR
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "enumerate" and value.args:
+            inner = inference.kind(value.args[0])
+            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                return _pairs(target.elts[0], T.SCALAR) + _pairs(target.elts[1], T.TENSOR if inner in (T.SEQ, T.TENSOR) else None)
+            elem = None
+        elif it in (T.SEQ, T.TENSOR):
+            elem = T.TENSOR
+        else:
+            elem = None
+        return _pairs(target, elem)
+    if isinstance(target, ast.Name):
+        return [(target.id, inference.kind(value))]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            out = []
+            for t, v in zip(target.elts, value.elts):
+                out.extend(_bind(t, v, how, inference))
+            return out
+        vk = inference.kind(value)
+        elem = T.TENSOR if vk == T.SEQ else (T.SCALAR if vk == T.SCALAR else None)
+        return _pairs(target, elem)
+    if isinstance(target, ast.Starred):
+        return _pairs(target.value, None)
+    return []
+
+
+def _pairs(target, kind):
+    return [(n, kind) for n in _names_in_target(target)]
+
+
+def _names_in_target(target) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _names_in_target(e)]
+    if isinstance(target, ast.Starred):
+        return _names_in_target(target.value)
+    return []
+
+
+def _self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False) -> Optional[str]:
+    """The submodule attribute an expression draws from: `self.layers`, `enumerate(self.blocks)`."""
+    if cls is None:
+        return None
+    if direct:
+        node = value.value if isinstance(value, ast.Subscript) else value
+        if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in cls.info.submodules:
+            return node.attr
+        return None
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Attribute) and _is_self(sub.value) and sub.attr in cls.info.submodules:
+            return sub.attr
+    return None
+
+
+def _used_as_non_tensor(func, name: str) -> bool:
+    """A parameter used like a config or a container (`p.seq_lens`, `p["k"]`, `p(...)`) is no tensor."""
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == name:
+            if sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
+                return True
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id == name:
+            if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
+                return True
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Name) and sub.func.id == name:
+                return True
+            if isinstance(sub.func, ast.Name) and sub.func.id in ("isinstance", "callable", "hasattr") and sub.args:
+                first = sub.args[0]
+                if isinstance(first, ast.Name) and first.id == name:
+                    return True
+    return False
+
+
+def _self_targets(target, value):
+    """(attr, value) for `self.attr = value`, including tuple targets `self.a, self.b = ...`."""
+    if isinstance(target, ast.Attribute) and _is_self(target.value):
+        return [(target.attr, value)]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            return [p for t, v in zip(target.elts, value.elts) for p in _self_targets(t, v)]
+        return [p for t in target.elts for p in _self_targets(t, value)]
+    return []
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_call_to(node, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and not node.args
+
+
+def _is_logger_factory(node, imports: ImportTable) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = imports.resolve(node.func) or dotted(node.func) or ""
+    return name.rsplit(".", 1)[-1] in T.LOGGER_FACTORIES
+
+
+def _keyword(node: ast.Call, name: str):
+    for k in node.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _keyword_str(node: ast.Call, name: str) -> Optional[str]:
+    v = _keyword(node, name)
+    return v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+
+
+def _exits(stmt) -> bool:
+    return isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _is_generator(func) -> bool:
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, FUNCS + (ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _module_statements(body):
+    """Module-level statements, looking into `if`/`try` blocks (guarded imports and definitions)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _module_statements(stmt.body)
+            yield from _module_statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            yield from _module_statements(stmt.body)
+            for h in stmt.handlers:
+                yield from _module_statements(h.body)
+            yield from _module_statements(stmt.orelse)
+            yield from _module_statements(stmt.finalbody)

@@ -1,0 +1,63 @@
+"""Per-file result cache: a summary is a pure function of the file's bytes, its module name and
+compilelint's version, so that is the key. Entries are written atomically (temp file + rename);
+a truncated or unreadable entry is treated as a miss, never as an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from typing import Optional
+
+from compilelint import __version__
+
+# Bump when the summary format changes in a way the version number would not show.
+FORMAT = "1"
+
+
+class Cache:
+    def __init__(self, directory: str):
+        self.directory = os.path.join(directory, f"v{__version__}-{FORMAT}")
+        self._ready = False
+
+    @staticmethod
+    def key(data: bytes, module: str, path: str) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        h.update(module.encode() + b"\0" + os.path.basename(path).encode() + b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def get(self, key: str):
+        try:
+            with open(os.path.join(self.directory, key[:2], key), "rb") as f:
+                return pickle.load(f)
+        except Exception:  # missing, truncated, written by another version: a miss
+            return None
+
+    def put(self, key: str, value) -> None:
+        try:
+            self._prepare()
+            folder = os.path.join(self.directory, key[:2])
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, os.path.join(folder, key))
+        except OSError:
+            pass  # a read-only tree still gets checked, just not cached
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        root = os.path.dirname(self.directory)
+        os.makedirs(root, exist_ok=True)
+        ignore = os.path.join(root, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w") as f:
+                f.write("# Automatically created by compilelint.\n*\n")
+        self._ready = True
+
+
+def default_directory(project_root: Optional[str]) -> str:
+    return os.path.join(project_root or os.getcwd(), ".compilelint_cache")

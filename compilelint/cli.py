@@ -1,0 +1,245 @@
+"""The command line: `compilelint check | rule | rules | verify`. Parses flags, calls the engine,
+prints, exits 0 (clean) / 1 (findings) / 2 (usage or file errors). Never a traceback unless --debug.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import click
+
+from compilelint import __version__
+from compilelint.config import ConfigError, Settings, settings_for
+from compilelint.rule import DEFAULT_TORCH_VERSION, registry
+
+OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
+
+
+def _split(values) -> List[str]:
+    out = []
+    for v in values or ():
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _color(output_file) -> bool:
+    if os.environ.get("NO_COLOR") or output_file:
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"compilelint: error: {message}", err=True)
+    sys.exit(2)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("compilelint: interrupted", err=True)
+            sys.exit(130)
+        except Exception as e:  # a bug of ours: one line, the traceback only with --debug
+            if os.environ.get("COMPILELINT_DEBUG") or "--debug" in sys.argv:
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", message=f"compilelint %(version)s (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)")
+def main():
+    """Find, fix and verify code that graph-breaks or recompiles under torch.compile."""
+
+
+def selection_options(f):
+    options = [
+        click.option("--select", multiple=True, help="Rule codes or prefixes to enable (CL1, CL201, ALL)."),
+        click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
+        click.option("--extend-select", multiple=True, help="Codes or prefixes to enable on top of the selection."),
+        click.option("--entry", "entries", multiple=True, metavar="TARGET",
+                     help="Only report code reachable from this compiled entry: file.py:QualName or pkg.mod:QualName."),
+        click.option("--scope", type=click.Choice(["modules", "compiled", "all"]), default=None,
+                     help="Roots: every nn.Module.forward too (modules, default), only compiled code, or everything."),
+        click.option("--profile", type=click.Choice(["default", "vllm"]), default=None,
+                     help="vllm: recompiles are errors, shape specialisation and CUDA-graph rules on."),
+        click.option("--torch-version", type=click.Choice(["2.11", "2.13"]), default=None,
+                     help="Which measured torch behaviour messages and links assume."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                     help="A pyproject.toml to read [tool.compilelint] from."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--exclude", multiple=True, help="Paths or globs to skip."),
+        click.option("--extend-exclude", multiple=True, help="Paths or globs to skip, on top of the configured ones."),
+        click.option("--force-exclude", is_flag=True, help="Apply excludes to paths named on the command line too."),
+        click.option("--no-respect-gitignore", is_flag=True, help="Also check files that .gitignore ignores."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+        click.option("--cache-dir", default=None, help="Where the cache lives (default .compilelint_cache)."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: cores)."),
+        click.option("--no-prefilter", is_flag=True, help="Analyse every file fully (for comparing results)."),
+        click.option("--debug", is_flag=True, help="Print tracebacks of internal errors."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_path,
+                   isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
+                   jobs, no_prefilter, **_ignored) -> Settings:
+    try:
+        settings = settings_for(
+            list(paths), config=config_path, isolated=isolated,
+            select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
+            entries=list(entries), scope=scope, profile=profile, torch_version=torch_version,
+            exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
+        )
+    except ConfigError as e:
+        _fail(str(e))
+    settings.force_exclude = settings.force_exclude or force_exclude
+    settings.respect_gitignore = settings.respect_gitignore and not no_respect_gitignore
+    settings.cache = not no_cache
+    settings.prefilter = not no_prefilter
+    return settings
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@selection_options
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None,
+              envvar="COMPILELINT_OUTPUT_FORMAT", help="How findings are printed (default concise).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show) fixes that change eager behaviour.")
+@click.option("--diff", is_flag=True, help="Print the diff fixes would make; write nothing.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied (for pre-commit).")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings that noqa comments suppress.")
+@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (with `-`).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary line.")
+def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_fixes, diff,
+          exit_non_zero_on_fix, add_noqa, ignore_noqa, stdin_filename, quiet, **options):
+    """Check PATHS (files or folders; `-` for stdin) for code that breaks or recompiles torch.compile."""
+    from compilelint.engine import UsageError, check_paths
+    from compilelint.report import render, render_statistics
+
+    if not paths:
+        if options.get("force_exclude") or stdin_filename:
+            paths = ()
+        else:
+            paths = (".",)
+    settings = build_settings(paths, **options)
+    settings.ignore_noqa = ignore_noqa
+    stdin = None
+    if list(paths) == ["-"]:
+        stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
+        paths = (stdin[0],)
+    if not paths:
+        if not quiet:
+            click.echo("No files to check.", err=True)
+        sys.exit(0)
+    try:
+        report = check_paths(list(paths), settings, debug=options.get("debug", False), stdin=stdin)
+    except UsageError as e:
+        _fail(str(e))
+
+    if fix or diff or add_noqa:
+        from compilelint.fix.apply import run_fixes
+
+        outcome = run_fixes(report, settings, unsafe=unsafe_fixes, write=not diff, add_noqa=add_noqa,
+                            stdin=stdin)
+        if diff:
+            click.echo(outcome.diff, nl=False)
+        if stdin is not None and not diff:
+            click.echo(outcome.stdin_text, nl=False)
+        report = outcome.report
+        for message in outcome.messages:
+            click.echo(message, err=True)
+
+    for error in report.errors:
+        click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+
+    fmt = output_format or "concise"
+    color = _color(output_file)
+    if statistics:
+        text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes)
+    elif stdin is not None and (fix and not diff):
+        text = ""
+    elif quiet and fmt in ("concise", "full"):
+        text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
+        text = "\n".join(line for line in text.splitlines() if ":" in line and line.split(":", 1)[0] in
+                         {f.path for f in report.findings}) + ("\n" if report.findings else "")
+    else:
+        text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as f:
+            f.write(text)
+    elif text and not (diff and fmt == "concise" and not report.findings):
+        click.echo(text, nl=not text.endswith("\n"))
+
+    if report.errors:
+        sys.exit(2)
+    if diff:
+        sys.exit(1 if outcome.diff else 0)
+    if fix and exit_non_zero_on_fix and report.fixed:
+        sys.exit(1)
+    if report.findings and not exit_zero:
+        sys.exit(1)
+    sys.exit(0)
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_command(output_format):
+    """The rule table: code, name, Dynamo gb_type, fix availability, on by default."""
+    import json
+
+    rules = registry()
+    if output_format == "json":
+        click.echo(json.dumps([{
+            "code": r.code, "name": r.name, "gb_type": list(r.gb_types), "kind": r.kind, "fix": r.fix,
+            "default": r.default_enabled, "url": r.url(),
+        } for r in rules.values()], indent=2))
+        return
+    rows = [("CODE", "NAME", "FIX", "DEFAULT", "DYNAMO GB_TYPE")]
+    for r in rules.values():
+        fix = {"none": "", "safe": "safe", "unsafe": "unsafe", "sometimes": "sometimes"}[r.fix]
+        gb = "; ".join(r.gb_types) or ("(recompile)" if r.kind == "recompile" else "")
+        rows.append((r.code, r.name, fix, "on" if r.default_enabled else "off", gb))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_command(code):
+    """Print a rule's documentation and its examples."""
+    rules = registry()
+    selected = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code.lower()), None)
+    if selected is None:
+        _fail(f"unknown rule '{code}' (see `compilelint rules`)")
+    r = selected
+    click.echo(f"# {r.name} ({r.code})\n")
+    if r.gb_types:
+        click.echo(f"Dynamo: {'; '.join(r.gb_types)}  ({r.gb_id() or 'no GB id'})")
+    click.echo(f"Fix: {r.fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
+    click.echo(r.doc())
+    if r.INVALID:
+        click.echo("\n## Flagged (lines marked `# <-`)\n")
+        for example in r.INVALID:
+            click.echo("```python\n" + example.strip("\n") + "\n```")
+    if r.VALID:
+        click.echo("\n## Not flagged\n")
+        for example in r.VALID:
+            click.echo("```python\n" + example.strip("\n") + "\n```")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,243 @@
+"""check, end to end: files → per-file summaries (parallel, cached) → project pass → findings.
+
+Data flows one way: nothing in the per-file stage knows about other files or about settings;
+the project pass decides what is compiled; suppressions and selection come last.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from typing import Dict, List, Optional, Tuple
+
+from compilelint.analyze import analyze
+from compilelint.cache import Cache, default_directory
+from compilelint.config import Settings
+from compilelint.discover import discover
+from compilelint.finding import FileError, Finding, Region, Report, Span
+from compilelint.names import module_name_for
+from compilelint.regions import Project, compile_roots, reach, resolve_entry
+from compilelint.rule import registry
+from compilelint.source import SourceError, decode
+from compilelint.summary import Candidate, FileSummary
+
+DISABLED_CALL_CODE = "CL210"
+GENERATOR_ROOT_CODE = "CL211"
+UNUSED_NOQA_CODE = "CL900"
+# Below this many files to parse, a process pool costs more than it saves.
+POOL_THRESHOLD = 6
+
+
+class UsageError(Exception):
+    """Bad command-line input (an --entry that names nothing): exit 2 with this one line."""
+
+
+def analyze_bytes(path: str, data: bytes, debug: bool = False):
+    """('ok', FileSummary) or ('error', one-line message). Never raises."""
+    try:
+        source = decode(path, data)
+        tree = ast.parse(source.text, filename=path)
+        return "ok", analyze(path, source, tree)
+    except SourceError as e:
+        return "error", str(e)
+    except SyntaxError as e:
+        where = f" at line {e.lineno}" if e.lineno else ""
+        return "error", f"syntax error{where}: {e.msg}"
+    except (RecursionError, MemoryError):
+        return "error", "too deeply nested to analyze"
+    except ValueError as e:
+        return "error", f"cannot parse: {e}"
+    except Exception as e:  # a bug of ours: report it for this file, keep checking the others
+        detail = traceback.format_exc() if debug else ""
+        return "error", f"internal error: {type(e).__name__}: {e}" + (f"\n{detail}" if detail else "")
+
+
+def _worker(args):
+    path, data, debug = args
+    return analyze_bytes(path, data, debug)
+
+
+def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
+                  stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+    cache = None
+    if settings.cache and stdin is None:
+        cache = Cache(settings.cache_dir or default_directory(settings.project_root))
+    summaries: Dict[str, FileSummary] = {}
+    errors: List[FileError] = []
+    todo = []  # (path, data, key)
+    for path in paths:
+        if stdin is not None and path == stdin[0]:
+            data = stdin[1]
+        else:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                errors.append(FileError(path, _os_message(e)))
+                continue
+        key = Cache.key(data, module_name_for(path), path) if cache else None
+        hit = cache.get(key) if cache else None
+        if hit is not None:
+            hit.path = path
+            summaries[path] = hit
+        else:
+            todo.append((path, data, key))
+    jobs = settings.jobs or os.cpu_count() or 1
+    work = [(p, d, debug) for p, d, _ in todo]
+    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+    else:
+        results = [_worker(w) for w in work]
+    for (path, _, key), (status, value) in zip(todo, results):
+        if status == "ok":
+            summaries[path] = value
+            if cache:
+                cache.put(key, value)
+        else:
+            errors.append(FileError(path, value))
+    ordered = [summaries[p] for p in paths if p in summaries]
+    return ordered, errors
+
+
+def _os_message(e: OSError) -> str:
+    if isinstance(e, IsADirectoryError):
+        return "is a directory"
+    if isinstance(e, FileNotFoundError):
+        return "no such file (it vanished during the run)"
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    return e.strerror or str(e)
+
+
+def check_paths(paths: List[str], settings: Settings, debug: bool = False,
+                stdin: Optional[Tuple[str, bytes]] = None) -> Report:
+    if stdin is not None:
+        files, missing = [stdin[0]], []
+    else:
+        found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
+        files, missing = found.files, found.missing
+    summaries, errors = analyze_files(files, settings, debug, stdin)
+    errors = [FileError(p, "no such file or directory") for p in missing] + errors
+    findings = project_findings(summaries, settings)
+    return Report(findings=findings, errors=errors, files_checked=len(files))
+
+
+def project_findings(summaries: List[FileSummary], settings: Settings) -> List[Finding]:
+    project = Project(summaries, settings.extra_roots, settings.extra_stops)
+    entries = []
+    for entry in settings.entries:
+        fid = resolve_entry(project, entry)
+        if fid is None:
+            raise UsageError(f"--entry {entry}: no such function or class among the checked files")
+        entries.append(fid)
+    roots = compile_roots(project, entries, settings.scope)
+    reached, disabled = reach(project, roots)
+    builder = FindingBuilder(settings)
+    for summary in summaries:
+        for qual, info in summary.functions.items():
+            r = reached.get(f"{summary.module}.{qual}")
+            if r is None:
+                continue
+            region = Region(r.root, r.reason)
+            for c in info.candidates:
+                if project.dead(c.guards):
+                    continue
+                if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
+                    continue
+                builder.add(summary, qual, c, region)
+        for c in summary.anywhere:
+            builder.add(summary, _enclosing(summary, c.span.row), c, None)
+    for fid, via, _cudagraph, explicit in roots:
+        entry = project.functions.get(fid)
+        if entry and explicit and entry[1].is_generator and fid in reached:
+            summary, info = entry
+            rule = registry().get(GENERATOR_ROOT_CODE)
+            if rule:
+                span = Span(info.row, 1, info.row, 1)
+                builder.add(summary, info.qualname, Candidate(GENERATOR_ROOT_CODE, rule.message, span),
+                            Region(reached[fid].root, f"{via}: {info.qualname}"))
+    for d in disabled:
+        rule = registry().get(DISABLED_CALL_CODE)
+        caller = f"{d.summary.module}.{d.function.qualname}"
+        if rule and caller in reached and not project.dead(d.call.guards):
+            message = (f"`{d.callee}` is decorated with torch.compiler.disable: calling it from compiled "
+                       f"code always graph-breaks (GB0098); move the call out of the compiled region, or "
+                       f"drop the decorator if the function is traceable")
+            span = Span(d.call.row, d.call.col, d.call.row, d.call.col + len(d.call.label))
+            builder.add(d.summary, d.function.qualname, Candidate(DISABLED_CALL_CODE, message, span),
+                        Region(reached[caller].root, reached[caller].reason))
+    return builder.finish(summaries)
+
+
+def _enclosing(summary: FileSummary, row: int) -> str:
+    best = ""
+    for qual, info in summary.functions.items():
+        if info.row <= row <= info.end_row and len(qual) >= len(best):
+            best = qual
+    return best
+
+
+class FindingBuilder:
+    """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.rules = registry()
+        self.enabled = settings.enabled_codes()
+        self.findings: Dict[tuple, Finding] = {}
+        self.used_noqa: set = set()  # (path, row, code) that suppressed something
+        self._ignored: Dict[str, set] = {}
+
+    def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region]):
+        rule = self.rules.get(c.code)
+        if rule is None or c.code not in self.enabled:
+            return
+        path = summary.path
+        if path not in self._ignored:
+            self._ignored[path] = self.settings.ignored_for(path)
+        if c.code in self._ignored[path]:
+            return
+        if not self.settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
+            return
+        severity = rule.severity
+        if rule.kind == "recompile" and self.settings.profile == "vllm":
+            severity = "error"  # vLLM runs under fail_on_recompile: every recompile is fatal
+        key = (path, c.span, c.code)
+        if key in self.findings:
+            return
+        tv = self.settings.torch_version
+        self.findings[key] = Finding(
+            code=c.code, name=rule.name, message=c.message, path=path, span=c.span, function=function,
+            fix=c.fix, gb_type=rule.gb_types[0] if rule.gb_types else "", url=rule.url(tv),
+            noqa_row=c.span.row, region=region, severity=severity,
+        )
+
+    def _suppressed(self, summary: FileSummary, code: str, row: int) -> bool:
+        if summary.file_noqa is not None:
+            if summary.file_noqa == () or any(code.startswith(p) for p in summary.file_noqa):
+                return True
+        if row in summary.noqa:
+            codes = summary.noqa[row]
+            if codes is None:
+                return True
+            for listed in codes:
+                if code.startswith(listed):
+                    self.used_noqa.add((summary.path, row, listed))
+                    return True
+        return False
+
+    def finish(self, summaries: List[FileSummary]) -> List[Finding]:
+        if UNUSED_NOQA_CODE in self.enabled and not self.settings.ignore_noqa:
+            for summary in summaries:
+                for row, codes in summary.noqa.items():
+                    for code in codes or ():
+                        if code.startswith("CL") and (summary.path, row, code) not in self.used_noqa:
+                            span = Span(row, 1, row, 1)
+                            self.findings[(summary.path, span, UNUSED_NOQA_CODE + code)] = Finding(
+                                code=UNUSED_NOQA_CODE, name="unused-noqa",
+                                message=f"Unused `noqa` directive (unused: `{code}`)", path=summary.path,
+                                span=span, function=_enclosing(summary, row), noqa_row=row, severity="warning")
+        return sorted(self.findings.values(), key=lambda f: f.sort_key)

@@ -1,0 +1,79 @@
+"""The values that flow out of the engine: findings, their fixes, and per-file errors.
+
+Everything here is plain, picklable data (it crosses process boundaries and lives in the cache).
+Rows and columns are 1-based everywhere, columns counted in characters, end columns exclusive
+(Ruff's convention: `end_location` points just past the span).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Span:
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in `span` with `content` (an insertion has an empty span)."""
+
+    content: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # "safe" | "unsafe"
+    message: str
+    edits: Tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Region:
+    root: str  # "path.py:Class.forward"
+    reason: str  # "Llama.forward → self.layers[i] → DecoderLayer.forward"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    message: str
+    path: str  # as the user named it (relative when given relative)
+    span: Span
+    function: str  # qualified name of the enclosing function inside its module, "" at module level
+    fix: Optional[Fix] = None
+    gb_type: str = ""
+    url: str = ""
+    noqa_row: int = 0
+    region: Optional[Region] = None
+    severity: str = "error"  # "error" | "warning"
+    verification: Optional[dict] = None  # filled in by `compilelint verify`
+
+    @property
+    def sort_key(self):
+        return (self.path, self.span.row, self.span.col, self.code)
+
+    def with_(self, **changes) -> "Finding":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked: reported in one line, the run goes on (exit 2)."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class Report:
+    findings: list = field(default_factory=list)  # list[Finding], sorted
+    errors: list = field(default_factory=list)  # list[FileError]
+    files_checked: int = 0
+    fixed: int = 0  # filled by --fix

@@ -1,0 +1,92 @@
+"""Resolving names through imports, so rules match `torch.compile` however it was spelled.
+
+`import torch as T`, `from torch import compile as tc`, `from torch.nn import functional as F`,
+`from .layers import rotate_half`: each local name maps to the dotted name it stands for. This is
+our own small alias table (ScopeProvider/QualifiedNameProvider cost several parses per file).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+from typing import Dict, Optional
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def module_name_for(path: str) -> str:
+    """Dotted module name of a file: its package chain found by walking up `__init__.py` files."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, pkg = os.path.split(directory)
+        parts.insert(0, pkg)
+        if not pkg:
+            break
+    return ".".join(parts) or stem
+
+
+def _absolute(module: str, is_package: bool, level: int, target: Optional[str]) -> str:
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+    parts = base + ([target] if target else [])
+    return ".".join(p for p in parts if p)
+
+
+class ImportTable:
+    """Local name → dotted name, for one module (module-level and function-level imports alike)."""
+
+    def __init__(self, module: str, is_package: bool):
+        self.module = module
+        self.is_package = is_package
+        self.aliases: Dict[str, str] = {}
+
+    def add_import(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.aliases[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    self.aliases[top] = top
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = _absolute(self.module, self.is_package, node.level, node.module)
+            for a in node.names:
+                if a.name == "*":
+                    continue
+                self.aliases[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+
+    def resolve(self, node: ast.AST, local_names=frozenset()) -> Optional[str]:
+        """The dotted name an expression like `F.relu` or `tc` stands for, or None."""
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in local_names:
+                return None
+            if name in self.aliases:
+                return self.aliases[name]
+            if name in BUILTIN_NAMES:
+                return f"builtins.{name}"
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value, local_names)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """The literal dotted text of `a.b.c` (no resolution), or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,344 @@
+"""The project pass: which functions does torch.compile trace, and through which path?
+
+Works on the per-file summaries only (no trees): find the roots (compile decorators and call sites,
+vLLM's `@support_torch_compile`, `--entry`, configured extra roots, and every `nn.Module.forward`
+by default), then follow calls — own methods, submodules assigned in `__init__`, module functions,
+imports across files — stopping at `torch.compiler.disable`, custom ops, `allow_in_graph` and
+`nonstrict_trace`, and skipping code under `if not torch.compiler.is_compiling():`.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from compilelint.summary import Call, ClassInfo, FileSummary, FunctionInfo, Root
+
+COMPILE_DECORATORS = frozenset({
+    "torch.compile", "torch.compiler.compile", "torch._dynamo.optimize",
+    "torch._dynamo.eval_frame.optimize",
+})
+# vLLM's class decorator; SGLang and others re-export it, so its name is enough.
+CLASS_COMPILE_DECORATORS = ("support_torch_compile",)
+DISABLE_DECORATORS = frozenset({
+    "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
+    "torch._dynamo.eval_frame.disable",
+})
+OPAQUE_DECORATORS = frozenset({
+    "torch.library.custom_op", "torch._library.custom_ops.custom_op", "torch.library.impl",
+    "torch.library.register_fake", "torch.library.register_kernel", "torch._dynamo.allow_in_graph",
+    "torch.compiler.allow_in_graph", "torch._dynamo.nonstrict_trace", "torch.compiler.nonstrict_trace",
+    "torch.jit.unused", "torch.jit.ignore",
+})
+IGNORE_CLASS_DECORATORS = ("ignore_torch_compile",)
+# Value each predicate has while Dynamo traces.
+PREDICATES = {
+    "torch.compiler.is_compiling": True,
+    "torch.compiler.is_dynamo_compiling": True,
+    "torch._dynamo.is_compiling": True,
+    "torch._dynamo.external_utils.is_compiling": True,
+    "torch._utils.is_compiling": True,
+    "torch.jit.is_scripting": False,
+    "torch.jit.is_tracing": False,
+    "torch.fx._symbolic_trace.is_fx_tracing": False,
+    "torch.compiler.is_exporting": False,
+}
+# Well-known wrappers in libraries outside the checked tree (transformers, diffusers, vLLM).
+PREDICATE_LEAVES = {"is_torchdynamo_compiling": True, "is_dynamo_compiling": True, "is_compiling": True}
+NOT_MODULE_BASES = ("object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
+                    "TypedDict", "Exception", "Function", "dict", "list", "tuple", "str", "int")
+
+
+def _bare(decorator: str) -> str:
+    return decorator.split("#", 1)[0]
+
+
+def is_stop_decorator(decorator: str, extra_stops: Iterable[str] = ()) -> bool:
+    name = _bare(decorator)
+    return name in DISABLE_DECORATORS or name in OPAQUE_DECORATORS or name in set(extra_stops) or \
+        any(name.endswith("." + s) for s in extra_stops)
+
+
+@dataclass
+class Reach:
+    root: str  # "path.py:Class.forward"
+    reason: str  # "Class.forward → self.mlp → MLP.forward"
+    cudagraph: bool
+    explicit: bool  # reached from a real compile root (not only a candidate forward)
+
+
+@dataclass
+class DisabledCall:
+    summary: FileSummary
+    function: FunctionInfo
+    call: Call
+    callee: str
+
+
+class Project:
+    """An index over all summaries: functions and classes by dotted name, MRO, call resolution."""
+
+    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=(), module_scope=True):
+        self.summaries = summaries
+        self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
+        self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)
+        self.modules: Dict[str, FileSummary] = {}
+        self.functions: Dict[str, Tuple[FileSummary, FunctionInfo]] = {}
+        self.classes: Dict[str, Tuple[FileSummary, ClassInfo]] = {}
+        self.opaque = set()
+        for s in summaries:
+            self.modules.setdefault(s.module, s)
+            for q, f in s.functions.items():
+                self.functions[f"{s.module}.{q}"] = (s, f)
+            for q, c in s.classes.items():
+                self.classes[f"{s.module}.{q}"] = (s, c)
+            self.opaque.update(s.opaque)
+        self._predicate_memo: Dict[str, Optional[bool]] = {}
+        self._mro_memo: Dict[str, List[str]] = {}
+
+    # ----- names ----------------------------------------------------------------------------------
+    def canonical(self, dotted: str, depth: int = 0) -> str:
+        """Follow re-exports: `pkg.rotate_half` → `pkg.layers.rotate_half` when pkg/__init__ imports it."""
+        if dotted in self.functions or dotted in self.classes or depth > 8:
+            return dotted
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            summary = self.modules.get(module)
+            if summary is None:
+                continue
+            alias = summary.aliases.get(parts[i])
+            if alias and alias != dotted:
+                return self.canonical(".".join([alias] + parts[i + 1:]), depth + 1)
+            break
+        return dotted
+
+    def mro(self, cls: str) -> List[str]:
+        if cls in self._mro_memo:
+            return self._mro_memo[cls]
+        self._mro_memo[cls] = [cls]  # guards against cycles
+        out = [cls]
+        entry = self.classes.get(cls)
+        if entry:
+            for base in entry[1].bases:
+                for b in self.mro(self.canonical(base)):
+                    if b not in out:
+                        out.append(b)
+        self._mro_memo[cls] = out
+        return out
+
+    def method(self, cls: str, name: str, skip_first: bool = False) -> Optional[str]:
+        chain = self.mro(cls)[1:] if skip_first else self.mro(cls)
+        for c in chain:
+            entry = self.classes.get(c)
+            if entry and name in entry[1].methods:
+                return f"{c}.{name}"
+        return None
+
+    def submodule_classes(self, cls: str, attr: str) -> List[str]:
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry and attr in entry[1].submodules:
+                return [self.canonical(x) for x in entry[1].submodules[attr]]
+        return []
+
+    def is_module_class(self, cls: str) -> bool:
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry is None:
+                if c.startswith("torch.nn.") or c == "nn.Module" or c.endswith(".nn.Module"):
+                    return True
+                continue
+            for base in entry[1].bases:
+                base = self.canonical(base)
+                if base in self.classes:
+                    continue
+                leaf = base.rsplit(".", 1)[-1]
+                if base.startswith("torch.autograd") or leaf in NOT_MODULE_BASES:
+                    continue
+                if base.startswith("torch.nn.") or base.endswith("nn.Module") or not base.startswith("torch."):
+                    return True  # nn layers, or a base from outside the checked tree (transformers…)
+        return False
+
+    # ----- predicates -----------------------------------------------------------------------------
+    def predicate_value(self, name: str, depth: int = 0) -> Optional[bool]:
+        if name in PREDICATES:
+            return PREDICATES[name]
+        if name in self._predicate_memo:
+            return self._predicate_memo[name]
+        self._predicate_memo[name] = None
+        value = None
+        entry = self.functions.get(self.canonical(name))
+        if entry and entry[1].returns_only_predicates and depth < 5:
+            values = {self.predicate_value(self.canonical(p), depth + 1) for p in entry[1].returns_predicates}
+            if len(values) == 1:
+                value = values.pop()
+        elif entry is None:
+            value = PREDICATE_LEAVES.get(name.rsplit(".", 1)[-1])
+        self._predicate_memo[name] = value
+        return value
+
+    def dead(self, guards) -> bool:
+        """True when the code only runs if a compile predicate has the value it lacks under Dynamo."""
+        for name, needed in guards:
+            value = self.predicate_value(name)
+            if value is not None and value != needed:
+                return True
+        return False
+
+    # ----- stops ----------------------------------------------------------------------------------
+    def is_disabled(self, fid: str) -> bool:
+        entry = self.functions.get(fid)
+        return bool(entry) and any(_bare(d) in DISABLE_DECORATORS for d in entry[1].decorators)
+
+    def is_stopped(self, fid: str) -> bool:
+        entry = self.functions.get(fid)
+        if fid in self.opaque:
+            return True
+        return bool(entry) and any(is_stop_decorator(d, self.extra_stops) for d in entry[1].decorators)
+
+    # ----- resolution of calls --------------------------------------------------------------------
+    def callees(self, fid: str, call: Call) -> List[str]:
+        summary, info = self.functions[fid]
+        cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
+        if cls not in self.classes:
+            cls = None
+        if call.kind == "name":
+            target = self.canonical(call.target)
+            if target in self.functions:
+                return [target]
+            return []
+        if cls is None:
+            return []
+        if call.kind == "self":
+            method = self.method(cls, call.target)
+            if method:
+                return [method]
+            return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member or "forward")] if m]
+        if call.kind == "super":
+            method = self.method(cls, call.target, skip_first=True)
+            return [method] if method else []
+        if call.kind == "attr":
+            return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
+        return []
+
+    # ----- roots ----------------------------------------------------------------------------------
+    def root_functions(self, root: Root, summary: FileSummary) -> List[str]:
+        target = self.canonical(root.target)
+        if root.self_attr_of:
+            return [m for c in self.submodule_classes(target, root.self_attr_of)
+                    for m in [self.method(c, root.member or "forward")] if m]
+        if target in self.classes:
+            m = self.method(target, root.member or "forward")
+            return [m] if m else []
+        if target in self.functions and root.member is None:
+            return [target]
+        return []
+
+    def display(self, fid: str) -> str:
+        summary, info = self.functions[fid]
+        return f"{summary.path}:{info.qualname}"
+
+
+def compile_roots(project: Project, entries: List[str], scope: str) -> List[Tuple[str, str, bool, bool]]:
+    """(function id, how it is compiled, cudagraph, explicit) in priority order."""
+    roots: List[Tuple[str, str, bool, bool]] = []
+    if entries:
+        for fid in entries:
+            roots.append((fid, "--entry", False, True))
+        return roots
+    for summary in project.summaries:
+        for root in summary.roots:
+            for fid in project.root_functions(root, summary):
+                roots.append((fid, root.via, root.cudagraph, True))
+        for qual, cls in summary.classes.items():
+            cid = f"{summary.module}.{qual}"
+            decorators = [_bare(d) for d in cls.decorators]
+            if any(d.rsplit(".", 1)[-1] in CLASS_COMPILE_DECORATORS or d in project.extra_roots for d in decorators):
+                m = project.method(cid, "forward")
+                if m:
+                    roots.append((m, "@support_torch_compile", True, True))
+        for qual, fn in summary.functions.items():
+            for d in fn.decorators:
+                name = _bare(d)
+                if name in COMPILE_DECORATORS or name in project.extra_roots:
+                    roots.append((f"{summary.module}.{qual}", f"@{name}", d.endswith("#cudagraph"), True))
+    if scope in ("modules", "all"):
+        for summary in project.summaries:
+            for qual, cls in summary.classes.items():
+                cid = f"{summary.module}.{qual}"
+                if "forward" not in cls.methods:
+                    continue
+                if any(_bare(d).rsplit(".", 1)[-1] in IGNORE_CLASS_DECORATORS for d in cls.decorators):
+                    continue
+                if project.is_module_class(cid):
+                    roots.append((f"{cid}.forward", "nn.Module.forward", False, False))
+    if scope == "all":
+        for fid in project.functions:
+            roots.append((fid, "scope=all", False, False))
+    return roots
+
+
+def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
+    """Breadth-first from each root; the first (highest-priority) root to reach a function wins."""
+    reached: Dict[str, Reach] = {}
+    disabled: List[DisabledCall] = []
+    seen_disabled = set()
+    for fid, via, cudagraph, explicit in roots:
+        if fid not in project.functions or project.is_stopped(fid):
+            continue
+        if fid in reached:
+            existing = reached[fid]
+            if existing.explicit or not explicit:
+                continue
+        root_display = project.display(fid)
+        qual = project.functions[fid][1].qualname
+        queue = deque([(fid, qual)])
+        reached[fid] = Reach(root_display, qual, cudagraph, explicit)
+        while queue:
+            current, path = queue.popleft()
+            summary, info = project.functions[current]
+            for call in info.calls:
+                if project.dead(call.guards):
+                    continue
+                for callee in project.callees(current, call):
+                    callee_qual = project.functions[callee][1].qualname
+                    if project.is_disabled(callee):
+                        key = (current, call.row, call.col, callee)
+                        if key not in seen_disabled:
+                            seen_disabled.add(key)
+                            disabled.append(DisabledCall(summary, info, call, callee_qual))
+                        continue
+                    if project.is_stopped(callee):
+                        continue
+                    if callee in reached and (reached[callee].explicit or not explicit):
+                        continue
+                    hop = callee_qual if call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1]) else f"{call.label} → {callee_qual}"
+                    new_path = f"{path} → {hop}"
+                    reached[callee] = Reach(root_display, new_path, cudagraph, explicit)
+                    queue.append((callee, new_path))
+    return reached, disabled
+
+
+def resolve_entry(project: Project, entry: str) -> Optional[str]:
+    """`path/to/file.py:QualName` or `dotted.module:QualName` → function id (a class means its forward)."""
+    where, _, qual = entry.rpartition(":")
+    if not where:
+        return None
+    module = None
+    if where.endswith((".py", ".pyi")):
+        import os
+
+        real = os.path.realpath(where)
+        for s in project.summaries:
+            if os.path.realpath(s.path) == real:
+                module = s.module
+                break
+    else:
+        module = where
+    if module is None:
+        return None
+    fid = f"{module}.{qual}"
+    if fid in project.classes:
+        return project.method(fid, "forward")
+    return fid if fid in project.functions else None

@@ -1,0 +1,32 @@
+"""`--output-format concise`: `path:row:col: CODE [*] message`, one line per finding, then the summary."""
+from __future__ import annotations
+
+from ._style import Style
+from .summary import is_fixable, summary_lines
+
+_STATUS_COLOR = {"confirmed": "red", "not reproduced": "yellow", "not reached": "dim", "missed": "red"}
+
+
+def verification_tag(finding, style: Style) -> str:
+    """` [confirmed]`, ` [not reproduced]`…: what `compilelint verify` found, when it ran."""
+    status = (finding.verification or {}).get("status")
+    if not status:
+        return ""
+    return " " + style(f"[{status}]", _STATUS_COLOR.get(status, "bold"))
+
+
+def finding_line(finding, *, unsafe_fixes: bool, style: Style) -> str:
+    colon = style(":", "cyan")
+    where = f"{style(finding.path, 'bold')}{colon}{finding.span.row}{colon}{finding.span.col}{colon}"
+    star = f" [{style('*', 'cyan')}]" if is_fixable(finding.fix, unsafe_fixes) else ""
+    code = style(finding.code, "red", "bold")
+    return f"{where} {code}{star} {finding.message}{verification_tag(finding, style)}"
+
+
+def render(report, *, unsafe_fixes: bool = False, color: bool = False, **_) -> str:
+    style = Style(color)
+    out = [finding_line(f, unsafe_fixes=unsafe_fixes, style=style) for f in report.findings]
+    if out:
+        out.append("")
+    out += summary_lines(report, unsafe_fixes=unsafe_fixes, style=style)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,37 @@
+"""`--output-format github`: GitHub Actions workflow commands, shown as annotations on the pull request.
+
+`::error title=compilelint (CL101),file=model.py,line=3,col=12,endLine=3,endColumn=20::CL101 message`
+"""
+from __future__ import annotations
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def finding_line(finding) -> str:
+    span = finding.span
+    props = {
+        "title": f"compilelint ({finding.code})",
+        "file": finding.path,
+        "line": span.row,
+        "col": span.col,
+        "endLine": span.end_row,
+        "endColumn": span.end_col,
+    }
+    command = "warning" if finding.severity == "warning" else "error"
+    joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
+    return f"::{command} {joined}::{escape_data(f'{finding.code} {finding.message}')}"
+
+
+def error_line(error) -> str:
+    return f"::error title=compilelint,file={escape_property(error.path)}::{escape_data(error.message)}"
+
+
+def render(report, **_) -> str:
+    lines = [finding_line(f) for f in report.findings] + [error_line(e) for e in report.errors]
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,38 @@
+"""The closing lines of the text formats, worded as Ruff words them."""
+from __future__ import annotations
+
+from typing import List
+
+from ._style import Style
+
+
+def is_fixable(fix, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` would apply this fix: safe ones always, unsafe ones with `--unsafe-fixes`."""
+    return fix is not None and (fix.applicability == "safe" or unsafe_fixes)
+
+
+def _s(n: int, plural: str = "s") -> str:
+    return "" if n == 1 else plural
+
+
+def summary_lines(report, *, unsafe_fixes: bool = False, style: Style = Style()) -> List[str]:
+    remaining, fixed = len(report.findings), report.fixed
+    if remaining == 0 and fixed == 0:
+        return [style("All checks passed!", "green", "bold")]
+    if fixed:
+        total = fixed + remaining
+        out = [f"Found {total} error{_s(total)} ({fixed} fixed, {remaining} remaining)."]
+    else:
+        out = [f"Found {remaining} error{_s(remaining)}."]
+    fixes = [f.fix for f in report.findings if f.fix is not None]
+    applicable = sum(is_fixable(fix, unsafe_fixes) for fix in fixes)
+    hidden = len(fixes) - applicable
+    star = f"[{style('*', 'cyan')}]"
+    hint = f"{hidden} hidden fix{_s(hidden, 'es')} can be enabled with the `--unsafe-fixes` option"
+    if hidden and applicable:
+        out.append(f"{star} {applicable} fixable with the `--fix` option ({hint}).")
+    elif hidden:
+        out.append(f"No fixes available ({hint}).")
+    elif applicable:
+        out.append(f"{star} {applicable} fixable with the `--fix` option.")
+    return out

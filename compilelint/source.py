@@ -1,0 +1,91 @@
+"""Reading a Python file the way Python would: its encoding (cookie or BOM), and its line endings.
+
+`ast` reports columns as UTF-8 byte offsets into a line; findings use character columns, so
+`char_col` converts, only for lines that are not pure ASCII.
+"""
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+from typing import List
+
+
+class SourceError(Exception):
+    """The file can't be read as Python source; the message is one line for the user."""
+
+
+@dataclass
+class SourceFile:
+    path: str
+    text: str
+    encoding: str
+    newline: str  # "\n", "\r\n" or "\r": the first line ending, kept when fixes write the file
+    bom: bool
+
+    @property
+    def lines(self) -> List[str]:
+        try:
+            return self._lines
+        except AttributeError:
+            self._lines = self.text.splitlines(keepends=True)
+            return self._lines
+
+    def char_col(self, row: int, byte_col: int) -> int:
+        """0-based character column of a 0-based UTF-8 byte offset on 1-based `row`."""
+        lines = self.lines
+        if row - 1 >= len(lines):
+            return byte_col
+        line = lines[row - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+
+def decode(path: str, data: bytes) -> SourceFile:
+    if b"\0" in data[:8192]:
+        raise SourceError("binary file, not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:
+        raise SourceError(f"cannot determine encoding: {e}") from None
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as e:
+        reason = getattr(e, "reason", str(e))
+        raise SourceError(f"not valid {encoding}: {reason}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceFile(path, text, encoding, _first_newline(text), bom)
+
+
+def read(path: str) -> SourceFile:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise SourceError("is a directory") from None
+    except FileNotFoundError:
+        raise SourceError("no such file") from None
+    except PermissionError:
+        raise SourceError("permission denied") from None
+    except OSError as e:
+        raise SourceError(e.strerror or str(e)) from None
+    return decode(path, data)
+
+
+def encode(source: SourceFile, text: str) -> bytes:
+    """Bytes for `text` in the file's own encoding and BOM (used when fixes write the file)."""
+    data = text.encode(source.encoding)
+    if source.bom and not data.startswith(b"\xef\xbb\xbf"):
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def _first_newline(text: str) -> str:
+    i = text.find("\n")
+    j = text.find("\r")
+    if j != -1 and (i == -1 or j < i):
+        return "\r\n" if text[j : j + 2] == "\r\n" else "\r"
+    return "\n"

@@ -1,0 +1,106 @@
+"""Per-file summaries: the small, picklable facts the project-wide pass needs.
+
+A file is parsed and walked once (in a worker, cacheable by content); what comes out is a
+`FileSummary`: its classes (bases, submodule attributes), functions (decorators, calls they make,
+candidate findings inside them) and the compile roots written in it. The project pass
+(`regions.py`) then decides which functions torch.compile traces, without touching any tree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from compilelint.finding import Fix, Span
+
+# A guard is (dotted predicate name, the value it must return for the code to run):
+# `if not torch.compiler.is_compiling(): print(x)` puts print under ("torch.compiler.is_compiling", False).
+Guard = Tuple[str, bool]
+
+
+@dataclass
+class Candidate:
+    """A pattern a rule saw; it becomes a Finding if its function is traced by torch.compile."""
+
+    code: str
+    message: str
+    span: Span
+    fix: Optional[Fix] = None
+    guards: Tuple[Guard, ...] = ()
+    # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture).
+    condition: str = ""
+
+
+@dataclass
+class Call:
+    """A call a function makes that may lead to more traced code.
+
+    kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
+    "attr" (target = attribute of self holding submodules, member = the method called on it).
+    """
+
+    kind: str
+    target: str
+    member: str
+    row: int
+    col: int
+    label: str  # how the reach path shows it: "self.layers[i]", "rotate_half"
+    guards: Tuple[Guard, ...] = ()
+
+
+@dataclass
+class Root:
+    """Code handed to torch.compile in this file.
+
+    target: dotted name of a function or class, member: a method (None: the function itself or the
+    class's forward). `via` says how: "@torch.compile", "torch.compile(model)", "@support_torch_compile".
+    """
+
+    target: str
+    member: Optional[str]
+    via: str
+    row: int
+    cudagraph: bool = False
+    # For `self.m = torch.compile(self.m)` the class is only known through an attribute.
+    self_attr_of: Optional[str] = None
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str  # inside the module: "Llama.forward", "rotate_half"
+    row: int
+    end_row: int
+    decorators: List[str] = field(default_factory=list)  # dotted names (resolved through imports)
+    is_generator: bool = False
+    calls: List[Call] = field(default_factory=list)
+    candidates: List[Candidate] = field(default_factory=list)
+    # For project wrappers of compile predicates: the dotted names this function returns.
+    returns_predicates: List[str] = field(default_factory=list)
+    returns_only_predicates: bool = False
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    row: int
+    bases: List[str] = field(default_factory=list)  # dotted names
+    decorators: List[str] = field(default_factory=list)
+    methods: List[str] = field(default_factory=list)
+    # self.<attr> → dotted names of the classes constructed into it (submodules, ModuleList members).
+    submodules: Dict[str, List[str]] = field(default_factory=dict)
+
+
+@dataclass
+class FileSummary:
+    path: str
+    module: str
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    roots: List[Root] = field(default_factory=list)
+    # Findings that hold wherever the code is (compile usage), already final candidates.
+    anywhere: List[Candidate] = field(default_factory=list)
+    noqa: Dict[int, Optional[Tuple[str, ...]]] = field(default_factory=dict)  # row → codes (None = all)
+    file_noqa: Optional[Tuple[str, ...]] = None  # `# compilelint: noqa[: codes]`; () = every code
+    # Imported names (local name → dotted), to follow re-exports like `from .layers import f` in __init__.
+    aliases: Dict[str, str] = field(default_factory=dict)
+    # Functions registered as custom ops here (vLLM direct_register_custom_op): opaque to Dynamo.
+    opaque: List[str] = field(default_factory=list)

@@ -1,0 +1,374 @@
+"""Tensor inference: is this expression a tensor? Small explicit rules; unknown means "say nothing".
+
+Kinds: TENSOR, BOOL (a boolean tensor, e.g. a mask), SEQ (tuple/list of tensors, e.g. `x.chunk(2)`),
+SCALAR (a Python value: shapes, sizes, dtypes, numbers, `x is None`), MODULE (an nn.Module),
+LOGGER, and None for unknown. Precision lives here: a rule about tensor-driven control flow only
+fires when the condition is known to be a tensor.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, Optional
+
+TENSOR = "tensor"
+BOOL = "bool"
+SEQ = "seq"
+SCALAR = "scalar"
+MODULE = "module"
+LOGGER = "logger"
+NONE = "none"
+
+TENSORISH = (TENSOR, BOOL)
+
+# Tensor attributes that are Python values, not tensors.
+SCALAR_ATTRS = frozenset({
+    "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_meta", "requires_grad", "layout",
+    "is_leaf", "is_sparse", "is_quantized", "names", "itemsize", "nbytes", "grad_fn", "is_nested",
+    "is_mps", "is_xpu", "training", "output_nr", "_version",
+})
+TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# Tensor methods returning Python values.
+SCALAR_METHODS = frozenset({
+    "size", "dim", "numel", "item", "tolist", "data_ptr", "element_size", "nelement", "stride",
+    "storage_offset", "get_device", "is_contiguous", "is_floating_point", "is_complex",
+    "ndimension", "__len__", "untyped_storage", "storage", "numpy", "is_pinned", "is_shared",
+    "equal", "allclose", "is_nonzero", "is_set_to", "has_names", "is_signed", "dim_order",
+    "is_inference", "is_same_size", "type", "__index__", "__bool__", "__int__", "__float__",
+})
+SEQ_METHODS = frozenset({
+    "chunk", "split", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
+    "sort", "topk", "kthvalue", "mode", "unique_consecutive", "slogdet", "aminmax", "frexp",
+})
+# With a `dim` argument these return (values, indices).
+SEQ_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "cummax", "cummin"})
+BOOL_METHODS = frozenset({
+    "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal",
+    "not_equal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "bool", "any", "all", "signbit", "isclose", "isin",
+})
+# Everything a tensor answers to; a parameter used with another attribute is not a tensor.
+TENSOR_MEMBERS = SCALAR_ATTRS | TENSOR_ATTRS | SCALAR_METHODS | SEQ_METHODS | SEQ_WITH_DIM | BOOL_METHODS | frozenset({
+    "abs", "add", "add_", "addmm", "amax", "amin", "argmax", "argmin", "argsort", "baddbmm", "bfloat16",
+    "bmm", "ceil", "clamp", "clamp_", "clamp_min", "clamp_max", "clip", "clone", "contiguous", "copy_",
+    "cos", "cpu", "cuda", "cumsum", "cumprod", "detach", "detach_", "diag", "diff", "div", "div_", "double",
+    "exp", "exp_", "expand", "expand_as", "fill_", "flatten", "flip", "float", "floor", "gather", "half",
+    "index_add_", "index_copy_", "index_fill_", "index_put_", "index_select", "int", "log", "log_",
+    "log_softmax", "long", "masked_fill", "masked_fill_", "masked_scatter", "masked_select", "matmul",
+    "mean", "mul", "mul_", "nan_to_num", "narrow", "neg", "new_empty", "new_full", "new_ones",
+    "new_tensor", "new_zeros", "nonzero", "norm", "normal_", "permute", "pow", "pow_", "prod",
+    "reciprocal", "relu", "repeat", "repeat_interleave", "reshape", "reshape_as", "resize_",
+    "round", "rsqrt", "scatter", "scatter_", "scatter_add", "scatter_add_", "select", "sigmoid",
+    "sign", "sin", "softmax", "sqrt", "square", "squeeze", "squeeze_", "std", "sub", "sub_", "sum",
+    "t", "tanh", "to", "transpose", "transpose_", "tril", "triu", "trunc", "type_as", "unflatten",
+    "unfold", "uniform_", "unsqueeze", "unsqueeze_", "var", "view", "view_as", "where", "zero_",
+    "requires_grad_", "backward", "register_hook", "retain_grad", "float_", "argwhere", "bincount",
+    "unique", "one_hot", "count_nonzero", "pin_memory", "share_memory_", "record_stream",
+    "as_strided", "movedim", "moveaxis", "swapaxes", "roll", "rot90", "einsum", "lerp", "addcmul",
+    "addcdiv", "maximum", "minimum", "fmod", "remainder", "floor_divide", "outer", "cross", "dot",
+    "mv", "mm", "logsumexp", "softplus", "erf", "tan", "atan", "atan2", "log1p", "expm1", "exp2",
+    "log2", "log10", "sinh", "cosh", "asin", "acos", "silu", "gelu", "numpy", "tolist", "__getitem__",
+    "__setitem__", "new", "index", "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "byte",
+    "char", "short", "cfloat", "chalf", "to_dense", "to_sparse", "coalesce", "values", "indices",
+    "sort", "stft", "istft", "fft", "fill_diagonal_", "put_", "take", "take_along_dim", "triu_",
+    "tril_", "sub", "negative", "absolute", "true_divide", "xlogy", "square_", "sqrt_", "sigmoid_",
+    "tanh_", "relu_", "zero_", "random_", "exponential_", "geometric_", "bernoulli", "bernoulli_",
+    "multinomial", "cauchy_", "log_normal_", "div", "dequantize", "int_repr", "view_as_real",
+})
+
+# torch.* functions that return Python values or non-tensor objects.
+TORCH_SCALAR_FUNCS = frozenset({
+    "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "equal",
+    "allclose", "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype",
+    "get_default_device", "Size", "device", "dtype", "finfo", "iinfo", "typename", "result_type",
+    "promote_types", "can_cast", "broadcast_shapes", "manual_seed", "seed", "initial_seed",
+    "Generator", "no_grad", "enable_grad", "inference_mode", "autocast", "set_grad_enabled",
+    "compile", "is_autocast_enabled", "get_num_threads", "set_num_threads", "is_same_size",
+    "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "is_deterministic_algorithms_warn_only_enabled",
+    "are_deterministic_algorithms_enabled", "use_deterministic_algorithms", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "set_default_dtype", "set_printoptions", "save", "load",
+    "memory_format", "layout", "Stream", "Event", "cond", "vmap",
+})
+TORCH_BOOL_FUNCS = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isin", "isclose", "eq", "ne",
+    "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "signbit", "any", "all",
+})
+TORCH_SEQ_FUNCS = frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "sort", "topk",
+    "kthvalue", "mode", "broadcast_tensors", "meshgrid", "std_mean", "var_mean", "aminmax", "frexp",
+    "slogdet", "split_with_sizes", "unique_consecutive", "lu", "svd", "qr", "eig", "eigh",
+    "autograd.grad", "linalg.svd", "linalg.qr", "linalg.eigh", "linalg.eig", "linalg.slogdet",
+    "linalg.lu", "linalg.lu_factor", "linalg.inv_ex", "linalg.cholesky_ex", "linalg.lstsq",
+    "atleast_1d", "atleast_2d", "atleast_3d",
+})
+# torch submodules whose functions are not tensor math.
+TORCH_NON_TENSOR_SUBMODULES = frozenset({
+    "cuda", "backends", "distributed", "compiler", "_dynamo", "jit", "fx", "utils", "library",
+    "testing", "export", "profiler", "hub", "onnx", "overrides", "multiprocessing", "random", "amp",
+    "cpu", "mps", "xpu", "npu", "accelerator", "_C", "_utils", "serialization", "package",
+    "_logging", "_inductor", "sparse", "quantization", "ao", "types", "version", "_guards",
+    "nn.init", "nn.utils", "nn.modules", "nn.parameter", "nn.attention", "futures", "monitor",
+    "_higher_order_ops", "_prims", "_refs", "_subclasses", "_functorch", "func",
+})
+# nn layers whose call returns something other than a tensor.
+NN_NON_TENSOR_MODULES = frozenset({
+    "LSTM", "GRU", "RNN", "MultiheadAttention", "Transformer", "ModuleList", "ModuleDict",
+    "ParameterList", "ParameterDict", "LSTMCell", "GRUCell", "RNNCell", "AdaptiveLogSoftmaxWithLoss",
+})
+
+TENSOR_ANNOTATIONS = frozenset({
+    "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.IntTensor",
+    "torch.HalfTensor", "torch.BFloat16Tensor", "torch.DoubleTensor", "torch.ByteTensor",
+    "torch.cuda.FloatTensor", "torch.cuda.LongTensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
+    "torch.nn.parameter.Buffer", "torch.nn.Buffer",
+})
+SCALAR_ANNOTATIONS = frozenset({
+    "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
+    "torch.dtype", "torch.device", "torch.Size",
+})
+OPTIONAL_WRAPPERS = frozenset({"typing.Optional", "typing.Union", "Optional", "Union"})
+SEQ_WRAPPERS = frozenset({
+    "typing.List", "typing.Tuple", "typing.Sequence", "typing.Iterable", "builtins.list",
+    "builtins.tuple", "collections.abc.Sequence", "List", "Tuple", "Sequence",
+})
+LOGGER_FACTORIES = ("getLogger", "get_logger", "init_logger", "getlogger")
+
+
+def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optional[str]]) -> Optional[str]:
+    """TENSOR for `torch.Tensor`, `Optional[Tensor]`, `Tensor | None`; SEQ for `list[Tensor]`…"""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        kinds = {annotation_kind(node.left, resolve), annotation_kind(node.right, resolve)} - {NONE}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(node, ast.Constant) and node.value is None:
+        return NONE
+    if isinstance(node, ast.Subscript):
+        outer = resolve(node.value) or ""
+        inner = node.slice
+        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if outer in OPTIONAL_WRAPPERS or outer.endswith((".Optional", ".Union")):
+            kinds = {annotation_kind(i, resolve) for i in items} - {NONE}
+            return kinds.pop() if len(kinds) == 1 else None
+        if outer in SEQ_WRAPPERS or outer.endswith((".List", ".Tuple", ".Sequence")):
+            kinds = {annotation_kind(i, resolve) for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)}
+            return SEQ if kinds == {TENSOR} else None
+        return None
+    name = resolve(node)
+    if name in TENSOR_ANNOTATIONS or (name or "").endswith(".Tensor") and (name or "").startswith("torch"):
+        return TENSOR
+    if name in SCALAR_ANNOTATIONS:
+        return SCALAR
+    return None
+
+
+class TensorInference:
+    """Kinds of expressions inside one function, from its parameters and assignments.
+
+    `env` maps a local name to its bindings in source order, `[((row, col), kind), ...]`: a use of
+    the name sees the last binding before it (`x = x * 2` reads the earlier `x`).
+    """
+
+    def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns):
+        self.resolve = resolve  # node -> dotted name through imports (None when unknown / local)
+        self.env = env  # local name -> [((row, col), kind)] sorted by position
+        self.self_attr_kind = self_attr_kind  # attr -> kind for `self.attr`
+        self.global_kind = global_kind  # module-level name -> kind
+        self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
+        self._memo: Dict[int, Optional[str]] = {}
+
+    def kind(self, node: ast.AST) -> Optional[str]:
+        key = id(node)
+        if key not in self._memo:
+            self._memo[key] = self._kind(node)
+        return self._memo[key]
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        return self.kind(node) in TENSORISH
+
+    def _kind(self, node):  # noqa: C901 - one dispatch over expression types reads best flat
+        if isinstance(node, ast.Constant):
+            return NONE if node.value is None else SCALAR
+        if isinstance(node, ast.Name):
+            bindings = self.env.get(node.id)
+            if bindings:
+                here = (node.lineno, node.col_offset)
+                kind = None
+                for pos, k in bindings:
+                    if pos >= here:
+                        break
+                    kind = k
+                return kind
+            return self.global_kind(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, ast.Subscript):
+            base = self.kind(node.value)
+            if base in (TENSOR, BOOL):
+                return base if not isinstance(node.slice, ast.Constant) or base == TENSOR else TENSOR
+            if base == SEQ:
+                return SEQ if isinstance(node.slice, ast.Slice) else TENSOR
+            if base == SCALAR:
+                return SCALAR
+            return None
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.kind(node.left), self.kind(node.right)
+            if left in TENSORISH or right in TENSORISH:
+                if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
+                    return BOOL
+                return TENSOR
+            if left == SCALAR and right == SCALAR:
+                return SCALAR
+            return None
+        if isinstance(node, ast.UnaryOp):
+            operand = self.kind(node.operand)
+            if isinstance(node.op, ast.Not):
+                return SCALAR if operand in (SCALAR, NONE) else None
+            if operand == BOOL and isinstance(node.op, ast.Invert):
+                return BOOL
+            return TENSOR if operand in TENSORISH else (SCALAR if operand == SCALAR else None)
+        if isinstance(node, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return SCALAR
+            kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
+            if any(k in TENSORISH for k in kinds):
+                return BOOL
+            return SCALAR if all(k in (SCALAR, NONE) for k in kinds) else None
+        if isinstance(node, ast.IfExp):
+            a, b = self.kind(node.body), self.kind(node.orelse)
+            return a if a == b else None
+        if isinstance(node, (ast.JoinedStr, ast.FormattedValue)):
+            return SCALAR
+        if isinstance(node, (ast.Tuple, ast.List)):
+            kinds = {self.kind(e) for e in node.elts}
+            return SEQ if kinds and kinds <= {TENSOR, BOOL} else None
+        if isinstance(node, ast.NamedExpr):
+            return self.kind(node.value)
+        return None
+
+    def _attribute(self, node: ast.Attribute):
+        attr = node.attr
+        if attr in ("shape", "dtype", "device", "ndim"):
+            return SCALAR
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self.self_attr_kind(attr)
+        base = self.kind(node.value)
+        if base in TENSORISH:
+            if attr in SCALAR_ATTRS:
+                return SCALAR
+            if attr in TENSOR_ATTRS:
+                return TENSOR
+            return None
+        # self.config.x, config.hidden_size: configuration, never data.
+        text = _root_text(node)
+        if text and ("config" in text.lower() or text.startswith("self.args")):
+            return SCALAR
+        name = self.resolve(node)
+        if name in ("torch.float32", "torch.float16", "torch.bfloat16", "torch.int64", "torch.long",
+                    "torch.int32", "torch.bool", "torch.float", "torch.half", "torch.int8", "torch.uint8"):
+            return SCALAR
+        return None
+
+    def _call(self, node: ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            recv = self.kind(func.value)
+            if recv in TENSORISH:
+                return self._tensor_method(func.attr, node)
+            if recv == MODULE:
+                return None
+            if recv == LOGGER:
+                return SCALAR
+        name = self.resolve(func)
+        if name is None:
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                kind = self.self_attr_kind(func.attr)
+                if kind == MODULE:
+                    return self.module_class_returns("self." + func.attr)
+            return None
+        if name.startswith("builtins."):
+            return self._builtin(name[9:], node)
+        if name.startswith("torch."):
+            return self._torch(name[6:], node)
+        return None
+
+    def _tensor_method(self, method: str, node: ast.Call):
+        if method in SCALAR_METHODS:
+            if method == "type" and node.args:
+                return TENSOR
+            return SCALAR
+        if method in BOOL_METHODS:
+            return BOOL
+        if method in SEQ_METHODS:
+            return SEQ
+        if method in SEQ_WITH_DIM:
+            return SEQ if (node.args or any(k.arg == "dim" for k in node.keywords)) else TENSOR
+        if method in ("nonzero",) and any(k.arg == "as_tuple" for k in node.keywords):
+            return SEQ
+        return TENSOR
+
+    def _builtin(self, name: str, node: ast.Call):
+        if name in ("len", "int", "float", "bool", "str", "range", "isinstance", "hasattr", "repr",
+                    "round", "id", "hash", "callable", "issubclass", "format"):
+            return SCALAR
+        if name in ("abs",) and node.args and self.kind(node.args[0]) in TENSORISH:
+            return TENSOR
+        return None
+
+    def _torch(self, rest: str, node: ast.Call):
+        head = rest.split(".")[0]
+        if rest.startswith("nn.functional.") or rest.startswith(("linalg.", "fft.", "special.")):
+            leaf = rest.rsplit(".", 1)[-1]
+            if rest in ("linalg.slogdet", "linalg.svd", "linalg.qr", "linalg.eigh", "linalg.eig") or rest in TORCH_SEQ_FUNCS:
+                return SEQ
+            if leaf in ("one_hot", "pad", "interpolate", "scaled_dot_product_attention") or leaf[:1].islower():
+                return TENSOR
+            return None
+        if rest.startswith("nn.") and rest.count(".") == 1:
+            leaf = rest[3:]
+            if leaf in ("Parameter", "Buffer"):
+                return TENSOR
+            return MODULE if leaf[:1].isupper() else None
+        if rest in TORCH_SEQ_FUNCS:
+            return SEQ
+        if head in TORCH_NON_TENSOR_SUBMODULES or any(rest.startswith(m + ".") for m in TORCH_NON_TENSOR_SUBMODULES):
+            if rest == "autograd.grad":
+                return SEQ
+            return None
+        if "." in rest and head not in ("ops", "Tensor"):
+            return None
+        if rest in TORCH_SCALAR_FUNCS:
+            return SCALAR
+        if rest in TORCH_BOOL_FUNCS:
+            return BOOL
+        if rest in ("max", "min", "median") and (len(node.args) > 1 or any(k.arg == "dim" for k in node.keywords)):
+            return SEQ
+        if rest in ("unique",) and any(k.arg in ("return_counts", "return_inverse") for k in node.keywords):
+            return SEQ
+        if rest in ("where",) and len(node.args) == 1 and not node.keywords:
+            return SEQ
+        if rest in ("nonzero",) and any(k.arg == "as_tuple" for k in node.keywords):
+            return SEQ
+        if head == "ops" or rest.startswith("Tensor."):
+            return TENSOR
+        if rest[:1].isupper():
+            return None  # classes: torch.Size, torch.Generator handled above; others unknown
+        return TENSOR
+
+
+def _root_text(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,182 @@
+"""Assign observed Dynamo events to the findings that predicted them (pure: no torch, no user code).
+
+An event confirms a finding when
+- it is of the finding's kind (a graph break or a skipped frame for a "break" rule, a recompile for
+  a "recompile" rule),
+- it happened in the same file (resolved absolute paths) and inside the same innermost function
+  (found with `ast`, so the engine's naming of nested functions does not matter), and
+- its line is inside the finding's statement, or after it: Dynamo sometimes reports the *use* site
+  (`s = f"{x}"` breaks at the later `len(s)`, `b = bool(t)` under fullgraph at the branch on `b`;
+  dynamo-truth.md §6). Then the nearest preceding finding whose rule lists the event's gb_type wins,
+  and failing that (gb_type titles drift between versions) the nearest preceding finding that no
+  other event confirmed. One line before the finding is also accepted (`g = torch.Generator()` is
+  reported at the constructor, one line above the flagged `g.manual_seed`).
+- A recompile that names no user line (a shape guard names only the function) confirms every
+  recompile finding of that function.
+Everything left over is *missed*: a break or recompile that no rule predicted.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+BREAK_EVENTS = ("graph-break", "frame-skipped")
+
+
+def event_kind(event: str) -> str:
+    """The rule kind ("break" | "recompile") an event can confirm."""
+    return "recompile" if event == "recompile" else "break"
+
+
+def norm(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+@dataclass(frozen=True)
+class FuncSpan:
+    qualname: str
+    start: int  # first decorator line (co_firstlineno's convention)
+    end: int
+
+
+class FunctionIndex:
+    """The function definitions of each file, parsed once."""
+
+    def __init__(self):
+        self._spans: Dict[str, List[FuncSpan]] = {}
+
+    def spans(self, path: str) -> List[FuncSpan]:
+        path = norm(path)
+        if path not in self._spans:
+            self._spans[path] = _parse_spans(path)
+        return self._spans[path]
+
+    def innermost(self, path: str, line: int) -> Optional[FuncSpan]:
+        best = None
+        for s in self.spans(path):
+            if s.start <= line <= s.end and (best is None or s.start >= best.start):
+                best = s
+        return best
+
+
+def _parse_spans(path: str) -> List[FuncSpan]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out: List[FuncSpan] = []
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    out.append(FuncSpan(name, start, child.end_lineno or child.lineno))
+                    walk(child, f"{name}.<locals>.")
+                else:
+                    walk(child, f"{name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+@dataclass
+class Target:
+    """What `match` needs from a finding: its index in the report and where it is."""
+
+    index: int
+    code: str
+    kind: str  # "break" | "recompile" | "usage"
+    file: str  # resolved absolute path
+    row: int
+    end_row: int
+    gb_types: Tuple[str, ...] = ()
+    events: list = field(default_factory=list)
+
+
+def locate(event: dict, files: set) -> Optional[Tuple[str, int]]:
+    """Where an event happened in the checked code: the reported place when it is in a checked file,
+    else the innermost checked frame of its user stack (a break inside a library call is the user
+    line that called it); None when no checked code is involved."""
+    if norm(event["file"]) in files:
+        return norm(event["file"]), event["line"]
+    for f, line, _name in reversed(event.get("stack") or []):
+        if norm(f) in files:
+            return norm(f), int(line)
+    return None
+
+
+def _compatible(t: Target, gb_type: str) -> bool:
+    if not gb_type or not t.gb_types:
+        return True
+    g = gb_type.strip().lower()
+    return any(g == x.strip().lower() for x in t.gb_types)
+
+
+def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: FunctionIndex) -> List[dict]:
+    """Attach each event to `target.events` of the findings it confirms; return the missed events
+    (each with its resolved "file"/"line")."""
+    missed, deferred = [], []
+    by_file: Dict[str, List[Target]] = {}
+    for t in targets:
+        by_file.setdefault(t.file, []).append(t)
+
+    def candidates(ev, file, line):
+        fn = index.innermost(file, line)
+        kind = event_kind(ev["event"])
+        return [t for t in by_file.get(file, ()) if t.kind == kind and index.innermost(file, t.row) == fn]
+
+    for ev in events:
+        where = locate(ev, files)
+        if where is None:
+            continue
+        file, line = where
+        ev = dict(ev, file=file, line=line)
+        cands = candidates(ev, file, line)
+        if not ev.get("anchored", True):
+            chosen = cands
+        else:
+            chosen = [t for t in cands if t.row <= line <= t.end_row]
+            if not chosen:
+                chosen = _nearest([t for t in cands if t.end_row < line and _compatible(t, ev["gb_type"])], line)
+            if not chosen:
+                chosen = [t for t in cands if t.row == line + 1 and _compatible(t, ev["gb_type"])]
+        if chosen:
+            for t in chosen:
+                t.events.append(ev)
+        else:
+            deferred.append((ev, cands))
+
+    # Second pass: a use-site report whose gb_type no rule lists still confirms the nearest
+    # preceding finding, as long as no event of its own confirmed it.
+    for ev, cands in deferred:
+        chosen = _nearest([t for t in cands if t.end_row < ev["line"] and not t.events], ev["line"])
+        if chosen:
+            for t in chosen:
+                t.events.append(ev)
+        else:
+            missed.append(ev)
+    return missed
+
+
+def _nearest(cands: List[Target], line: int) -> List[Target]:
+    if not cands:
+        return []
+    best = max(t.row for t in cands)
+    return [t for t in cands if t.row == best]
+
+
+def reached(t: Target, lines: Dict[str, set]) -> bool:
+    """Did any line of the finding's statement run?"""
+    got = lines.get(t.file)
+    return bool(got) and any(r in got for r in range(t.row, t.end_row + 1))
+
+
+def same_function(index: FunctionIndex, file: str, line: int, t: Target) -> bool:
+    return t.file == file and index.innermost(file, line) == index.innermost(t.file, t.row)

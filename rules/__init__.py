@@ -1,0 +1,1 @@
+"""compilelint's rules, one module per rule. Each registers itself by subclassing `Rule`."""

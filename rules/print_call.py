@@ -1,0 +1,65 @@
+import ast
+
+from compilelint.rule import Rule
+
+
+class PrintCall(Rule):
+    """
+    ## What it does
+    Finds `print(...)` inside code that torch.compile traces.
+
+    ## Why is this bad?
+    Printing is a side effect Dynamo can't put in a graph: a plain `torch.compile` graph-breaks
+    at every call ("Failed to trace builtin operator", GB0059) and `fullgraph=True` raises.
+
+    ## Example
+    ```python
+    print("attn", x.shape)
+    ```
+
+    ## Use instead
+    Guard it: `if not torch.compiler.is_compiling(): print(...)`, remove it, or let Dynamo move
+    it after the graph with `torch._dynamo.config.reorderable_logging_functions = {print}`.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html
+    """
+
+    code = "CL201"
+    name = "print"
+    message = ("`print()` graph-breaks (GB0059): guard it with `if not torch.compiler.is_compiling():` "
+               "or add print to torch._dynamo.config.reorderable_logging_functions")
+    gb_types = ("Failed to trace builtin operator",)
+    gb_ids = {"2.13": ("GB0059",), "2.11": ("GB0059",)}
+    fix = "unsafe"
+
+    def visit_Call(self, node: ast.Call):
+        if self.ctx.resolve(node.func) == "builtins.print":
+            self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def forward(self, x):
+        print("attention input", x.shape)  # <-
+        return x.softmax(-1)
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print("attention input", x.shape)
+        return x.softmax(-1)
+
+def report(x):
+    print(x)  # not compiled
+""",
+    ]

@@ -1,0 +1,84 @@
+import ast
+
+from compilelint import tensors as T
+from compilelint.rule import Rule
+
+
+class TensorItem(Rule):
+    """
+    ## What it does
+    Finds `.item()` on a tensor inside code that torch.compile traces.
+
+    ## Why is this bad?
+    `.item()` copies a tensor value into a Python number. Dynamo cannot put a Python number that
+    depends on data into the graph, so a plain `torch.compile` splits the graph there
+    (gb_type "Unsupported Tensor.item() call with capture_scalar_outputs=False", GB0124) and adds a
+    recompile when the value changes. `fullgraph=True` hides this: it captures the scalar silently.
+
+    ## Example
+    ```python
+    scale = x.abs().max().item()
+    return x / scale
+    ```
+
+    ## Use instead
+    Keep the 0-d tensor (`scale = x.abs().max()`), or set
+    `torch._dynamo.config.capture_scalar_outputs = True` to capture it as a symbolic scalar.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html
+    """
+
+    code = "CL101"
+    name = "tensor-item"
+    message = ("`.item()` on a tensor graph-breaks (GB0124): keep the 0-d tensor, or set "
+               "torch._dynamo.config.capture_scalar_outputs = True")
+    gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
+    gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}
+    fix = "sometimes"
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "item") or node.args or node.keywords:
+            return
+        # `.item()` is a tensor (or numpy) method; only a value known to be something else is exempt.
+        if self.ctx.kind(func.value) in (T.SCALAR, T.MODULE, T.LOGGER, T.NONE):
+            return
+        self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Scaler(nn.Module):
+    def forward(self, x):
+        scale = x.abs().max().item()  # <-
+        return x / scale
+""",
+        """
+import torch
+
+@torch.compile
+def normalize(x: torch.Tensor):
+    return x - x.mean().item()  # <-
+""",
+    ]
+    VALID = [
+        """
+import torch
+
+def eager_only(x):  # nothing compiles this
+    return x.sum().item()
+""",
+        """
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print(x.sum().item())
+        return x * 2
+""",
+    ]

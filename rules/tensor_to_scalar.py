@@ -1,0 +1,87 @@
+import ast
+
+from compilelint.rule import Rule
+
+CONVERSIONS = {
+    "builtins.int": ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False"),
+    "builtins.float": ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False"),
+    "builtins.bool": ("GB0124", "Could not guard on data-dependent expression"),
+}
+
+
+class TensorToScalar(Rule):
+    """
+    ## What it does
+    Finds `int(t)`, `float(t)`, `bool(t)` and `math.*(t)` of a tensor inside compiled code,
+    including `range(int(t))`.
+
+    ## Why is this bad?
+    Converting a tensor to a Python number reads its data: a plain `torch.compile` graph-breaks
+    (GB0124 "Unsupported Tensor.item() call with capture_scalar_outputs=False"; `math.sqrt(t)`:
+    GB0033 "Data dependent operator"). `bool(t)`, `math.*(t)` and `range(int(t))` fail even under
+    `fullgraph=True` ("Could not guard on data-dependent expression"), and no config knob helps
+    them. `int(t)`/`float(t)` are captured with `capture_scalar_outputs = True`.
+
+    ## Example
+    ```python
+    n = int(lengths.max())
+    return x[:, :n]
+    ```
+
+    ## Use instead
+    Stay in tensor land (`torch.sqrt(t)`, `t.clamp(...)`, masks), pass the number in from outside
+    the compiled region, or set `torch._dynamo.config.capture_scalar_outputs = True` for int/float.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html
+    """
+
+    code = "CL102"
+    name = "tensor-to-scalar"
+    message = "converting a tensor to a Python number graph-breaks"
+    gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Data dependent operator")
+    gb_ids = {"2.13": ("GB0124", "GB0033"), "2.11": ("GB0124", "GB0033")}
+
+    def visit_Call(self, node: ast.Call):
+        if len(node.args) != 1 or node.keywords:
+            return
+        name = self.ctx.resolve(node.func)
+        if name is None or not self.ctx.is_tensor(node.args[0]):
+            return
+        if name in ("builtins.int", "builtins.float"):
+            self.report(node, f"`{name[9:]}(tensor)` reads tensor data into Python and graph-breaks "
+                              "(GB0124): keep the tensor, or set torch._dynamo.config.capture_scalar_outputs = True")
+        elif name == "builtins.bool":
+            self.report(node, "`bool(tensor)` is data-dependent and graph-breaks even under capture_scalar_outputs: "
+                              "keep a boolean tensor and use torch.where / torch.cond")
+        elif name.startswith("math."):
+            self.report(node, f"`{name}(tensor)` reads tensor data into Python and graph-breaks (GB0033): "
+                              f"use the torch equivalent (torch.{name[5:]})")
+
+    INVALID = [
+        """
+import math
+import torch
+from torch import nn
+
+class Decoder(nn.Module):
+    def forward(self, x, lengths):
+        n = int(lengths.max())  # <-
+        keep = bool((x > 0).any())  # <-
+        norm = math.sqrt(x.pow(2).sum())  # <-
+        return x[:, :n] / norm
+""",
+    ]
+    VALID = [
+        """
+import math
+import torch
+from torch import nn
+
+class Decoder(nn.Module):
+    def forward(self, x):
+        n = int(x.shape[0] * 0.5)
+        d = math.sqrt(x.size(-1))
+        return x[:n] / d
+""",
+    ]
