@@ -126,6 +126,7 @@ class Compilelint:
         self.available = False
         self.why = ""
         self.has_no_prefilter = False
+        self.common: list[str] = []
         try:
             help_run = measure_once(self.cmd + ["check", "--help"], workdir, self.env)
         except OSError as e:
@@ -136,11 +137,16 @@ class Compilelint:
             return
         self.available = True
         self.has_no_prefilter = "--no-prefilter" in help_run.stdout
+        # reproducible runs: no configuration file found above the corpus, the cache in our temp dir
+        self.common = ["--isolated"] if "--isolated" in help_run.stdout else []
+        if "--cache-dir" in help_run.stdout:
+            self.common += ["--cache-dir", str(workdir / "cache")]
         version = measure_once(self.cmd + ["--version"], workdir, self.env)
         self.version = (version.stdout.strip() or "?") if version.rc == 0 else "?"
 
     def check(self, paths: list[Path], *options: str) -> list[str]:
-        return self.cmd + ["check", "--exit-zero", "--output-format", "json", *options] + [str(p) for p in paths]
+        return (self.cmd + ["check", "--exit-zero", "--output-format", "json", *self.common, *options]
+                + [str(p) for p in paths])
 
     def run(self, paths, runs, *options) -> Measure:
         return measure(self.check(paths, *options), runs, self.workdir, self.env)

@@ -31,6 +31,27 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+def walk(node: ast.AST) -> List[ast.AST]:
+    """All nodes under `node` (itself included), in no particular order; faster than ast.walk."""
+    out = []
+    todo = [node]
+    AST = ast.AST
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                todo.extend(x for x in v if isinstance(x, AST))
+            elif isinstance(v, AST) and not isinstance(v, _LEAVES):
+                todo.append(v)
+    return out
+
+
+# Operator and context singletons (Load, Store, Add…): half of all nodes, never interesting.
+_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None) -> FileSummary:
     if tree is None:
         tree = ast.parse(source.text, filename=path)
@@ -68,13 +89,21 @@ class FileAnalyzer:
         self.global_numbers: Set[str] = set()
         self.global_lists: Set[str] = set()
         self.module_defs: Set[str] = set()
+        self._nodes: Dict[int, List[ast.AST]] = {}
+
+    def nodes(self, fn: ast.AST) -> List[ast.AST]:
+        """Every node of a function, walked once and shared by all the passes that need it."""
+        key = id(fn)
+        if key not in self._nodes:
+            self._nodes[key] = walk(fn)
+        return self._nodes[key]
 
     # ----- driver -----------------------------------------------------------------------------
     def run(self) -> FileSummary:
-        for node in ast.walk(self.tree):
+        top = list(_module_statements(self.tree.body))
+        for node in top:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imports.add_import(node)
-        top = list(_module_statements(self.tree.body))
         for stmt in top:
             if isinstance(stmt, FUNCS + (ast.ClassDef,)):
                 self.imports.aliases[stmt.name] = f"{self.module}.{stmt.name}"
@@ -157,7 +186,7 @@ class FileAnalyzer:
             in_init = method.name == "__init__"
             if method.name == "forward":
                 facts.forward_returns = T.annotation_kind(method.returns, self._resolve_plain)
-            for sub in ast.walk(method):
+            for sub in self.nodes(method):
                 if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                     targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                     if sub.value is None:
@@ -194,6 +223,11 @@ class FileAnalyzer:
         if _is_logger_factory(value, self.imports):
             kinds.add(T.LOGGER)
             return
+        kind = probe.kind(value)
+        if kind in T.TENSORISH:  # nn.Parameter(...), torch.zeros(...)
+            facts.tensor_attrs.add(attr)
+            kinds.add(kind)
+            return
         classes = self._constructed_classes(value)
         if classes:
             facts.info.submodules.setdefault(attr, [])
@@ -202,9 +236,6 @@ class FileAnalyzer:
                     facts.info.submodules[attr].append(c)
             kinds.add(T.MODULE)
             return
-        kind = probe.kind(value)
-        if kind in T.TENSORISH:
-            facts.tensor_attrs.add(attr)
         kinds.add(kind)
 
     def _constructed_classes(self, value: ast.AST) -> List[str]:
@@ -269,7 +300,7 @@ class FileAnalyzer:
             row=node.lineno,
             end_row=node.end_lineno or node.lineno,
             decorators=[d for d in (self._decorator_name(x) for x in node.decorator_list) if d],
-            is_generator=_is_generator(node),
+            is_generator=self._is_generator(node),
         )
         self._predicate_returns(node, info)
         self.summary.functions[qual] = info
@@ -277,12 +308,18 @@ class FileAnalyzer:
         self._walk_block(node.body)
         self.scope = Scope(self, None, None, None)
 
+    def _is_generator(self, func) -> bool:
+        lines = self.source.lines[func.lineno - 1: func.end_lineno]
+        if not any("yield" in line for line in lines):
+            return False
+        return _is_generator(func)
+
     def _predicate_returns(self, node, info: FunctionInfo):
         """Record `return torch.compiler.is_compiling()`-style bodies: project wrappers of predicates."""
         if not PREDICATE_NAME.search(node.name) or node.args.args:
             return
         preds, only = [], True
-        for sub in ast.walk(node):
+        for sub in self.nodes(node):
             if isinstance(sub, ast.Return) and sub.value is not None:
                 values = sub.value.values if isinstance(sub.value, ast.BoolOp) and isinstance(sub.value.op, ast.Or) else [sub.value]
                 for v in values:
@@ -338,7 +375,8 @@ class FileAnalyzer:
             scope.loops -= 1
             self._walk_block(node.orelse)
         else:
-            for field, value in ast.iter_fields(node):
+            for name in node._fields:
+                value = getattr(node, name, None)
                 if isinstance(value, list):
                     if value and isinstance(value[0], ast.stmt):
                         self._walk_block(value)
@@ -346,7 +384,7 @@ class FileAnalyzer:
                         for item in value:
                             if isinstance(item, ast.AST):
                                 self._visit(item)
-                elif isinstance(value, ast.AST):
+                elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
                     self._visit(value)
         scope.stack.pop()
 
@@ -631,9 +669,22 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
     tensor_by_default = (cls is not None and node.name == "forward") or any(
         d.split("#")[0] in COMPILE_FUNCS for d in decorators)
     kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
+    nodes = analyzer.nodes(node)
     global_names: Set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, (ast.Global, ast.Nonlocal)):
+    non_tensor_names: Set[str] = set()  # used like a config or container: `p.seq_lens`, `p["k"]`, `p()`
+    for sub in nodes:
+        if isinstance(sub, ast.Attribute):
+            if isinstance(sub.value, ast.Name) and sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
+                non_tensor_names.add(sub.value.id)
+        elif isinstance(sub, ast.Subscript):
+            if isinstance(sub.value, ast.Name) and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
+                non_tensor_names.add(sub.value.id)
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Name):
+                non_tensor_names.add(sub.func.id)
+                if sub.func.id in ("isinstance", "callable", "hasattr") and sub.args and isinstance(sub.args[0], ast.Name):
+                    non_tensor_names.add(sub.args[0].id)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
             global_names.update(sub.names)
     for arg, default in params:
         name = arg.arg
@@ -644,7 +695,7 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
         if kind is None and arg.annotation is None:
             if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
                 kind = T.SCALAR if isinstance(default, (ast.Constant, ast.Tuple, ast.List)) else None
-            elif tensor_by_default and not _used_as_non_tensor(node, name):
+            elif tensor_by_default and name not in non_tensor_names:
                 kind = T.TENSOR
         kinds[name] = {kind}
     for extra in (args.vararg, args.kwarg):
@@ -654,7 +705,7 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
 
     # (where the binding takes effect, target, value expr, how)
     assignments: List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]] = []
-    for sub in ast.walk(node):
+    for sub in nodes:
         if sub is node:
             continue
         if isinstance(sub, ast.Assign):
@@ -694,8 +745,9 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
             if name not in global_names:
                 scope.locals_only.add(name)
     # Function-local imports rebind names (`import torch.nn.functional as F` inside a function).
-    for sub in ast.walk(node):
+    for sub in nodes:
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            analyzer.imports.add_import(sub)
             for alias in sub.names:
                 scope.locals.discard((alias.asname or alias.name).split(".")[0])
 
@@ -795,25 +847,6 @@ def _self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = Fals
         if isinstance(sub, ast.Attribute) and _is_self(sub.value) and sub.attr in cls.info.submodules:
             return sub.attr
     return None
-
-
-def _used_as_non_tensor(func, name: str) -> bool:
-    """A parameter used like a config or a container (`p.seq_lens`, `p["k"]`, `p(...)`) is no tensor."""
-    for sub in ast.walk(func):
-        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == name:
-            if sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
-                return True
-        elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id == name:
-            if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
-                return True
-        elif isinstance(sub, ast.Call):
-            if isinstance(sub.func, ast.Name) and sub.func.id == name:
-                return True
-            if isinstance(sub.func, ast.Name) and sub.func.id in ("isinstance", "callable", "hasattr") and sub.args:
-                first = sub.args[0]
-                if isinstance(first, ast.Name) and first.id == name:
-                    return True
-    return False
 
 
 def _self_targets(target, value):

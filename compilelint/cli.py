@@ -31,6 +31,26 @@ def _color(output_file) -> bool:
     return sys.stdout.isatty()
 
 
+def _excluded(path: str, settings: Settings) -> bool:
+    from compilelint.discover import matches_any
+
+    return matches_any(path, settings.all_excludes)
+
+
+def _without_summary(text: str, report, *, color: bool, unsafe_fixes: bool) -> str:
+    """`--quiet`: the text formats' findings without the closing summary ("Found 2 errors." or
+    "All checks passed!") and the blank line before it."""
+    from compilelint.report._style import Style
+    from compilelint.report.summary import summary_lines
+
+    tail = "\n".join(summary_lines(report, unsafe_fixes=unsafe_fixes, style=Style(color))) + "\n"
+    if text.endswith(tail):
+        text = text[: -len(tail)]
+        if text.endswith("\n\n"):
+            text = text[:-1]
+    return text
+
+
 def _fail(message: str) -> None:
     click.echo(f"compilelint: error: {message}", err=True)
     sys.exit(2)
@@ -134,12 +154,19 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
             paths = ()
         else:
             paths = (".",)
-    settings = build_settings(paths, **options)
+    reading_stdin = list(paths) == ["-"]
+    # Configuration is found from where the stdin file would live, as for a file on disk.
+    settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths, **options)
     settings.ignore_noqa = ignore_noqa
     stdin = None
-    if list(paths) == ["-"]:
+    if reading_stdin:
         stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
         paths = (stdin[0],)
+        if stdin_filename and settings.force_exclude and _excluded(stdin_filename, settings):
+            # Excluded: nothing to report; a fixer on stdin hands the text back unchanged.
+            if fix and not diff:
+                click.get_binary_stream("stdout").write(stdin[1])
+            sys.exit(0)
     if not paths:
         if not quiet:
             click.echo("No files to check.", err=True)
@@ -153,7 +180,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         from compilelint.fix.apply import run_fixes
 
         outcome = run_fixes(report, settings, unsafe=unsafe_fixes, write=not diff, add_noqa=add_noqa,
-                            stdin=stdin)
+                            stdin=stdin, paths=list(paths), fix=fix or diff)
         if diff:
             click.echo(outcome.diff, nl=False)
         if stdin is not None and not diff:
@@ -171,17 +198,20 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes)
     elif stdin is not None and (fix and not diff):
         text = ""
-    elif quiet and fmt in ("concise", "full"):
-        text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
-        text = "\n".join(line for line in text.splitlines() if ":" in line and line.split(":", 1)[0] in
-                         {f.path for f in report.findings}) + ("\n" if report.findings else "")
     else:
         text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
+        if quiet and fmt in ("concise", "full"):
+            text = _without_summary(text, report, color=color, unsafe_fixes=unsafe_fixes)
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            parent = os.path.dirname(os.path.abspath(output_file))
+            os.makedirs(parent, exist_ok=True)
+            with open(output_file, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            _fail(f"cannot write {output_file}: {e.strerror or e}")
     elif text and not (diff and fmt == "concise" and not report.findings):
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(text, nl=not text.endswith("\n"), color=color)
 
     if report.errors:
         sys.exit(2)

@@ -1,11 +1,12 @@
 """Settings: defaults, `[tool.compilelint]` in pyproject.toml, then command-line flags on top."""
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field, fields
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, expand_selection, registry
 
@@ -16,6 +17,7 @@ else:  # pragma: no cover - exercised on older Pythons only
 
 SCOPES = ("modules", "compiled", "all")
 PROFILES = ("default", "vllm")
+UNUSED_NOQA = "CL900"  # reported by the engine, not by a rule: selectable like one
 
 
 class ConfigError(Exception):
@@ -45,18 +47,35 @@ class Settings:
     prefilter: bool = True
     config_path: Optional[str] = None  # the pyproject.toml the settings came from
     project_root: Optional[str] = None  # its folder: per-file-ignores and excludes are relative to it
+    # (extend-select, ignore) applied after select/extend-select/ignore above, in order: what the
+    # command line adds on top of the configuration when it does not `--select` afresh.
+    selection_overrides: List[Tuple[List[str], List[str]]] = field(default_factory=list)
 
     def enabled_codes(self) -> set:
+        """Ruff's resolution: the base is `select` (or the defaults); each layer (the file's
+        select/extend-select/ignore, then each override) switches codes on or off, the most specific
+        selector deciding within a layer (`ignore = ["CL2"]` with `extend-select = ["CL201"]` keeps
+        CL201), `ignore` winning a tie; later layers win over earlier ones."""
         rules = registry()
-        codes = list(rules)
+        codes = list(rules) + [UNUSED_NOQA]
         if self.select is None:
             enabled = {c for c, r in rules.items() if r.default_enabled}
             if self.profile == "vllm":
                 enabled |= {c for c, r in rules.items() if r.kind == "recompile"}
+            on = list(self.extend_select)
         else:
-            enabled = expand_selection(self.select, codes)
-        enabled |= expand_selection(self.extend_select, codes + ["CL900"])
-        enabled -= expand_selection(self.ignore, codes + ["CL900"])
+            enabled = set()
+            on = list(self.select) + list(self.extend_select)
+        layers = [(on, list(self.ignore))] + [(list(e), list(i)) for e, i in self.selection_overrides]
+        for on, off in layers:
+            for code in codes:
+                s_on, s_off = _specificity(code, on), _specificity(code, off)
+                if s_on < 0 and s_off < 0:
+                    continue
+                if s_on > s_off:
+                    enabled.add(code)
+                else:
+                    enabled.discard(code)
         return enabled
 
     def ignored_for(self, path: str) -> set:
@@ -75,6 +94,18 @@ class Settings:
     @property
     def all_excludes(self) -> List[str]:
         return list(self.exclude) + list(self.extend_exclude)
+
+
+def _specificity(code: str, selectors) -> int:
+    """How specifically the best of `selectors` names `code`: -1 none, 0 `ALL`, else its length."""
+    best = -1
+    for p in selectors:
+        p = p.strip().upper()
+        if p == "ALL":
+            best = max(best, 0)
+        elif p and code.startswith(p):
+            best = max(best, len(p))
+    return best
 
 
 # pyproject key → (Settings field, expected type)
@@ -98,8 +129,10 @@ def find_pyproject(paths: List[str]) -> Optional[str]:
             try:
                 with open(candidate, "rb") as f:
                     data = tomllib.load(f)
-            except (OSError, tomllib.TOMLDecodeError):
+            except OSError:
                 data = {}
+            except tomllib.TOMLDecodeError as e:  # it may hold our table: don't guess past it (Ruff)
+                raise ConfigError(f"{candidate} is not valid TOML: {e}") from None
             if "compilelint" in data.get("tool", {}):
                 return candidate
         parent = os.path.dirname(directory)
@@ -116,20 +149,36 @@ def load(path: str) -> Settings:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
-    table = data.get("tool", {}).get("compilelint", {})
-    settings = Settings(config_path=path, project_root=os.path.dirname(os.path.abspath(path)))
+    tool = data.get("tool", {})
+    table = tool.get("compilelint", {}) if isinstance(tool, dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.compilelint] in {path} must be a table")
+    root = os.path.dirname(os.path.abspath(path))
+    settings = Settings(config_path=path, project_root=root)
     apply(settings, table, source=f"[tool.compilelint] in {path}")
+    if settings.cache_dir and not os.path.isabs(settings.cache_dir):
+        settings.cache_dir = os.path.join(root, settings.cache_dir)
     return settings
+
+
+_TYPE_NAMES = {list: "a list of strings", dict: "a table", str: "a string", bool: "true or false"}
 
 
 def apply(settings: Settings, table: dict, source: str) -> None:
     for key, value in table.items():
         if key not in KEYS:
-            raise ConfigError(f"unknown key '{key}' in {source} (known: {', '.join(sorted(KEYS))})")
+            close = difflib.get_close_matches(key, list(KEYS), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (known keys: {', '.join(sorted(KEYS))})"
+            raise ConfigError(f"unknown key '{key}' in {source}{hint}")
         attr, kind = KEYS[key]
-        if not isinstance(value, kind):
-            raise ConfigError(f"'{key}' in {source} must be a {kind.__name__}")
-        setattr(settings, attr, value)
+        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"'{key}' in {source} must be {_TYPE_NAMES[kind]}, not {value!r}")
+        if kind is dict:
+            for pattern, codes in value.items():
+                if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                    raise ConfigError(f"'{key}' in {source}: the value for '{pattern}' must be a list of "
+                                      f"rule codes, not {codes!r}")
+        setattr(settings, attr, list(value) if kind is list else dict(value) if kind is dict else value)
     validate(settings, source)
 
 
@@ -140,12 +189,18 @@ def validate(settings: Settings, source: str = "settings") -> None:
         raise ConfigError(f"'profile' in {source} must be one of {', '.join(PROFILES)}, not '{settings.profile}'")
     if settings.torch_version not in KNOWN_TORCH_VERSIONS:
         raise ConfigError(f"'torch-version' in {source} must be one of {', '.join(KNOWN_TORCH_VERSIONS)}")
-    codes = set(registry()) | {"CL900"}
-    for key in ("select", "ignore", "extend_select"):
-        for pattern in getattr(settings, key) or []:
-            p = pattern.strip().upper()
-            if p != "ALL" and not any(c.startswith(p) for c in codes):
-                raise ConfigError(f"unknown rule selector '{pattern}' in {source}")
+    codes = set(registry()) | {UNUSED_NOQA}
+    selectors = [(key.replace("_", "-"), pattern) for key in ("select", "ignore", "extend_select")
+                 for pattern in getattr(settings, key) or []]
+    selectors += [(f"per-file-ignores '{glob}'", pattern) for glob, patterns in settings.per_file_ignores.items()
+                  for pattern in patterns]
+    for extend, ignore in settings.selection_overrides:
+        selectors += [("extend-select", p) for p in extend] + [("ignore", p) for p in ignore]
+    for key, pattern in selectors:
+        p = pattern.strip().upper()
+        if p != "ALL" and not (p and any(c.startswith(p) for c in codes)):
+            raise ConfigError(f"unknown rule selector '{pattern}' in {key} ({source}); "
+                              f"see `compilelint rules`")
 
 
 def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool = False, **overrides) -> Settings:
@@ -158,6 +213,17 @@ def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool 
         found = find_pyproject(paths)
         settings = load(found) if found else Settings()
     names = {f.name for f in fields(Settings)}
+    select = overrides.pop("select", None)
+    extend_select = list(overrides.pop("extend_select", None) or [])
+    ignore = list(overrides.pop("ignore", None) or [])
+    extend_exclude = list(overrides.pop("extend_exclude", None) or [])
+    if select is not None:
+        # A `--select` starts the resolution afresh (Ruff): the file's selection no longer applies.
+        settings.select, settings.extend_select, settings.ignore = list(select), extend_select, ignore
+    elif extend_select or ignore:
+        settings.selection_overrides.append((extend_select, ignore))
+    # `--exclude` replaces the file's `exclude`; `--extend-exclude` adds to both.
+    settings.extend_exclude = list(settings.extend_exclude) + extend_exclude
     for key, value in overrides.items():
         if key not in names:
             raise TypeError(key)

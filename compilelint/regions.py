@@ -313,7 +313,9 @@ def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]
                         continue
                     if callee in reached and (reached[callee].explicit or not explicit):
                         continue
-                    hop = callee_qual if call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1]) else f"{call.label} → {callee_qual}"
+                    own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
+                    plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
+                    hop = callee_qual if plain else f"{call.label} → {callee_qual}"
                     new_path = f"{path} → {hop}"
                     reached[callee] = Reach(root_display, new_path, cudagraph, explicit)
                     queue.append((callee, new_path))

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint import tensors as T
+from compilelint.fix.builders import guard_statement
 from compilelint.rule import Rule
 
 LOGGER_METHODS = frozenset({
@@ -53,10 +54,11 @@ class LoggingCall(Rule):
         name = self.ctx.resolve(func)
         if name in LOGGING_FUNCTIONS:
             self.report(node, f"`{name}()` graph-breaks: guard it with `if not torch.compiler.is_compiling():` "
-                              f"or add it to torch._dynamo.config.reorderable_logging_functions")
+                              f"or add it to torch._dynamo.config.reorderable_logging_functions",
+                        fix=guard_statement(self.ctx, node, f"`{name}()`"))
             return
         if isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS and self._is_logger(func.value):
-            self.report(node)
+            self.report(node, fix=guard_statement(self.ctx, node, "the logging call"))
 
     def _is_logger(self, value: ast.AST) -> bool:
         if self.ctx.kind(value) == T.LOGGER:

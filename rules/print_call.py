@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.fix.builders import guard_statement
 from compilelint.rule import Rule
 
 
@@ -35,7 +36,7 @@ class PrintCall(Rule):
 
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) == "builtins.print":
-            self.report(node)
+            self.report(node, fix=guard_statement(self.ctx, node, "`print()`"))
 
     INVALID = [
         """

@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.fix.builders import where_for_if, where_for_ifexp
 from compilelint.rule import Rule
 
 
@@ -48,22 +49,23 @@ class TensorBranch(Rule):
                "or torch.cond")
     gb_types = ("Data-dependent branching",)
     gb_ids = {"2.13": ("GB0170",), "2.11": ("GB0170",)}
-    fix = "sometimes"
+    fix = "sometimes"  # unsafe torch.where rewrites of assignment-only if/else and ternaries
 
-    def _check(self, test: ast.AST, what: str):
+    def _check(self, test: ast.AST, what: str, build=None, owner=None):
         for expr in truth_tested(test):
             if self.ctx.is_tensor(expr):
+                fix = build(self.ctx, owner, expr) if build is not None else None
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks (GB0170): "
-                                  "use torch.where(cond, a, b) or torch.cond")
+                                  "use torch.where(cond, a, b) or torch.cond", fix=fix)
 
     def visit_If(self, node: ast.If):
-        self._check(node.test, "if")
+        self._check(node.test, "if", where_for_if, node)
 
     def visit_While(self, node: ast.While):
         self._check(node.test, "while")
 
     def visit_IfExp(self, node: ast.IfExp):
-        self._check(node.test, "x if cond else y")
+        self._check(node.test, "x if cond else y", where_for_ifexp, node)
 
     def visit_comprehension(self, node: ast.comprehension):
         for test in node.ifs:

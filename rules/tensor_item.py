@@ -1,6 +1,7 @@
 import ast
 
 from compilelint import tensors as T
+from compilelint.fix.builders import drop_item
 from compilelint.rule import Rule
 
 
@@ -35,7 +36,7 @@ class TensorItem(Rule):
                "torch._dynamo.config.capture_scalar_outputs = True")
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
     gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}
-    fix = "sometimes"
+    fix = "sometimes"  # unsafe: `y * t.item()` with y a tensor → `y * t`
 
     def visit_Call(self, node: ast.Call):
         func = node.func
@@ -44,7 +45,7 @@ class TensorItem(Rule):
         # `.item()` is a tensor (or numpy) method; only a value known to be something else is exempt.
         if self.ctx.kind(func.value) in (T.SCALAR, T.MODULE, T.LOGGER, T.NONE):
             return
-        self.report(node)
+        self.report(node, fix=drop_item(self.ctx, node))
 
     INVALID = [
         """

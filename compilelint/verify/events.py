@@ -30,6 +30,9 @@ _RECOMPILING = re.compile(r"^Recompiling function (?P<name>\S+) in (?P<file>.+):
 _GUARD = re.compile(r"^\s*(?:-\s+)?\d+/\d+: (?P<guard>.*?)\s*(?:#.*?#\s*(?P<tail>\S+):(?P<line>\d+) in (?P<name>\S+))?"
                     r"(?:\s+\(HINT:.*)?$", re.M)
 _SKIP_MARK = "Skipping the function and falling back to eager"
+# Guards on the inputs themselves ("tensor 'x' size mismatch at index 0"): a new input shape or
+# dtype, which automatic dynamic shapes absorb; the code is not at fault.
+_INPUT_GUARD = re.compile(r"^tensor '[^']*' \w+ mismatch")
 
 
 def gb_id(text: str) -> str:
@@ -37,8 +40,9 @@ def gb_id(text: str) -> str:
     return f"GB{m.group(1)}" if m else ""
 
 
-def _event(kind, file, line, *, gb_type="", reason="", stack=(), anchored=True, text=""):
+def _event(kind, file, line, *, gb_type="", reason="", stack=(), anchored=True, text="", input_driven=False):
     return {
+        "input_driven": input_driven,
         "event": kind,
         "file": os.path.abspath(file) if file and not file.startswith("<") else file,
         "line": int(line),
@@ -55,15 +59,17 @@ def _stack(text: str):
 
 
 def _gb_type_and_reason(body: str):
-    """The gb_type is the first line after the 'Graph Break Reason:' header; the reason is its
-    Explanation (or the next line), both one line."""
+    """The gb_type follows 'Graph Break Reason:' — on the same line ("Graph Break Reason: Data-dependent
+    branching"), or after a header ending in ':' ("... when attempting to trace CALL: ...:"). The reason
+    is the first line of its Explanation."""
     lines = [ln.rstrip() for ln in body.splitlines()]
-    start = 0
+    rest = []
     for i, ln in enumerate(lines):
         if ln.startswith("Graph Break Reason:"):
-            start = i + 1
+            inline = ln[len("Graph Break Reason:"):].strip()
+            rest = ([inline] if inline and not inline.endswith(":") else []) + lines[i + 1:]
             break
-    rest = [ln for ln in lines[start:] if ln.strip()]
+    rest = [ln for ln in rest if ln.strip()]
     if not rest:
         return "", ""
     gb_type = rest[0].strip()
@@ -73,8 +79,8 @@ def _gb_type_and_reason(body: str):
         if s.startswith("Explanation:"):
             reason = s[len("Explanation:"):].strip()
             break
-    if not reason and len(rest) > 1 and not rest[1].strip().startswith(("Hint:", "User code", "Developer")):
-        reason = rest[1].strip()
+        if s.startswith(("Hint:", "User code", "Developer", "For more details")):
+            break
     return gb_type, reason
 
 
@@ -101,16 +107,17 @@ def parse_recompile(text: str):
     guard = _GUARD.search(text)
     guard_text = guard.group("guard").strip() if guard else text.strip().splitlines()[0] if text.strip() else ""
     reason = f"guard failed: {guard_text}" if guard_text else "recompiled"
+    inputs = bool(_INPUT_GUARD.match(guard_text))
     stack = _stack(text.split("User stack trace:", 1)[1]) if "User stack trace:" in text else []
     if stack:
         f, ln, _ = stack[-1]
-        return _event(RECOMPILE, f, ln, reason=reason, stack=stack)
+        return _event(RECOMPILE, f, ln, reason=reason, stack=stack, input_driven=inputs)
     if fn is None:
         return None  # a bare recompile_reason with no user line: metrics_events adds the frame
     file, line, anchored = fn.group("file"), int(fn.group("line")), False
     if guard and guard.group("tail") and os.path.basename(guard.group("tail")) == os.path.basename(file):
         line, anchored = int(guard.group("line")), True
-    return _event(RECOMPILE, file, line, reason=reason, anchored=anchored)
+    return _event(RECOMPILE, file, line, reason=reason, anchored=anchored, input_driven=inputs)
 
 
 def dedupe(events):
@@ -159,7 +166,8 @@ def metrics_events(skip=frozenset()):
             if ev is None:
                 co_file, co_line = getattr(m, "co_filename", ""), getattr(m, "co_firstlineno", 0)
                 guard = str(rr).strip().splitlines()[0]
-                ev = _event(RECOMPILE, co_file, co_line or 0, reason=f"guard failed: {guard}", anchored=False)
+                ev = _event(RECOMPILE, co_file, co_line or 0, reason=f"guard failed: {guard}", anchored=False,
+                            input_driven=bool(_INPUT_GUARD.match(re.sub(r"^\d+/\d+: ", "", guard))))
             out.append(ev)
     return out
 

@@ -92,6 +92,38 @@ def install() -> None:
         origin = getattr(module, "__file__", None)
         if origin and _norm(origin) in _SPEC["roots"]:
             _patch(module, _norm(origin))
+    script = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    if script and os.path.isfile(script) and _norm(script) in _SPEC["roots"]:
+        _watch_main(_norm(script))
+
+
+def _watch_main(origin: str) -> None:
+    """`python train.py` with the flagged functions in train.py itself: no import to hook, so trace
+    the script's top-level frame and wrap each root as soon as its `def`/`class` has run (before
+    the `__main__` block can call it), then stop tracing."""
+    pending = {q for q in _SPEC["roots"][origin] if "<locals>" not in q}
+
+    def local(frame, event, arg):
+        if event in ("line", "return"):
+            module = sys.modules.get("__main__")
+            for qualname in sorted(pending):
+                if qualname.split(".")[0] in frame.f_globals:
+                    pending.discard(qualname)
+                    try:
+                        _patch_one(module, origin, qualname)
+                    except Exception as e:
+                        _write(type="error", message=f"could not wrap {qualname} in {origin}: {e}")
+            if not pending or event == "return":
+                sys.settrace(None)
+        return local
+
+    def watch(frame, event, arg):
+        code = frame.f_code
+        if code.co_name == "<module>" and _norm(code.co_filename) == origin:
+            return local
+        return None
+
+    sys.settrace(watch)
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -11,6 +11,8 @@ An event confirms a finding when
   and failing that (gb_type titles drift between versions) the nearest preceding finding that no
   other event confirmed. One line before the finding is also accepted (`g = torch.Generator()` is
   reported at the constructor, one line above the flagged `g.manual_seed`).
+- Recompiles caused by the inputs (a new shape or dtype) or by a value a confirmed break produced
+  are never reported as missed.
 - A recompile that names no user line (a shape guard names only the function) confirms every
   recompile finding of that function.
 Everything left over is *missed*: a break or recompile that no rule predicted.
@@ -160,9 +162,19 @@ def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: 
         if chosen:
             for t in chosen:
                 t.events.append(ev)
-        else:
+        elif not _explained(ev, by_file.get(ev["file"], ())):
             missed.append(ev)
     return missed
+
+
+def _explained(ev: dict, targets) -> bool:
+    """Recompiles that are not news: a new input shape or dtype (automatic dynamic absorbs it), or
+    a guard on the value a confirmed break produced (`.item()` resumes guard on the float)."""
+    if ev["event"] != "recompile":
+        return False
+    if ev.get("input_driven"):
+        return True
+    return any(t.kind == "break" and t.events and t.row <= ev["line"] <= t.end_row for t in targets)
 
 
 def _nearest(cands: List[Target], line: int) -> List[Target]:

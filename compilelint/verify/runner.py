@@ -138,9 +138,10 @@ def run_example(example: str, trace_files: Sequence[str], *, device: str, backen
         outcome.torch = outcome.torch or meta.get("torch", "")
         outcome.device = outcome.device or meta.get("device", "")
         outcome.runs.append(run)
-    if count is None:
+    if not count:
         # Target 0 never got as far as counting: the factory itself is broken, so is every target.
-        outcome.error = results[0][0].error or "the example factory did not run"
+        outcome.error = ("the example factory returned no targets" if count == 0 else
+                         results[0][0].error or "the example factory did not run")
         outcome.runs = []
     return outcome
 

@@ -1,0 +1,107 @@
+import ast
+
+from compilelint import tensors as T
+from compilelint.rule import Rule
+
+NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
+
+
+class AutogradInRegion(Rule):
+    """
+    ## What it does
+    Finds autograd calls inside compiled code: `t.requires_grad_()`, `loss.backward()`,
+    `torch.autograd.grad(...)` and `torch.autograd.backward(...)`.
+
+    ## Why is this bad?
+    Dynamo traces the forward computation; these calls drive autograd from inside it and
+    graph-break: `requires_grad_()` ("Unsupported Tensor.requires_grad_() call", GB0125; on 2.13
+    an intermediate gives GB7324/GB8985), `backward()` ("Unsupported Tensor.backward() call",
+    GB0123) and `torch.autograd.grad` (GB9186). `requires_grad_(False)` is fine.
+
+    ## Example
+    ```python
+    @torch.compile
+    def train_step(model, x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+    ```
+
+    ## Use instead
+    Compile the model (or the loss computation) and call `backward()` outside it; torch.compile
+    builds the backward graph for you. To trace `backward()` and `torch.autograd.grad` anyway,
+    set `torch._dynamo.config.trace_autograd_ops = True`. Call `requires_grad_()` before the
+    compiled region.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0123.html
+    """
+
+    code = "CL209"
+    name = "autograd-in-region"
+    message = ("autograd calls inside compiled code graph-break: call backward() outside, or set "
+               "torch._dynamo.config.trace_autograd_ops = True")
+    gb_types = ("Unsupported Tensor.backward() call", "Unsupported Tensor.requires_grad_() call",
+                "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",
+                "returning intermediate with requires_grad_()", "requires_grad_() intermediate leaked as output")
+    gb_ids = {"2.13": ("GB0123", "GB0125", "GB9186", "GB7324", "GB8985"),
+              "2.11": ("GB0123", "GB0125", "GB9186")}
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        name = self.ctx.resolve(func)
+        if name in ("torch.autograd.grad", "torch.autograd.backward"):
+            self.report(node, f"`{name}()` graph-breaks inside compiled code (GB9186): set "
+                              "torch._dynamo.config.trace_autograd_ops = True, or call it outside the compiled region")
+            return
+        if not isinstance(func, ast.Attribute):
+            return
+        if func.attr == "backward" and self.ctx.kind(func.value) not in NOT_TENSORS:
+            if self.ctx.is_tensor(func.value) or self._loss_like(func.value):
+                self.report(node, "`.backward()` graph-breaks inside compiled code (GB0123): compile the forward and "
+                                  "call backward() outside, or set torch._dynamo.config.trace_autograd_ops = True")
+        elif func.attr == "requires_grad_" and self.ctx.is_tensor(func.value) and not _turns_off(node):
+            self.report(node, "`.requires_grad_()` graph-breaks inside compiled code (GB0125): call it before the "
+                              "compiled region")
+
+    @staticmethod
+    def _loss_like(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and "loss" in node.id.lower()
+
+    INVALID = [
+        """
+import torch
+import torch.nn.functional as F
+
+@torch.compile
+def train_step(model, x, y):
+    x = x.clone().requires_grad_()  # <-
+    loss = F.cross_entropy(model(x), y)
+    (g,) = torch.autograd.grad(loss, x, retain_graph=True)  # <-
+    loss.backward()  # <-
+    return g
+""",
+    ]
+    VALID = [
+        """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        x = x.requires_grad_(False)
+        self.head.requires_grad_(False)
+        return x * 2
+
+def train(model, opt, x, y):
+    compiled = torch.compile(model)
+    loss = F.cross_entropy(compiled(x), y)
+    loss.backward()  # outside the compiled region
+    opt.step()
+""",
+    ]
+
+
+def _turns_off(node: ast.Call) -> bool:
+    args = list(node.args) + [k.value for k in node.keywords if k.arg == "requires_grad"]
+    return any(isinstance(a, ast.Constant) and a.value is False for a in args)

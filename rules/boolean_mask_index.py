@@ -1,0 +1,79 @@
+import ast
+
+from compilelint import tensors as T
+from compilelint.rule import Rule
+
+
+class BooleanMaskIndex(Rule):
+    """
+    ## What it does
+    Finds reads of a tensor indexed by a boolean mask, `x[mask]` (also `x[:, mask]`), inside
+    compiled code. Assignments through a mask (`x[mask] = 0`, `x[mask] += v`) are not reported:
+    they keep the shape and trace cleanly.
+
+    ## Why is this bad?
+    The result has as many rows as the mask has `True` values, which is data: a plain
+    `torch.compile` graph-breaks ("Dynamic shape operator", GB0036) and the next call
+    recompiles for the new size.
+
+    ## Example
+    ```python
+    valid = scores[scores > threshold]
+    return valid.mean()
+    ```
+
+    ## Use instead
+    Keep the shape: `torch.where(mask, x, 0)`, `x.masked_fill(~mask, 0)`, or a masked
+    reduction (`(x * mask).sum() / mask.sum()`). Or set
+    `torch._dynamo.config.capture_dynamic_output_shape_ops = True`.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html
+    """
+
+    code = "CL302"
+    name = "boolean-mask-index"
+    message = ("indexing with a boolean mask has a data-dependent size and graph-breaks (GB0036): use "
+               "torch.where(mask, x, 0) / masked_fill, or set torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    gb_types = ("Dynamic shape operator",)
+    gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
+
+    def visit_Subscript(self, node: ast.Subscript):
+        if not isinstance(node.ctx, ast.Load) or not self.ctx.is_tensor(node.value):
+            return
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(self.ctx.kind(p) == T.BOOL for p in parts):
+            self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Filter(nn.Module):
+    def forward(self, x, scores):
+        keep = scores > 0.5
+        kept = x[keep]  # <-
+        clean = x[~torch.isnan(x)].sum()  # <-
+        cols = x[:, x[0] > 0]  # <-
+        return kept, clean, cols
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Filter(nn.Module):
+    def forward(self, x, scores, idx):
+        keep = scores > 0.5
+        x[keep] = 0
+        x[~keep] += 1.0
+        y = torch.where(keep, x, 0)
+        z = x.masked_fill(~keep, 0.0)
+        picked = x[idx]
+        first = x[0]
+        return y + z + picked.sum() + first.sum()
+""",
+    ]

@@ -1,0 +1,103 @@
+import ast
+
+from compilelint.rule import Rule
+
+GROW = frozenset({"append", "extend", "insert"})
+
+
+class ContainerGrowth(Rule):
+    """
+    ## What it does
+    Finds `self.cache.append/extend/insert(...)` in compiled code where `self.cache` is a list
+    created in `__init__`, and `.append/extend/insert` on a module-level list.
+
+    ## Why is this bad?
+    Dynamo guards on the length of lists it reads (`len(self.cache) == 3`). Growing one from
+    compiled code fails that guard on the next call: a recompile per call (measured: 3 of 4
+    calls for `self.cache.append`, 2 of 3 for a global list) until `recompile_limit` (8), then
+    the frame runs eager. Local lists and module-level dict stores are fine.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        y = self.layer(x)
+        self.history.append(y.detach())
+        return y
+    ```
+
+    ## Use instead
+    Return the values and collect them outside the compiled region, write into a
+    preallocated tensor buffer (`self.history[i].copy_(y)`), or use a forward hook outside
+    the compiled module.
+
+    ## References
+    https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html
+    """
+
+    code = "CL403"
+    name = "container-growth"
+    message = ("growing a list that outlives the call recompiles on every call (its length is guarded) until "
+               "recompile_limit (8), then the frame runs eager: return the values, or preallocate a tensor buffer")
+    kind = "recompile"
+    severity = "warning"
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in GROW:
+            return
+        owner = func.value
+        if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self":
+            cls = self.ctx.cls
+            if cls is not None and owner.attr in cls.init_lists:
+                self.report(node, f"`self.{owner.attr}.{func.attr}()` grows a module list: its length is guarded, so "
+                                  "every call recompiles until recompile_limit (8), then the frame runs eager; return "
+                                  "the values or preallocate a tensor buffer")
+        elif isinstance(owner, ast.Name) and self.ctx.function is not None and self.ctx.is_global_list(owner.id):
+            self.report(node, f"`{owner.id}.{func.attr}()` grows a module-level list: its length is guarded, so every "
+                              "call recompiles until recompile_limit (8), then the frame runs eager; return the values "
+                              "instead")
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+_TRACE = []
+
+class Recorder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+
+    def forward(self, x):
+        y = x * 2
+        self.history.append(y.detach())  # <-
+        _TRACE.extend([y.sum()])  # <-
+        return y
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+_LAST = {}
+
+class Recorder(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(n)])
+        self.history = []
+
+    def forward(self, x):
+        outs = []
+        for block in self.blocks:
+            x = block(x)
+            outs.append(x)
+        _LAST["x"] = x
+        return torch.stack(outs)
+
+    def record(self, y):
+        self.history.append(y)  # not compiled
+""",
+    ]

@@ -1,0 +1,110 @@
+import ast
+
+from compilelint import tensors as T
+from compilelint.rule import Rule
+
+# Ops whose output size depends on the data.
+OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
+
+
+class DynamicShapeOp(Rule):
+    """
+    ## What it does
+    Finds operators whose output shape depends on tensor values inside compiled code:
+    `torch.nonzero`/`t.nonzero()`, `argwhere`, `masked_select`, `unique`,
+    `unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats, and the
+    one-argument `torch.where(cond)`.
+
+    ## Why is this bad?
+    A plain `torch.compile` graph-breaks at each of them ("Dynamic shape operator", GB0036):
+    the output size is unknown until the data is read. (`fullgraph=True` hides this: it turns
+    on `capture_dynamic_output_shape_ops` by itself.) `torch.repeat_interleave(x, counts)`
+    even makes the frame run eager. `repeat_interleave` with an int is fine.
+
+    ## Example
+    ```python
+    token_idx = torch.nonzero(expert_mask[e]).squeeze(-1)
+    ```
+
+    ## Use instead
+    Set `torch._dynamo.config.capture_dynamic_output_shape_ops = True` to capture them with
+    unbacked sizes, or keep shapes static: masks with `torch.where(cond, a, b)`,
+    `scatter`/`index_add` over a fixed size, `bincount(minlength=...)` outside the region, or
+    sort-based routing with a fixed capacity.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html
+    """
+
+    code = "CL301"
+    name = "dynamic-shape-op"
+    message = ("an op whose output shape depends on data graph-breaks (GB0036): set "
+               "torch._dynamo.config.capture_dynamic_output_shape_ops = True or keep shapes static (torch.where)")
+    gb_types = ("Dynamic shape operator",)
+    gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
+
+    def _say(self, node, what: str):
+        self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks (GB0036): set "
+                          "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep shapes static")
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        name = self.ctx.resolve(func) or ""
+        if name.startswith("torch.") and name.count(".") == 1:
+            op = name[6:]
+            if op in OPS:
+                self._say(node, f"torch.{op}()")
+            elif op == "repeat_interleave" and self._tensor_repeats(node, 1):
+                self._say(node, "torch.repeat_interleave() with tensor repeats")
+            elif op == "where" and len(node.args) == 1 and not node.keywords:
+                self._say(node, "torch.where(cond)")
+            return
+        if not isinstance(func, ast.Attribute) or not self.ctx.is_tensor(func.value):
+            return
+        if func.attr in OPS:
+            self._say(node, f"Tensor.{func.attr}()")
+        elif func.attr == "repeat_interleave" and self._tensor_repeats(node, 0):
+            self._say(node, "Tensor.repeat_interleave() with tensor repeats")
+
+    def _tensor_repeats(self, node: ast.Call, index: int) -> bool:
+        repeats = node.args[index] if len(node.args) > index else None
+        for k in node.keywords:
+            if k.arg == "repeats":
+                repeats = k.value
+        if repeats is None:
+            # torch.repeat_interleave(counts): the tensor is its own repeats.
+            return index == 1 and len(node.args) == 1 and self.ctx.is_tensor(node.args[0])
+        return self.ctx.is_tensor(repeats)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Dispatch(nn.Module):
+    def forward(self, x, expert_ids, counts):
+        rows = torch.nonzero(expert_ids == 0).squeeze(-1)  # <-
+        hit = (expert_ids == 1).nonzero()  # <-
+        uniq = torch.unique(expert_ids)  # <-
+        load = torch.bincount(expert_ids.flatten())  # <-
+        big = torch.masked_select(x, x > 0)  # <-
+        idx = torch.where(x > 0)  # <-
+        rep = torch.repeat_interleave(x, counts, dim=0)  # <-
+        return rows, hit, uniq, load, big, idx, rep
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Dispatch(nn.Module):
+    def forward(self, x, expert_ids):
+        kept = torch.where(x > 0, x, torch.zeros_like(x))
+        heads = x.repeat_interleave(2, dim=1)
+        onehot = torch.nn.functional.one_hot(expert_ids, 8)
+        load = onehot.sum(0)
+        return kept, heads, load
+""",
+    ]

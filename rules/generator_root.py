@@ -1,0 +1,70 @@
+from compilelint.rule import Rule
+
+
+class GeneratorRoot(Rule):
+    """
+    ## What it does
+    Finds generator functions (with `yield`) handed directly to torch.compile:
+    `@torch.compile` on a generator, or `torch.compile(gen_fn)`. The project pass reports them
+    at the `def` line.
+
+    ## Why is this bad?
+    Dynamo does not trace a generator frame: "Attempt to trace generator" (GB0003). With a plain
+    `torch.compile` the whole function silently runs eager — 0 graphs, and even
+    `error_on_graph_break(True)` stays quiet — so the compile does nothing. A generator helper
+    *called and consumed* inside a compiled function (`sum(gen(x))`) is fine.
+
+    ## Example
+    ```python
+    @torch.compile
+    def decode(model, x, steps):
+        for _ in range(steps):
+            x = model(x)
+            yield x
+    ```
+
+    ## Use instead
+    Compile the non-generator step (`step = torch.compile(model)`) and keep the `yield` loop
+    outside; or return a list instead of yielding.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0003.html
+    """
+
+    code = "CL211"
+    name = "generator-root"
+    message = ("torch.compile on a generator function compiles nothing: Dynamo skips generator frames (GB0003) "
+               "and the function runs eager; compile the step it yields from instead")
+    gb_types = ("Attempt to trace generator",)
+    gb_ids = {"2.13": ("GB0003",), "2.11": ("GB0003",)}
+
+    INVALID = [
+        """
+import torch
+
+@torch.compile
+def decode(step, x, n: int):  # <-
+    for _ in range(n):
+        x = step(x)
+        yield x
+""",
+    ]
+    VALID = [
+        """
+import torch
+
+def _chunks(x):
+    for i in range(0, x.shape[0], 2):
+        yield x[i:i + 2]
+
+@torch.compile
+def total(x):
+    return sum(c.sum() for c in _chunks(x))
+
+def decode(step, x, n):
+    compiled = torch.compile(step)
+    for _ in range(n):
+        x = compiled(x)
+        yield x
+""",
+    ]

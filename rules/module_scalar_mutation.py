@@ -1,0 +1,117 @@
+import ast
+
+from compilelint.fix.builders import buffer_counter
+from compilelint.rule import Rule
+
+
+def _self_attr(node: ast.AST):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _reads(value: ast.AST, attr: str) -> bool:
+    return any(_self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in ast.walk(value))
+
+
+class ModuleScalarMutation(Rule):
+    """
+    ## What it does
+    Finds `self.n += 1` / `self.n = self.n + 1` in compiled code where `self.n` is a Python
+    int or float set to a constant in `__init__` (step counters, call counters, running
+    scales).
+
+    ## Why is this bad?
+    Dynamo treats int attributes of an `nn.Module` as constants and guards on their value
+    (`self.counter == 3`). Changing it makes the next call fail the guard and recompile: one
+    recompile per call until `recompile_limit` (8), then the frame runs eager for good
+    (measured: 12 calls, 8 recompiles, then eager). Nothing breaks, so `explain()` calls it clean.
+
+    ## Example
+    ```python
+    def __init__(self):
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x):
+        self.step += 1
+        return x * self.step
+    ```
+
+    ## Use instead
+    Keep the counter in a registered buffer and update it in place
+    (`self.register_buffer("step", torch.zeros((), dtype=torch.long))`, then
+    `self.step.add_(1)`: 0 recompiles), keep the count outside the compiled module, or set
+    `torch._dynamo.config.allow_unspec_int_on_nn_module = True` (ints only; 8 recompiles → 1).
+
+    ## References
+    https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html
+    """
+
+    code = "CL401"
+    name = "module-scalar-mutation"
+    message = ("mutating a Python number attribute of the module recompiles on every call until recompile_limit "
+               "(8), then the frame runs eager: keep it in a registered buffer updated in place, or set "
+               "torch._dynamo.config.allow_unspec_int_on_nn_module = True")
+    kind = "recompile"
+    severity = "warning"
+    fix = "unsafe"  # `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
+
+    def _check(self, target: ast.AST, node: ast.AST):
+        attr = _self_attr(target)
+        cls = self.ctx.cls
+        if attr is None or cls is None or attr not in cls.init_numbers:
+            return
+        self.report(node, f"`self.{attr}` is a Python number attribute: changing it in compiled code recompiles on "
+                          "every call until recompile_limit (8), then the frame runs eager; keep it in a registered "
+                          "buffer updated in place (`self.%s.add_(1)`), or set "
+                          "torch._dynamo.config.allow_unspec_int_on_nn_module = True" % attr,
+                    fix=buffer_counter(self.ctx, node, attr))
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        self._check(node.target, node)
+
+    def visit_Assign(self, node: ast.Assign):
+        for t in node.targets:
+            attr = _self_attr(t)
+            if attr and _reads(node.value, attr):
+                self._check(t, node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.scale = 1.0
+
+    def forward(self, x):
+        self.calls += 1  # <-
+        self.scale = self.scale * 0.99  # <-
+        return x * self.scale
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+        self.w = nn.Parameter(torch.ones(4))
+        self.eps = 1e-5
+
+    def forward(self, x):
+        self.steps.add_(1)
+        self.w.data = self.w.data * 0.5
+        return x * self.w / (self.steps + self.eps)
+
+    def reset(self):
+        self.eps = 1e-6  # not compiled
+""",
+    ]

@@ -1,0 +1,78 @@
+import ast
+
+from compilelint.rule import Rule
+
+
+class TensorTolist(Rule):
+    """
+    ## What it does
+    Finds `t.tolist()` on a tensor inside compiled code, including `for v in t.tolist():`.
+
+    ## Why is this bad?
+    `.tolist()` copies every element into a Python number. For a float tensor Dynamo always
+    graph-breaks ("Tensor.tolist() with non-integer tensor", GB0109), even under `fullgraph=True`;
+    for an integer tensor a plain `torch.compile` breaks too ("Data dependent operator", GB0033)
+    and the values become guards, so the next call with other values recompiles. Loops over the
+    list are unrolled per value.
+
+    ## Example
+    ```python
+    counts = torch.bincount(expert_ids, minlength=8)
+    for e, n in enumerate(counts.tolist()):
+        ...
+    ```
+
+    ## Use instead
+    Stay in tensor land (index, mask, `torch.where`, `scatter`/`index_add`), or take the list
+    outside the compiled region and pass it in. For integer tensors
+    `torch._dynamo.config.capture_scalar_outputs = True` captures the values as symbolic ints;
+    nothing helps float tensors.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0109.html
+    """
+
+    code = "CL103"
+    name = "tensor-tolist"
+    message = ("`.tolist()` on a tensor graph-breaks: integer tensors are captured with "
+               "torch._dynamo.config.capture_scalar_outputs = True (GB0033), float ones never (GB0109); "
+               "keep the tensor or move the loop out of the compiled region")
+    gb_types = ("Tensor.tolist() with non-integer tensor", "Data dependent operator")
+    gb_ids = {"2.13": ("GB0109", "GB0033"), "2.11": ("GB0109", "GB0033")}
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "tolist" and not node.args and not node.keywords \
+                and self.ctx.is_tensor(func.value):
+            self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def forward(self, x, expert_ids):
+        counts = torch.bincount(expert_ids.flatten(), minlength=8)
+        sizes = counts.tolist()  # <-
+        for w in x.mean(0).tolist():  # <-
+            x = x * w
+        return x.split(sizes)
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.sizes = list(sizes)
+
+    def forward(self, x, cfg):
+        shape = list(x.shape)
+        widths = cfg.widths.tolist()  # not known to be a tensor: say nothing
+        return x.reshape(shape).split(self.sizes, dim=-1)
+""",
+    ]

@@ -1,0 +1,75 @@
+"""Compiled regions: each root form, each stop, each reach form, across files (fixtures/regions)."""
+import os
+import re
+
+import pytest
+
+from compilelint.config import Settings
+from compilelint.engine import check_paths
+
+from conftest import FIXTURES
+
+REGIONS = os.path.join(FIXTURES, "regions")
+CASES = sorted(n for n in os.listdir(REGIONS) if n.endswith(".py") or os.path.isdir(os.path.join(REGIONS, n)))
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def expected(path):
+    out = set()
+    files = [path] if os.path.isfile(path) else [
+        os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".py")]
+    scope = "modules"
+    for f in files:
+        with open(f) as fh:
+            for i, line in enumerate(fh, 1):
+                if i == 1 and "compilelint-test:" in line:
+                    scope = line.split("scope=")[1].strip()
+                m = EXPECT.search(line)
+                if m:
+                    for code in m.group(1).split(","):
+                        out.add((os.path.realpath(f), i, code.strip()))
+    return out, scope
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_region_case(case):
+    path = os.path.join(REGIONS, case)
+    want, scope = expected(path)
+    report = check_paths([path], Settings(cache=False, scope=scope))
+    assert not report.errors
+    got = {(os.path.realpath(f.path), f.span.row, f.code) for f in report.findings}
+    assert got == want
+
+
+def test_reach_path_names_the_chain():
+    path = os.path.join(REGIONS, "crossfile")
+    report = check_paths([path], Settings(cache=False, scope="compiled"))
+    reasons = {(os.path.basename(f.path), f.span.row): f.region.reason for f in report.findings}
+    assert reasons[("layers.py", 9)] == "Llama.forward → self.layers[i] → DecoderLayer.forward → self.attn → Attention.forward → rotate_half"
+    assert reasons[("base.py", 7)].endswith("Attention.forward → BaseLayer.norm")
+    assert all(f.region.root.endswith("model.py:Llama.forward") for f in report.findings)
+
+
+def test_entry_restricts_to_what_it_reaches():
+    path = os.path.join(REGIONS, "crossfile")
+    model = os.path.join(path, "pkg", "model.py")
+    report = check_paths([path], Settings(cache=False, entries=[f"{model}:MLP"]))
+    assert {(os.path.basename(f.path), f.span.row) for f in report.findings} == {("model.py", 16)}
+    report = check_paths([path], Settings(cache=False, entries=["pkg.model:Attention"]))
+    assert {os.path.basename(f.path) for f in report.findings} == {"layers.py", "base.py"}
+    assert all(f.region.root.endswith("model.py:Attention.forward") for f in report.findings)
+
+
+def test_scope_modules_makes_every_forward_a_candidate():
+    path = os.path.join(REGIONS, "roots_callsites.py")
+    report = check_paths([path], Settings(cache=False, scope="modules"))
+    assert any("never compiled under scope=compiled" in open(path).read().splitlines()[f.span.row - 1]
+               for f in report.findings)
+    compiled_only = check_paths([path], Settings(cache=False, scope="compiled"))
+    assert len(report.findings) == len(compiled_only.findings) + 1
+
+
+def test_scope_all_reports_every_function():
+    path = os.path.join(REGIONS, "roots_decorators.py")
+    report = check_paths([path], Settings(cache=False, scope="all"))
+    assert any(f.function == "never_compiled" for f in report.findings)
