@@ -303,7 +303,8 @@ def environment(args, cl: Compilelint, torchfix: Path | None) -> dict:
         "runs": args.runs,
         "libcst": dist_version("libcst"),
         "torchfix": torchfix_env.versions() if torchfix else None,
-        "compilelint": getattr(cl, "version", None) if cl.available else "not available",
+        "compilelint": (getattr(cl, "version", None) if cl.available
+                        else "skipped" if args.no_compilelint else "not available"),
         "corpora": {n: f"{d}=={v} {s}" for n, (d, v, s) in corpus_mod.CORPORA.items()},
     }
 
@@ -318,6 +319,7 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--compilelint", metavar="CMD",
                         help="compilelint command (default: the one next to this Python, else the working tree)")
+    parser.add_argument("--no-compilelint", action="store_true", help="skip compilelint (baselines only)")
     parser.add_argument("--no-torchfix", action="store_true", help="skip TorchFix (it is slow)")
     parser.add_argument("--torchfix-runs", type=int, help="runs for TorchFix (default: --runs)")
     parser.add_argument("--torchfix-all", action="store_true",
@@ -335,8 +337,10 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="compilelint-bench-") as tmp:
         workdir = Path(tmp)
-        cl = Compilelint(args.compilelint, workdir)
-        if not cl.available:
+        cl = Compilelint("false" if args.no_compilelint else args.compilelint, workdir)
+        if args.no_compilelint:
+            cl.why = "skipped (--no-compilelint)"
+        elif not cl.available:
             print(f"compilelint not available ({' '.join(cl.cmd)}):\n{cl.why}", flush=True)
 
         rows: list[Row] = []

@@ -52,10 +52,10 @@ def walk(node: ast.AST) -> List[ast.AST]:
 _LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
-def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None) -> FileSummary:
+def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
     if tree is None:
         tree = ast.parse(source.text, filename=path)
-    return FileAnalyzer(path, source, tree).run()
+    return FileAnalyzer(path, source, tree, prefilter).run()
 
 
 class ClassFacts:
@@ -77,7 +77,8 @@ class ClassFacts:
 
 
 class FileAnalyzer:
-    def __init__(self, path: str, source: SourceFile, tree: ast.Module):
+    def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
+        self.prefilter = prefilter
         self.path = path
         self.source = source
         self.tree = tree
@@ -115,7 +116,9 @@ class FileAnalyzer:
             if isinstance(stmt, ast.ClassDef):
                 self._class_facts(stmt)
         self._scan_noqa()
-        rules = [cls(self) for cls in registry().values()]
+        text = self.source.text
+        rules = [cls(self) for cls in registry().values()
+                 if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
         self.hooks: Dict[str, list] = {}
         for rule in rules:
             for name in dir(rule):

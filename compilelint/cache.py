@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import shutil
 import tempfile
 from typing import Optional
 
@@ -16,15 +17,30 @@ from compilelint import __version__
 FORMAT = "1"
 
 
+def _code_fingerprint() -> str:
+    """Changes whenever compilelint's own code does (an edited rule must not read stale entries)."""
+    import compilelint
+    import compilelint.rules
+
+    h = hashlib.blake2b(digest_size=6)
+    for folder in (os.path.dirname(compilelint.__file__), os.path.dirname(compilelint.rules.__file__)):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                h.update(f"{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
 class Cache:
     def __init__(self, directory: str):
-        self.directory = os.path.join(directory, f"v{__version__}-{FORMAT}")
+        self.root = directory
+        self.directory = os.path.join(directory, f"v{__version__}-{FORMAT}-{_code_fingerprint()}")
         self._ready = False
 
     @staticmethod
-    def key(data: bytes, module: str, path: str) -> str:
+    def key(data: bytes, module: str, path: str, prefilter: bool = True) -> str:
         h = hashlib.blake2b(digest_size=20)
-        h.update(module.encode() + b"\0" + os.path.basename(path).encode() + b"\0")
+        h.update(module.encode() + b"\0" + os.path.basename(path).encode() + b"\0" + bytes([prefilter]))
         h.update(data)
         return h.hexdigest()
 
@@ -50,9 +66,12 @@ class Cache:
     def _prepare(self) -> None:
         if self._ready:
             return
-        root = os.path.dirname(self.directory)
-        os.makedirs(root, exist_ok=True)
-        ignore = os.path.join(root, ".gitignore")
+        os.makedirs(self.root, exist_ok=True)
+        for name in os.listdir(self.root):  # entries of other compilelint builds are dead weight
+            old = os.path.join(self.root, name)
+            if name.startswith("v") and old != self.directory and os.path.isdir(old):
+                shutil.rmtree(old, ignore_errors=True)
+        ignore = os.path.join(self.root, ".gitignore")
         if not os.path.exists(ignore):
             with open(ignore, "w") as f:
                 f.write("# Automatically created by compilelint.\n*\n")

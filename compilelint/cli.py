@@ -225,12 +225,15 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
 
 
 @main.command("rules")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text")
 def rules_command(output_format):
     """The rule table: code, name, Dynamo gb_type, fix availability, on by default."""
     import json
 
     rules = registry()
+    if output_format == "markdown":
+        click.echo(rules_markdown(rules))
+        return
     if output_format == "json":
         click.echo(json.dumps([{
             "code": r.code, "name": r.name, "gb_type": list(r.gb_types), "kind": r.kind, "fix": r.fix,
@@ -245,6 +248,17 @@ def rules_command(output_format):
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+
+
+def rules_markdown(rules) -> str:
+    """The README's rule table (a test keeps README.md in step with the registry)."""
+    lines = ["| Code | Name | What it finds | Dynamo gb_type | Fix | Default |", "|---|---|---|---|---|---|"]
+    for r in rules.values():
+        what = r.doc().split("## What it does", 1)[-1].split("##", 1)[0].strip().replace("\n", " ")
+        gb = "; ".join(f"`{g}`" for g in r.gb_types) or ("recompile" if r.kind == "recompile" else "—")
+        fix = "" if r.fix == "none" else r.fix
+        lines.append(f"| {r.code} | `{r.name}` | {what} | {gb} | {fix} | {'on' if r.default_enabled else 'off'} |")
+    return "\n".join(lines)
 
 
 @main.command("rule")

@@ -34,12 +34,12 @@ class UsageError(Exception):
     """Bad command-line input (an --entry that names nothing): exit 2 with this one line."""
 
 
-def analyze_bytes(path: str, data: bytes, debug: bool = False):
+def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
     """('ok', FileSummary) or ('error', one-line message). Never raises."""
     try:
         source = decode(path, data)
         tree = ast.parse(source.text, filename=path)
-        return "ok", analyze(path, source, tree)
+        return "ok", analyze(path, source, tree, prefilter)
     except SourceError as e:
         return "error", str(e)
     except SyntaxError as e:
@@ -55,8 +55,8 @@ def analyze_bytes(path: str, data: bytes, debug: bool = False):
 
 
 def _worker(args):
-    path, data, debug = args
-    return analyze_bytes(path, data, debug)
+    path, data, debug, prefilter = args
+    return analyze_bytes(path, data, debug, prefilter)
 
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
@@ -77,7 +77,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
             except OSError as e:
                 errors.append(FileError(path, _os_message(e)))
                 continue
-        key = Cache.key(data, module_name_for(path), path) if cache else None
+        key = Cache.key(data, module_name_for(path), path, settings.prefilter) if cache else None
         hit = cache.get(key) if cache else None
         if hit is not None:
             hit.path = path
@@ -85,7 +85,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         else:
             todo.append((path, data, key))
     jobs = settings.jobs or os.cpu_count() or 1
-    work = [(p, d, debug) for p, d, _ in todo]
+    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
             results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))

@@ -35,6 +35,10 @@ class Rule:
     # Only findings inside compiled regions count; usage rules (CL5xx, compile-in-loop) count anywhere.
     region_only: ClassVar[bool] = True
     severity: ClassVar[str] = "error"
+    # Words one of which must appear in a file for the rule to possibly fire (the name it resolves
+    # through imports always appears, at least in the import). Empty: the rule always runs.
+    # The prefilter skips the rule elsewhere; `--no-prefilter` runs every rule on every file.
+    triggers: ClassVar[Tuple[str, ...]] = ()
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
 

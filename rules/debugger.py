@@ -56,6 +56,31 @@ class Debugger(Rule):
                 and self.ctx.resolve(func.value.func) in DEBUGGER_CLASSES:
             self.report(node, fix=guard_statement(self.ctx, node, "the breakpoint"))
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        breakpoint()
+        return x * 2
+""",
+            """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            breakpoint()
+        return x * 2
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import pdb

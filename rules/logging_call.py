@@ -69,6 +69,37 @@ class LoggingCall(Rule):
             return name.rsplit(".", 1)[-1] in T.LOGGER_FACTORIES
         return isinstance(value, ast.Attribute) and value.attr in ("logger", "_logger", "log")
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import logging
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+class Block(nn.Module):
+    def forward(self, x):
+        logger.debug("block %s", x.shape)
+        return x * 2
+""",
+            """
+import logging
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+class Block(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            logger.debug("block %s", x.shape)
+        return x * 2
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import logging

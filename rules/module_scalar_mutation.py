@@ -77,6 +77,38 @@ class ModuleScalarMutation(Rule):
             if attr and _reads(node.value, attr):
                 self._check(t, node)
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * self.calls
+""",
+            """
+import torch
+from torch import nn
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.tensor(0), persistent=False)
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x * self.calls
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import torch

@@ -54,6 +54,38 @@ class OneHotDynamic(Rule):
         if classes is None or _minus_one(classes):
             self.report(node, fix=one_hot_num_classes(self.ctx, node))
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.num_experts = 8
+
+    def forward(self, ids):
+        return F.one_hot(ids % self.num_experts)
+""",
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.num_experts = 8
+
+    def forward(self, ids):
+        return F.one_hot(ids % self.num_experts, num_classes=self.num_experts)
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import torch

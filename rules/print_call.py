@@ -38,6 +38,30 @@ class PrintCall(Rule):
         if self.ctx.resolve(node.func) == "builtins.print":
             self.report(node, fix=guard_statement(self.ctx, node, "`print()`"))
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        print("block", x.shape)
+        return x * 2
+""",
+            """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            print("block", x.shape)
+        return x * 2
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import torch

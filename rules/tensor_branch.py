@@ -94,6 +94,33 @@ class TensorBranch(Rule):
             self.report(node.operand, "`not` on a tensor calls bool() and graph-breaks (GB0170): use "
                                       "torch.logical_not(t) or `~mask`")
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Gate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        return y if y.mean() > 0 else -y
+""",
+            """
+import torch
+from torch import nn
+
+class Gate(nn.Module):
+    def forward(self, x):
+        y = torch.where(x.sum() > 0, x * 2, x - 1)
+        return torch.where(y.mean() > 0, y, -y)
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import torch

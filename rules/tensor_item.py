@@ -47,6 +47,26 @@ class TensorItem(Rule):
             return
         self.report(node, fix=drop_item(self.ctx, node))
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+
+@torch.compile
+def scale(x, t):
+    return x * t.item()
+""",
+            """
+import torch
+
+@torch.compile
+def scale(x, t):
+    return x * t
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import torch

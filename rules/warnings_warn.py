@@ -45,6 +45,33 @@ class WarningsWarn(Rule):
         if self.ctx.resolve(node.func) in WARN_FUNCTIONS:
             self.report(node, fix=guard_statement(self.ctx, node, "`warnings.warn()`"))
 
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import warnings
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        warnings.warn("deprecated path")
+        return x * 2
+""",
+            """
+import warnings
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            warnings.warn("deprecated path")
+        return x * 2
+""",
+        ),
+    ]
+
     INVALID = [
         """
 import warnings

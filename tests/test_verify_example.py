@@ -33,7 +33,7 @@ def examples():
 
 @pytest.fixture(scope="module")
 def crashers():
-    return _verify("crashers", True, timeout=10, memory_limit_mb=2048)
+    return _verify("crashers", True, timeout=20, memory_limit_mb=1024)
 
 
 def _by_row(report):
@@ -96,10 +96,10 @@ def test_misbehaving_targets_are_errors_and_the_run_goes_on(crashers):
     msg = {f.function: f.verification["message"] for f in report.findings}
     assert all(f.verification["status"] == "error" for f in report.findings)
     assert msg["segfault"] == "crashed with signal SIGSEGV during the eager run"
-    assert msg["hang"] == "timed out after 10s during the eager run"
+    assert msg["hang"] == "timed out after 20s during the eager run"
     assert msg["hard_exit"] == "exited with status 3 during the eager run"
     assert msg["raises_in_eager"] == "raised in eager: ValueError: bad input 2"
-    assert msg["hog"] == "killed after using more than 2048 MiB of memory during the eager run"
+    assert msg["hog"] == "killed after using more than 1024 MiB of memory during the eager run"
     assert all("\n" not in m for m in msg.values())
 
 

@@ -1,0 +1,76 @@
+"""The engine's shortcuts (prefilter, cache, process pool) never change what is found."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from compilelint.config import Settings
+from compilelint.engine import check_paths
+
+from conftest import FIXTURES, ROOT
+
+CORPUS = [os.path.join(FIXTURES, d) for d in ("catalogue", "regions")]
+
+
+def _keys(report):
+    return sorted((f.path, f.span.row, f.span.col, f.code, f.message, f.region and f.region.reason)
+                  for f in report.findings)
+
+
+def test_prefilter_pool_and_cache_agree_with_the_plain_run(tmp_path):
+    plain = check_paths(CORPUS, Settings(cache=False, prefilter=False, jobs=1, select=["ALL"]))
+    assert plain.findings, "the fixtures must produce findings for this comparison to mean anything"
+    fast = check_paths(CORPUS, Settings(cache=False, prefilter=True, jobs=2, select=["ALL"]))
+    assert _keys(fast) == _keys(plain)
+    cache_dir = str(tmp_path / "cache")
+    cold = check_paths(CORPUS, Settings(cache=True, cache_dir=cache_dir, select=["ALL"]))
+    warm = check_paths(CORPUS, Settings(cache=True, cache_dir=cache_dir, select=["ALL"]))
+    assert _keys(cold) == _keys(plain) == _keys(warm)
+
+
+def test_cache_survives_truncated_entries(tmp_path):
+    cache_dir = tmp_path / "cache"
+    first = check_paths(CORPUS, Settings(cache=True, cache_dir=str(cache_dir)))
+    entries = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != ".gitignore"]
+    assert entries
+    for p in entries:
+        p.write_bytes(p.read_bytes()[:7])  # truncated by a crash
+    again = check_paths(CORPUS, Settings(cache=True, cache_dir=str(cache_dir)))
+    assert _keys(again) == _keys(first)
+    assert (cache_dir / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_changed_file_is_rechecked(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import torch\n\n@torch.compile\ndef f(x):\n    return x\n")
+    settings = Settings(cache=True, cache_dir=str(tmp_path / "c"))
+    assert not check_paths([str(src)], settings).findings
+    src.write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
+    assert [f.code for f in check_paths([str(src)], settings).findings] == ["CL201"]
+
+
+def test_two_concurrent_runs_agree_and_leave_a_valid_cache(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(os.path.join(FIXTURES, "catalogue"), tree)
+    cmd = [sys.executable, "-m", "compilelint", "check", str(tree), "--output-format", "json",
+           "--cache-dir", str(tmp_path / "cache"), "--exit-zero"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    a, b = (json.loads(o[0]) for o in outs)
+    assert a == b and a
+    third = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert json.loads(third.stdout) == a
+
+
+def test_check_never_imports_torch(tmp_path):
+    code = ("import sys; from compilelint.cli import main; sys.argv=['compilelint','check','--no-cache',"
+            f"{os.path.join(FIXTURES, 'catalogue')!r},'--exit-zero','-q'];\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'check imported torch'\nprint('no torch')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "no torch" in out.stdout
