@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version as dist_version
 from pathlib import Path
@@ -164,8 +165,6 @@ def findings_of(stdout: str) -> list[str]:
 
 
 def count_difference(a: list[str], b: list[str]) -> int:
-    from collections import Counter
-
     ca, cb = Counter(a), Counter(b)
     return sum(((ca - cb) + (cb - ca)).values())
 
@@ -199,7 +198,8 @@ def bench_target(name: str, paths: list[Path], files: list[Path], args, cl: Comp
         cold = cl.run(paths, args.runs, "--no-cache", "-j", jobs)
         if cold.rc != 0:
             say("compilelint failed:\n" + tail(cold.stderr))
-        rows.append(row_from(base, "compilelint", cold, "cold, --no-cache"))
+        cold_row = row_from(base, "compilelint", cold, "cold, --no-cache")
+        rows.append(cold_row)
 
         say("compilelint warm (cache on; a first run fills the cache)")
         measure_once(cl.check(paths, "-j", jobs), cl.workdir, cl.env)
@@ -215,9 +215,9 @@ def bench_target(name: str, paths: list[Path], files: list[Path], args, cl: Comp
             n = len(findings_of(cold.stdout))
             print(f"[{name}] prefilter vs --no-prefilter: {verdict} ({n} findings; "
                   f"--no-prefilter wall {nopre.wall:.2f}s, cpu {nopre.cpu:.2f}s, 1 run)", flush=True)
-            rows[-2].extra["prefilter_compare"] = {"verdict": verdict, "difference": diff, "findings": n,
-                                                   "no_prefilter_wall": nopre.wall,
-                                                   "no_prefilter_cpu": nopre.cpu}
+            cold_row.extra["prefilter_compare"] = {"verdict": verdict, "difference": diff, "findings": n,
+                                                  "no_prefilter_wall": nopre.wall,
+                                                  "no_prefilter_cpu": nopre.cpu}
         else:
             print(f"[{name}] prefilter compare skipped: compilelint check has no --no-prefilter yet",
                   flush=True)

@@ -224,6 +224,91 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
     sys.exit(0)
 
 
+def _split_command(paths):
+    """`compilelint verify src/ -- pytest -x`: what follows `--` is the user's command."""
+    argv = sys.argv
+    if "--" not in argv:
+        return list(paths), []
+    n = len(argv) - argv.index("--") - 1
+    if n <= 0:
+        return list(paths), []
+    return list(paths[:-n]), list(paths[-n:])
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only on a terminal."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.enabled or total <= 0:
+            return
+        width = 24
+        filled = int(width * done / total)
+        bar = "#" * filled + "-" * (width - filled)
+        click.echo(f"\r[{bar}] {done}/{total} {label[:50]:<50}", nl=False, err=True)
+        if done >= total:
+            click.echo("", err=True)
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.argument("paths", nargs=-1, type=click.UNPROCESSED)
+@selection_options
+@click.option("--run", "run_cmd", default=None, metavar="CMD",
+              help='Your own command, e.g. "pytest tests/ -x"; flagged functions are wrapped while it runs.')
+@click.option("--example", default=None, metavar="MOD_OR_FILE:FACTORY",
+              help="A factory returning (callable, args, kwargs) or an iterable of them.")
+@click.option("--device", default="auto", help="auto (cuda when available), cuda, cuda:N or cpu.")
+@click.option("--backend", type=click.Choice(["eager", "aot_eager", "inductor"]), default="eager",
+              help="Backend for the compiled runs (Dynamo decides breaks; eager is fastest).")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per target.")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="COMPILELINT_OUTPUT_FORMAT")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None)
+def verify(paths, run_cmd, example, device, backend, timeout, output_format, output_file, **options):
+    """Run the flagged code under torch.compile and mark each finding confirmed or not.
+
+    \b
+    compilelint verify src/ --run "pytest tests/ -x"
+    compilelint verify src/ -- python train.py --steps 2
+    compilelint verify src/ --example mypkg.examples:make_inputs
+    """
+    import shlex
+
+    from compilelint.engine import UsageError
+    from compilelint.report import render
+    from compilelint.verify import VerifyUsageError, run_verify, summarize
+
+    paths, command = _split_command(paths)
+    if run_cmd:
+        command = shlex.split(run_cmd) + command
+    if not paths:
+        paths = ["."]
+    settings = build_settings(paths, **options)
+    try:
+        report = run_verify(paths, settings=settings, example=example, run_cmd=command or None, device=device,
+                            backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))
+    except (VerifyUsageError, UsageError) as e:
+        _fail(str(e))
+    for error in report.errors:
+        click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    text = render(report, output_format or "concise", color=_color(output_file), torch_version=settings.torch_version)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+    counts = summarize(report)
+    meta = getattr(report, "verify", None) or {}
+    line = (f"verify: {counts['confirmed']} confirmed, {counts['not-reproduced']} not reproduced, "
+            f"{counts['not-reached']} not reached, {counts['error']} error, {counts['missed']} missed"
+            f" (torch {meta.get('torch') or '?'}, {meta.get('device') or device}, backend {backend})")
+    click.echo(line, err=True)
+    if meta.get("error"):
+        click.echo(f"compilelint: verify: {meta['error']}", err=True)
+    sys.exit(1 if counts["confirmed"] or counts["missed"] else 0)
+
+
 @main.command("rules")
 @click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text")
 def rules_command(output_format):

@@ -38,6 +38,7 @@ class AutogradInRegion(Rule):
 
     code = "CL209"
     name = "autograd-in-region"
+    triggers = ('grad', 'backward')
     message = ("autograd calls inside compiled code graph-break: call backward() outside, or set "
                "torch._dynamo.config.trace_autograd_ops = True")
     gb_types = ("Unsupported Tensor.backward() call", "Unsupported Tensor.requires_grad_() call",

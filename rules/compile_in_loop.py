@@ -38,6 +38,7 @@ class CompileInLoop(Rule):
 
     code = "CL406"
     name = "compile-in-loop"
+    triggers = ('compile',)
     message = ("`torch.compile()` inside a loop compiles again on every iteration (a new backend each time): "
                "compile once, outside the loop, and call the compiled object")
     kind = "usage"

@@ -36,6 +36,7 @@ class ContainerGrowth(Rule):
 
     code = "CL403"
     name = "container-growth"
+    triggers = ('append', 'extend', 'insert')
     message = ("growing a list that outlives the call recompiles on every call (its length is guarded) until "
                "recompile_limit (8), then the frame runs eager: return the values, or preallocate a tensor buffer")
     kind = "recompile"

@@ -35,6 +35,7 @@ class DataDependentCheck(Rule):
 
     code = "CL105"
     name = "data-dependent-check"
+    triggers = ('equal', 'allclose', 'is_nonzero')
     message = ("a tensor comparison that returns a Python bool graph-breaks (GB0033): keep a boolean tensor "
                "(`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / torch.cond")
     gb_types = ("Data dependent operator",)

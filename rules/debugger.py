@@ -40,6 +40,7 @@ class Debugger(Rule):
 
     code = "CL204"
     name = "debugger"
+    triggers = ('breakpoint', 'set_trace')
     message = ("a debugger breakpoint in compiled code graph-breaks and is never hit as written: debug with "
                "@torch.compiler.disable on the function, torch.compiler.set_stance(\"force_eager\"), "
                "or vLLM --enforce-eager")

@@ -41,6 +41,7 @@ class Deepcopy(Rule):
 
     code = "CL207"
     name = "deepcopy"
+    triggers = ('deepcopy',)
     message = ("`copy.deepcopy()` graph-breaks on tensors and modules (GB4198): use t.clone(), or copy outside "
                "the compiled region")
     gb_types = ("Attempted to copy.deepcopy a tensor", "copy.deepcopy()")

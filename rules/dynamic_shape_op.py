@@ -39,6 +39,7 @@ class DynamicShapeOp(Rule):
 
     code = "CL301"
     name = "dynamic-shape-op"
+    triggers = ('nonzero', 'argwhere', 'masked_select', 'unique', 'bincount', 'repeat_interleave', 'where')
     message = ("an op whose output shape depends on data graph-breaks (GB0036): set "
                "torch._dynamo.config.capture_dynamic_output_shape_ops = True or keep shapes static (torch.where)")
     gb_types = ("Dynamic shape operator",)

@@ -38,6 +38,7 @@ class ExplicitBreak(Rule):
 
     code = "CL210"
     name = "explicit-break"
+    triggers = ('graph_break',)
     message = ("`torch._dynamo.graph_break()` always splits the graph (GB0025): remove it, or move the code "
                "around it out of the compiled region")
     gb_types = ("Call to `torch._dynamo.graph_break()`", "Skip calling `torch.compiler.disable()`d function")

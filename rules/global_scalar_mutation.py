@@ -35,6 +35,7 @@ class GlobalScalarMutation(Rule):
 
     code = "CL402"
     name = "global-scalar-mutation"
+    triggers = ('global',)
     message = ("mutating a module-level number from compiled code recompiles on every call until recompile_limit "
                "(8), then the frame runs eager: count outside the compiled region, or keep a 0-d tensor")
     kind = "recompile"

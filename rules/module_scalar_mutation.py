@@ -55,7 +55,8 @@ class ModuleScalarMutation(Rule):
                "torch._dynamo.config.allow_unspec_int_on_nn_module = True")
     kind = "recompile"
     severity = "warning"
-    fix = "unsafe"  # `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
+    # unsafe, when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
+    fix = "sometimes"
 
     def _check(self, target: ast.AST, node: ast.AST):
         attr = _self_attr(target)

@@ -31,6 +31,7 @@ class ObjectIdentity(Rule):
 
     code = "CL404"
     name = "object-identity"
+    triggers = ('id',)
     message = ("`id(tensor)` guards on the object identity: every call with a new tensor recompiles until "
                "recompile_limit (8), then the frame runs eager; key by something stable, or move it out of the "
                "compiled region")

@@ -35,6 +35,7 @@ class OneHotDynamic(Rule):
 
     code = "CL303"
     name = "one-hot-dynamic"
+    triggers = ('one_hot',)
     message = ("`F.one_hot()` without num_classes has a data-dependent width and graph-breaks (GB0246): "
                "pass num_classes")
     gb_types = ("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",)

@@ -42,6 +42,7 @@ class RngState(Rule):
 
     code = "CL208"
     name = "rng-state"
+    triggers = ('manual_seed', 'Generator', 'rng_state', 'fork_rng')
     message = ("seeding or creating an RNG inside compiled code graph-breaks (GB0007/GB0363): seed once outside "
                "the compiled region and use the global generator inside")
     gb_types = ("Attempted to call function marked as skipped",

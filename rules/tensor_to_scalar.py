@@ -38,6 +38,7 @@ class TensorToScalar(Rule):
 
     code = "CL102"
     name = "tensor-to-scalar"
+    triggers = ('int', 'float', 'bool', 'math')
     message = "converting a tensor to a Python number graph-breaks"
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Data dependent operator")
     gb_ids = {"2.13": ("GB0124", "GB0033"), "2.11": ("GB0124", "GB0033")}

@@ -34,6 +34,7 @@ class TensorTolist(Rule):
 
     code = "CL103"
     name = "tensor-tolist"
+    triggers = ('tolist',)
     message = ("`.tolist()` on a tensor graph-breaks: integer tensors are captured with "
                "torch._dynamo.config.capture_scalar_outputs = True (GB0033), float ones never (GB0109); "
                "keep the tensor or move the loop out of the compiled region")

@@ -34,6 +34,7 @@ class UnsupportedTensorMethod(Rule):
 
     code = "CL212"
     name = "unsupported-tensor-method"
+    triggers = ('resize_',)
     message = ("`Tensor.resize_()` graph-breaks (GB0126): allocate the right size (torch.empty / new_empty) "
                "or reshape out of place")
     gb_types = ("Unsupported Tensor.resize_() call", "Unsupported Tensor.resize_as_() call")

@@ -31,6 +31,7 @@ class UnusedCompileResult(Rule):
 
     code = "CL501"
     name = "unused-compile-result"
+    triggers = ('compile',)
     message = ("the result of torch.compile() is discarded, so nothing is compiled: assign it "
                "(`model = torch.compile(model)`) or call `model.compile()` to compile in place")
     kind = "usage"

@@ -34,6 +34,7 @@ class WarningsWarn(Rule):
 
     code = "CL203"
     name = "warnings-warn"
+    triggers = ('warn',)
     message = ("`warnings.warn()` graph-breaks (GB0007): warn in __init__, guard it with "
                "`if not torch.compiler.is_compiling():`, or add warnings.warn to "
                "torch._dynamo.config.reorderable_logging_functions")

@@ -85,7 +85,7 @@ def suites(fixtures: str):
     f_dec, e_dec = marked_findings(layers, decoder_root)
     yield ("examples", keep(f_models, False), e_models, [models], {"example": f"{models}:examples"})
     yield ("crashers", keep(f_models, True), e_models, [models],
-           {"example": f"{models}:crashers", "timeout": 20.0, "memory_limit_mb": 1024})
+           {"example": f"{models}:crashers", "timeout": 20.0, "memory_limit_mb": 4096})
     yield ("decoder --run", f_dec, e_dec, [decoder],
            {"run_cmd": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         os.path.join(decoder, "tests")]})
