@@ -27,6 +27,9 @@ MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
+# Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
+# `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
+SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -361,6 +364,24 @@ class FileAnalyzer:
             self._visit(node.test)
             self._guarded(node.test, True, node.body)
             self._guarded(node.test, False, node.orelse)
+        elif isinstance(node, ast.BoolOp):
+            # `not is_compiling() and t.any()`: later operands only run when earlier ones allow it.
+            pushed = 0
+            for value in node.values:
+                self._visit(value)
+                guards = self._branch_guards(value, isinstance(node.op, ast.And))
+                scope.guards.extend(guards)
+                pushed += len(guards)
+            if pushed:
+                del scope.guards[-pushed:]
+        elif isinstance(node, ast.IfExp):
+            self._visit(node.test)
+            for branch, value in ((True, node.body), (False, node.orelse)):
+                guards = self._branch_guards(node.test, branch)
+                scope.guards.extend(guards)
+                self._visit(value)
+                if guards:
+                    del scope.guards[-len(guards):]
         elif isinstance(node, FUNCS + (ast.ClassDef,)):
             if scope.node is None and scope.info is None:
                 pass  # module level: functions and classes are walked as their own scopes
@@ -602,6 +623,31 @@ class FileAnalyzer:
         return Span(row, src.char_col(row, node.col_offset) + 1, end_row,
                     src.char_col(end_row, node.end_col_offset if node.end_col_offset is not None else node.col_offset) + 1)
 
+    def _path_to(self, node: ast.AST) -> List[ast.AST]:
+        """Ancestors of `node` from the enclosing statement down to it (the node itself last)."""
+        stack = self.scope.stack
+        start = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], ast.stmt)), None)
+        if start is None:
+            return list(stack) + ([node] if not stack or stack[-1] is not node else [])
+        path = list(stack[start:])
+        if path[-1] is node:
+            return path
+        below = _find_path(path[-1], node)
+        return path + below[1:] if below else path + [node]
+
+    def _short_circuit_guards(self, path: List[ast.AST]) -> List[Tuple[str, bool]]:
+        """`not is_compiling() and t.any()`: an operand after a predicate runs only when it allows."""
+        out: List[Tuple[str, bool]] = []
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, ast.BoolOp):
+                for value in parent.values:
+                    if value is child:
+                        break
+                    out.extend(self._branch_guards(value, isinstance(parent.op, ast.And)))
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                out.extend(self._branch_guards(parent.test, child is parent.body))
+        return out
+
     def is_global_number(self, name: str) -> bool:
         return name in self.global_numbers and name not in self.scope.locals_only
 
@@ -609,7 +655,11 @@ class FileAnalyzer:
         return name in self.global_lists and name not in self.scope.locals
 
     def report(self, rule, node, message, fix=None, condition=""):
-        candidate = Candidate(rule.code, message, self.span(node), fix, tuple(self.scope.guards), condition)
+        path = self._path_to(node)
+        if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
+            return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
+        guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition)
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
@@ -683,6 +733,9 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
             if isinstance(sub.value, ast.Name) and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
                 non_tensor_names.add(sub.value.id)
         elif isinstance(sub, ast.Call):
+            for k in sub.keywords:  # `.to(device=device)`: a device or dtype, not data
+                if k.arg in ("device", "dtype") and isinstance(k.value, ast.Name):
+                    non_tensor_names.add(k.value.id)
             if isinstance(sub.func, ast.Name):
                 non_tensor_names.add(sub.func.id)
                 if sub.func.id in ("isinstance", "callable", "hasattr") and sub.args and isinstance(sub.args[0], ast.Name):
@@ -698,7 +751,7 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
         if kind is None and arg.annotation is None:
             if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
                 kind = T.SCALAR if isinstance(default, (ast.Constant, ast.Tuple, ast.List)) else None
-            elif tensor_by_default and name not in non_tensor_names:
+            elif tensor_by_default and name not in non_tensor_names and not SCALAR_PARAM.match(name):
                 kind = T.TENSOR
         kinds[name] = {kind}
     for extra in (args.vararg, args.kwarg):
@@ -781,6 +834,25 @@ def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope
     for bindings in env.values():
         bindings.sort(key=lambda b: b[0])
     return env
+
+
+def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:
+    """root, ..., target when target lies under root (expressions only: small trees)."""
+    if root is target:
+        return [root]
+    for child in ast.iter_child_nodes(root):
+        if isinstance(child, ast.stmt):
+            continue
+        found = _find_path(child, target)
+        if found:
+            return [root] + found
+    return None
+
+
+def _error_message(parent: ast.AST, child: ast.AST) -> bool:
+    """`child` is the message of an assert or the exception of a raise: evaluated only on failure."""
+    return (isinstance(parent, ast.Assert) and child is parent.msg) or \
+        (isinstance(parent, ast.Raise) and child is parent.exc)
 
 
 def _end(node) -> Tuple[int, int]:

@@ -128,7 +128,7 @@ def build_settings(paths, select, ignore, extend_select, entries, scope, profile
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))  # unreadable: reported per file, not a usage error
 @selection_options
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None,
               envvar="COMPILELINT_OUTPUT_FORMAT", help="How findings are printed (default concise).")

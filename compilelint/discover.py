@@ -23,6 +23,7 @@ EXTENSIONS = (".py", ".pyi")
 class Discovery:
     files: List[str] = field(default_factory=list)
     missing: List[str] = field(default_factory=list)  # paths that do not exist
+    errors: List[Tuple[str, str]] = field(default_factory=list)  # (folder, why) it could not be listed
 
 
 class _GitIgnore:
@@ -91,7 +92,7 @@ def discover(paths: List[str], exclude: List[str], respect_gitignore: bool = Tru
         if os.path.isdir(given):
             if force_exclude and matches_any(given, exclude):
                 continue
-            _walk(given, exclude, respect_gitignore, ignore_cache, add)
+            _walk(given, exclude, respect_gitignore, ignore_cache, add, out.errors)
         elif force_exclude and matches_any(given, exclude):
             continue
         else:
@@ -99,9 +100,14 @@ def discover(paths: List[str], exclude: List[str], respect_gitignore: bool = Tru
     return out
 
 
-def _walk(root, exclude, respect_gitignore, ignore_cache, add):
+def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
     visited = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+
+    def onerror(e: OSError):  # a folder that can't be listed: the run is incomplete, say so
+        if errors is not None:
+            errors.append((e.filename or root, e.strerror or str(e)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in visited:  # a symlink loop
             dirnames[:] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -20,7 +21,7 @@ from compilelint.finding import FileError, Finding, Region, Report, Span
 from compilelint.names import module_name_for
 from compilelint.regions import Project, compile_roots, reach, resolve_entry
 from compilelint.rule import registry
-from compilelint.source import SourceError, decode
+from compilelint.source import SourceError, decode, read_bytes
 from compilelint.summary import Candidate, FileSummary
 
 DISABLED_CALL_CODE = "CL210"
@@ -44,7 +45,7 @@ def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool =
         return "error", str(e)
     except SyntaxError as e:
         where = f" at line {e.lineno}" if e.lineno else ""
-        return "error", f"syntax error{where}: {e.msg}"
+        return "error", f"syntax error{where}: {e.msg}{_newer_syntax_hint(source.text, e)}"
     except (RecursionError, MemoryError):
         return "error", "too deeply nested to analyze"
     except ValueError as e:
@@ -52,6 +53,21 @@ def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool =
     except Exception as e:  # a bug of ours: report it for this file, keep checking the others
         detail = traceback.format_exc() if debug else ""
         return "error", f"internal error: {type(e).__name__}: {e}" + (f"\n{detail}" if detail else "")
+
+
+# Syntax of later Pythons than the running one (PEP 695 `type X = ...`, `def f[T]`, `class C[T]`).
+_PEP695 = re.compile(r"^\s*(?:type\s+[A-Za-z_]\w*\s*[\[=]|(?:async\s+)?def\s+[A-Za-z_]\w*\s*\[|class\s+[A-Za-z_]\w*\s*\[)")
+
+
+def _newer_syntax_hint(text: str, e: SyntaxError) -> str:
+    if sys.version_info >= (3, 12) or not e.lineno:
+        return ""
+    lines = text.split("\n")
+    line = lines[e.lineno - 1] if 0 < e.lineno <= len(lines) else ""
+    if _PEP695.match(line) or ("f-string" in (e.msg or "") and "{" in line):
+        return (f" (this looks like Python 3.12+ syntax; compilelint is running on Python "
+                f"{sys.version_info.major}.{sys.version_info.minor})")
+    return ""
 
 
 def _worker(args):
@@ -72,8 +88,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
             data = stdin[1]
         else:
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
+                data = read_bytes(path)
             except OSError as e:
                 errors.append(FileError(path, _os_message(e)))
                 continue
@@ -121,6 +136,8 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         files, missing = found.files, found.missing
     summaries, errors = analyze_files(files, settings, debug, stdin)
     errors = [FileError(p, "no such file or directory") for p in missing] + errors
+    if stdin is None:
+        errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
     findings = project_findings(summaries, settings)
     return Report(findings=findings, errors=errors, files_checked=len(files))
 

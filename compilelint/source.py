@@ -5,10 +5,19 @@
 """
 from __future__ import annotations
 
+import errno
 import io
+import os
+import re
+import stat
 import tokenize
 from dataclasses import dataclass
 from typing import List
+
+
+# Rows as `ast` counts them: split at \r\n, \r and \n only. `str.splitlines` also splits at form
+# feeds, \x0b, \x1c-\x1e, \x85 and U+2028/9, which shifts every later row (noqa, columns).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 class SourceError(Exception):
@@ -28,7 +37,7 @@ class SourceFile:
         try:
             return self._lines
         except AttributeError:
-            self._lines = self.text.splitlines(keepends=True)
+            self._lines = _LINE.findall(self.text)
             return self._lines
 
     def char_col(self, row: int, byte_col: int) -> int:
@@ -60,10 +69,27 @@ def decode(path: str, data: bytes) -> SourceFile:
     return SourceFile(path, text, encoding, _first_newline(text), bom)
 
 
+def read_bytes(path: str) -> bytes:
+    """The file's bytes; OSError for what can't be read, including what isn't a regular file (a
+    FIFO or a device named `x.py` would block the run forever or never end)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            return f.read()
+    finally:
+        if fd != -1:
+            os.close(fd)
+
+
 def read(path: str) -> SourceFile:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path)
     except IsADirectoryError:
         raise SourceError("is a directory") from None
     except FileNotFoundError:

@@ -75,6 +75,9 @@ TENSOR_MEMBERS = SCALAR_ATTRS | TENSOR_ATTRS | SCALAR_METHODS | SEQ_METHODS | SE
     "multinomial", "cauchy_", "log_normal_", "div", "dequantize", "int_repr", "view_as_real",
 })
 
+# Methods nothing but a tensor has (modules and numpy arrays lack them): the receiver is a tensor.
+TENSOR_ONLY_METHODS = frozenset({"detach", "contiguous"})
+
 # torch.* functions that return Python values or non-tensor objects.
 TORCH_SCALAR_FUNCS = frozenset({
     "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "equal",
@@ -237,6 +240,10 @@ class TensorInference:
         if isinstance(node, ast.Compare):
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 return SCALAR
+            # `cache[i] != "Rep"`: a tensor never equals a string; Python answers without the data.
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, bytes))
+                   for c in [node.left] + node.comparators):
+                return SCALAR
             kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
             if any(k in TENSORISH for k in kinds):
                 return BOOL
@@ -286,6 +293,8 @@ class TensorInference:
                 return None
             if recv == LOGGER:
                 return SCALAR
+            if recv is None and func.attr in TENSOR_ONLY_METHODS and self.resolve(func) is None:
+                return TENSOR  # `batch.seq_lens.detach()`: only tensors answer to these
         name = self.resolve(func)
         if name is None:
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":

@@ -64,6 +64,45 @@ def test_two_concurrent_runs_agree_and_leave_a_valid_cache(tmp_path):
     assert a == b and a
     third = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert json.loads(third.stdout) == a
+    _assert_valid_cache(tmp_path / "cache", [str(p) for p in tree.rglob("*.py")])
+
+
+def _assert_valid_cache(cache_dir, paths):
+    """Every entry loads and equals a fresh analysis of its file; no temporary files are left."""
+    from compilelint.cache import Cache
+    from compilelint.engine import analyze_bytes
+    from compilelint.names import module_name_for
+
+    files = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != ".gitignore"]
+    assert not [p for p in files if p.name.startswith(".tmp-")], "a temporary cache file was left"
+    cache = Cache(str(cache_dir))
+    assert {p.parent.parent for p in files} == {cache_dir / os.path.basename(cache.directory)}
+    for path in paths:
+        with open(path, "rb") as f:
+            data = f.read()
+        entry = cache.get(Cache.key(data, module_name_for(path), path, True))
+        assert entry is not None, f"no valid cache entry for {path}"
+        status, fresh = analyze_bytes(path, data)
+        assert status == "ok"
+        entry.path = path
+        assert entry == fresh, f"stale or corrupt cache entry for {path}"
+
+
+def test_concurrent_runs_with_a_cold_cache_on_a_larger_tree(tmp_path):
+    """Four processes (each with its own process pool) fill the same cold cache at once."""
+    tree = tmp_path / "tree"
+    for sub in ("catalogue", "regions", "fix"):
+        shutil.copytree(os.path.join(FIXTURES, sub), tree / sub)
+    cmd = [sys.executable, "-m", "compilelint", "check", str(tree), "--output-format", "json", "--select", "ALL",
+           "--cache-dir", str(tmp_path / "cache"), "--exit-zero", "-j", "2"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    results = [json.loads(o[0]) for o in outs]
+    assert results[0] and all(r == results[0] for r in results)
+    uncached = subprocess.run(cmd + ["--no-cache"], capture_output=True, text=True, timeout=180)
+    assert json.loads(uncached.stdout) == results[0]
+    _assert_valid_cache(tmp_path / "cache", [str(p) for p in tree.rglob("*.py")])
 
 
 def test_check_never_imports_torch(tmp_path):

@@ -68,6 +68,9 @@ def _unconditional(body):
 
 def _module_torch_names(ctx) -> List[str]:
     """Names bound to the `torch` module at module level (`import torch`, `import torch as th`)."""
+    cached = getattr(ctx, "_fix_torch_names", None)  # once per file: per fix is quadratic in big files
+    if cached is not None and cached[0] is ctx.tree:
+        return cached[1]
     names = []
     for stmt in _unconditional(ctx.tree.body):  # not `if TYPE_CHECKING: import torch`
         if isinstance(stmt, ast.Import):
@@ -76,6 +79,7 @@ def _module_torch_names(ctx) -> List[str]:
                     names.append(a.asname or "torch")
                 elif a.name.startswith("torch.") and not a.asname:
                     names.append("torch")
+    ctx._fix_torch_names = (ctx.tree, names)
     return names
 
 
