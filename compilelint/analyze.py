@@ -256,11 +256,10 @@ class FileAnalyzer:
         return found
 
     def _scan_noqa(self):
-        text = self.source.text
-        if "noqa" not in text:
+        if "noqa" not in self.source.text.lower():
             return
         for i, line in enumerate(self.source.lines, 1):
-            if "noqa" not in line:
+            if "noqa" not in line.lower():
                 continue
             m = FILE_NOQA.search(line)
             if m:

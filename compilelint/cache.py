@@ -23,11 +23,13 @@ def _code_fingerprint() -> str:
     import compilelint.rules
 
     h = hashlib.blake2b(digest_size=6)
-    for folder in (os.path.dirname(compilelint.__file__), os.path.dirname(compilelint.rules.__file__)):
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(folder, name))
-                h.update(f"{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    for top in (os.path.dirname(compilelint.__file__), os.path.dirname(compilelint.rules.__file__)):
+        for folder, dirs, files in os.walk(top):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(folder, name))
+                    h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
     return h.hexdigest()
 
 

@@ -206,7 +206,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         try:
             parent = os.path.dirname(os.path.abspath(output_file))
             os.makedirs(parent, exist_ok=True)
-            with open(output_file, "w", encoding="utf-8") as f:
+            with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(text)
         except OSError as e:
             _fail(f"cannot write {output_file}: {e.strerror or e}")
@@ -294,7 +294,7 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
     text = render(report, output_format or "concise", color=_color(output_file), torch_version=settings.torch_version)
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as f:
+        with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text)
     else:
         click.echo(text, nl=not text.endswith("\n"))

@@ -131,9 +131,10 @@ def find_pyproject(paths: List[str]) -> Optional[str]:
                     data = tomllib.load(f)
             except OSError:
                 data = {}
-            except tomllib.TOMLDecodeError as e:  # it may hold our table: don't guess past it (Ruff)
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # it may hold our table: don't guess past it (Ruff)
                 raise ConfigError(f"{candidate} is not valid TOML: {e}") from None
-            if "compilelint" in data.get("tool", {}):
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "compilelint" in tool:
                 return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -147,7 +148,7 @@ def load(path: str) -> Settings:
             data = tomllib.load(f)
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
     tool = data.get("tool", {})
     table = tool.get("compilelint", {}) if isinstance(tool, dict) else {}

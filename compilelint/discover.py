@@ -130,7 +130,7 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             if matches_any(full, exclude) or _is_ignored(full, False, ignores):
                 continue
             if os.path.isfile(full):
-                add(full)
+                add(full[2:] if full.startswith("./") else full)  # Ruff prints `a.py`, not `./a.py`
 
 
 def _is_virtualenv(path: str) -> bool:

@@ -43,8 +43,6 @@ def test_line_noqa_for_another_code_does_not(tmp_path, comment):
     assert codes(tmp_path, source(item_line="    return x.sum().item()  " + comment)) == BOTH
 
 
-@pytest.mark.xfail(strict=False, reason="analyze._scan_noqa pre-filters lines with a case-sensitive 'noqa' test, "
-                                         "so flake8/Ruff's `# NOQA` is not honoured (analyze.py is not ours to edit)")
 def test_upper_case_noqa(tmp_path):
     assert codes(tmp_path, source(item_line="    return x.sum().item()  # NOQA: CL101")) == [(5, "CL201")]
 
