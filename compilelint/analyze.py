@@ -94,6 +94,7 @@ class FileAnalyzer:
         self.global_lists: Set[str] = set()
         self.module_defs: Set[str] = set()
         self._nodes: Dict[int, List[ast.AST]] = {}
+        self._class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function, walked once and shared by all the passes that need it."""
@@ -192,6 +193,7 @@ class FileAnalyzer:
             in_init = method.name == "__init__"
             if method.name == "forward":
                 facts.forward_returns = T.annotation_kind(method.returns, self._resolve_plain)
+            self._class_names = self._class_valued_names(method)
             for sub in self.nodes(method):
                 if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                     targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -249,11 +251,40 @@ class FileAnalyzer:
         found = []
         for sub in ast.walk(value):
             if isinstance(sub, ast.Call):
+                if isinstance(sub.func, ast.Name) and sub.func.id in self._class_names:
+                    found.extend(self._class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
+                    continue
                 name = self.imports.resolve(sub.func)
-                leaf = (name or "").rsplit(".", 1)[-1]
-                if name and leaf[:1].isupper() and not name.startswith("builtins."):
+                if name and _is_class_name(name):
                     found.append(name)
         return found
+
+    def _class_valued_names(self, method) -> Dict[str, List[str]]:
+        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
+        (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
+        def classes(expr) -> List[str]:
+            if isinstance(expr, ast.IfExp):
+                return classes(expr.body) + classes(expr.orelse)
+            if isinstance(expr, (ast.Name, ast.Attribute)):
+                name = self.imports.resolve(expr)
+                return [name] if name and _is_class_name(name) else []
+            return []
+
+        out: Dict[str, List[str]] = {}
+        args = method.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            found = classes(default)
+            if found:
+                out[arg.arg] = found
+        for sub in self.nodes(method):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                found = classes(sub.value)
+                if found:
+                    out.setdefault(sub.targets[0].id, []).extend(found)
+        return out
 
     def _scan_noqa(self):
         if "noqa" not in self.source.text.lower():
@@ -917,10 +948,14 @@ def _self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = Fals
         if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in cls.info.submodules:
             return node.attr
         return None
-    for sub in ast.walk(value):
-        if isinstance(sub, ast.Attribute) and _is_self(sub.value) and sub.attr in cls.info.submodules:
-            return sub.attr
-    return None
+    # The first one written: `islice(self.layers, self.start_layer, self.end_layer)` iterates layers.
+    found = [sub for sub in ast.walk(value)
+             if isinstance(sub, ast.Attribute) and _is_self(sub.value) and sub.attr in cls.info.submodules]
+    return min(found, key=lambda n: (n.lineno, n.col_offset)).attr if found else None
+
+
+def _is_class_name(name: str) -> bool:
+    return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
 
 
 def _self_targets(target, value):

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from typing import Dict, List, Optional, Tuple
 
@@ -39,7 +40,9 @@ def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool =
     """('ok', FileSummary) or ('error', one-line message). Never raises."""
     try:
         source = decode(path, data)
-        tree = ast.parse(source.text, filename=path)
+        with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source.text, filename=path)
         return "ok", analyze(path, source, tree, prefilter)
     except SourceError as e:
         return "error", str(e)

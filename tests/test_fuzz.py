@@ -161,13 +161,36 @@ def test_generated_source_from_nodes(source):
 
 
 # ----- mutated real model files ----------------------------------------------------------------------------
-MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "cut"]), st.integers(0, 10_000),
-                     st.integers(0, 10_000))
+MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "cut", "splice", "indent", "dedent"]),
+                     st.integers(0, 10_000), st.integers(0, 100_000))
+
+
+def _all_model_lines():
+    out = []
+    for path in MODEL_FILES:
+        with open(path, "rb") as f:
+            out += [line for line in f.read().splitlines(keepends=True) if line.strip()]
+    return out
+
+
+MODEL_LINES = _all_model_lines()
 
 
 def mutate(data: bytes, ops) -> bytes:
+    """Delete, duplicate, swap or cut short lines; splice in a line of another model file; indent or
+    dedent a line by four spaces."""
     lines = data.splitlines(keepends=True) or [b""]
     for op, i, j in ops:
+        if op == "splice":
+            lines.insert(i % (len(lines) + 1), MODEL_LINES[j % len(MODEL_LINES)])
+            continue
+        if op == "indent":
+            lines[i % len(lines)] = b"    " + lines[i % len(lines)]
+            continue
+        if op == "dedent":
+            line = lines[i % len(lines)]
+            lines[i % len(lines)] = line[4:] if line.startswith(b"    ") else line
+            continue
         i %= len(lines)
         j %= len(lines)
         if op == "delete" and len(lines) > 1:
@@ -184,8 +207,8 @@ def mutate(data: bytes, ops) -> bytes:
 
 
 @_seeded
-@fuzz_settings(120)
-@given(path=st.sampled_from(MODEL_FILES), ops=st.lists(MUTATION, min_size=1, max_size=5))
+@fuzz_settings(250)
+@given(path=st.sampled_from(MODEL_FILES), ops=st.lists(MUTATION, min_size=1, max_size=6))
 def test_mutated_model_files(path, ops):
     with open(path, "rb") as f:
         data = mutate(f.read(), ops)
@@ -208,7 +231,7 @@ CROSSFILE_FILES = _crossfile_files()
 
 
 @_seeded
-@fuzz_settings(25)
+@fuzz_settings(60)
 @given(rel=st.sampled_from(sorted(CROSSFILE_FILES)), ops=st.lists(MUTATION, min_size=1, max_size=4))
 def test_mutated_file_in_a_package(rel, ops):
     files = dict(CROSSFILE_FILES)

@@ -441,3 +441,33 @@ def test_fix_sigkilled_at_random_times_leaves_old_or_new(tmp_path):
             if n != "m.py":
                 os.unlink(work / n)
     assert sum(outcomes.values()) and time.perf_counter() - start < 120
+
+
+# ----- project-level pathologies: long call chains, cycles, deep inheritance, import cycles -----------
+def test_long_chains_and_cycles_across_the_project(tmp_path):
+    n = 3000
+    chain = "import torch\n\n@torch.compile\ndef f0(x):\n    return f1(x)\n" + "".join(
+        f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(1, n)) + f"def f{n}(x):\n    print(x)\n    return x\n"
+    (tmp_path / "chain.py").write_text(chain)
+    inherit = ("import torch\nfrom torch import nn\n\nclass C0(nn.Module):\n    def forward(self, x):\n"
+               "        print(x)\n        return x\n" + "".join(f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, 2000))
+               + "class A(B):\n    pass\nclass B(A):\n    pass\n")
+    (tmp_path / "inherit.py").write_text(inherit)
+    (tmp_path / "cycle.py").write_text("import torch\n@torch.compile\ndef f(x):\n    return g(x)\ndef g(x):\n    return f(x)\n")
+    alias = ("import torch\na0 = torch\n" + "".join(f"a{i} = a{i - 1}\n" for i in range(1, 2000))
+             + "@a1999.compile\ndef f(x):\n    print(x)\n    return x\n")
+    (tmp_path / "alias.py").write_text(alias)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(100):
+        deco = "@torch.compile\n" if i == 0 else ""
+        (pkg / f"m{i}.py").write_text(f"import torch\nfrom pkg.m{i + 1} import g{i + 1}\n{deco}def g{i}(x):\n    return g{i + 1}(x)\n")
+    (pkg / "m100.py").write_text("def g100(x):\n    print(x)\n    return x\n")
+    (pkg / "cyc_a.py").write_text("from pkg.cyc_b import *\nfrom .cyc_b import X as Y\n")
+    (pkg / "cyc_b.py").write_text("from pkg.cyc_a import *\nfrom .cyc_a import Y as X\n")
+    for scope in ("modules", "all"):
+        report = check_paths([str(tmp_path)], Settings(cache=False, select=["ALL"], scope=scope))
+        assert not report.errors, report.errors
+        found = {(os.path.relpath(f.path, tmp_path), f.span.row) for f in report.findings if f.code == "CL201"}
+        assert {("chain.py", 2 * n + 5), ("inherit.py", 6), ("alias.py", 2004), (os.path.join("pkg", "m100.py"), 2)} <= found

@@ -111,7 +111,8 @@ class _Fixer:
             if failed:
                 findings = self._project()
             changed = [f for f in changed if f.text != f.source.text]
-        diff = "".join(_diff(f.path, f.source.text, f.text) for f in changed)
+        # Only --diff (write=False) shows it; difflib is superlinear on big files with many fixes.
+        diff = "" if self.write else "".join(_diff(f.path, f.source.text, f.text) for f in changed)
         fixed = sum(f.fixed for f in changed)
         if not self.write and self.stdin is None:
             if fixed:
