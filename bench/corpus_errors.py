@@ -10,7 +10,9 @@ Passes (each a fresh `compilelint check --no-cache` subprocess over all corpora 
 1. `check` with the default settings;
 2. `check --select ALL --scope all --profile vllm` (every rule, every function is a root);
 3. `check --select ALL --unsafe-fixes --diff` (every fix built and applied in memory, nothing
-   written: exercises the fixers, the re-parse checks and the fix rounds).
+   written: exercises the fixers, the re-parse checks and the fix rounds);
+4. (not with --quick) the default pass again with a fresh cache, cold then warm: both must print
+   exactly what the uncached pass printed.
 
 An internal error is compilelint's own bug (a per-file `compilelint: error: PATH: internal error:
 ...` line, or the whole run's `compilelint: error: internal error: ...`), as is a traceback or an
@@ -26,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,9 +67,10 @@ def count_files(dirs) -> int:
     return sum(1 for d in dirs for _, _, files in os.walk(d) for f in files if f.endswith((".py", ".pyi")))
 
 
-def run_pass(name: str, extra: list, dirs: list) -> list:
+def run_pass(name: str, extra: list, dirs: list, cache_dir=None, expect=None) -> list:
     """The problems one pass found (empty: none)."""
-    cmd = compilelint_cmd() + ["check", "--no-cache", "--output-format", "concise", *extra, *dirs]
+    cache = ["--cache-dir", cache_dir] if cache_dir else ["--no-cache"]
+    cmd = compilelint_cmd() + ["check", *cache, "--output-format", "concise", *extra, *dirs]
     start = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     took = time.perf_counter() - start
@@ -77,6 +81,9 @@ def run_pass(name: str, extra: list, dirs: list) -> list:
             problems.append(line)
     if out.returncode not in (0, 1, 2) or (out.returncode == 2 and not error_lines):
         problems.append(f"exit status {out.returncode}; stderr tail:\n{out.stderr[-3000:]}")
+    if expect is not None and (out.stdout, out.stderr) != expect:
+        problems.append("the cached run printed something else than the uncached one")
+    run_pass.last = (out.stdout, out.stderr)
     n_internal = sum(1 for p in problems if "internal error" in p)
     other = [line for line in error_lines if "internal error" not in line]
     print(f"{name:10s} files={count_files(dirs)} internal_errors={n_internal} other_file_errors={len(other)} "
@@ -96,6 +103,12 @@ def main(argv=None) -> int:
     problems = []
     for name, extra in passes.items():
         problems += [f"[{name}] {p}" for p in run_pass(name, extra, dirs)]
+        if name == "default":
+            uncached = run_pass.last
+    if not args.quick:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("cold-cache", "warm-cache"):
+                problems += [f"[{name}] {p}" for p in run_pass(name, [], dirs, cache_dir=tmp, expect=uncached)]
     internal = [p for p in problems if re.search(r"internal error", p)]
     if problems:
         print(f"\n{len(internal)} internal error(s), {len(problems)} problem(s):")

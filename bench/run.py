@@ -261,6 +261,34 @@ def bench_single_file(name: str, path: Path, args, cl: Compilelint, torchfix: Pa
     return rows
 
 
+def bench_one_changed_file(name: str, corpus: Path, typical: Path, args, cl: Compilelint, workdir: Path) -> list[Row]:
+    """A warm tree with one edited file, against checking that file alone (the pre-commit case).
+
+    The corpus is copied so the edit never touches it; each timed run edits the file anew, so the
+    edited file always misses the cache while the others hit."""
+    if not cl.available:
+        return []
+    tree = workdir / f"edit-{name}"
+    shutil.copytree(corpus, tree)
+    edited = tree / typical.relative_to(corpus)
+    base = Row(f"{name}:1 changed", len(corpus_mod.py_files(tree)), corpus_mod.count_lines(corpus_mod.py_files(tree)), "")
+    print(f"[{name}] warm tree, one changed file ({edited.name})", file=sys.stderr, flush=True)
+    measure_once(cl.check([tree], "-j", str(args.jobs)), cl.workdir, cl.env)  # fill the cache
+    original = edited.read_text()
+    results = []
+    for i in range(args.runs):
+        edited.write_text(original + f"\n# edit {i} {time.time()}\n")
+        results.append(measure_once(cl.check([tree], "-j", str(args.jobs)), cl.workdir, cl.env))
+    results.sort(key=lambda m: m.wall)
+    mid = results[len(results) // 2]
+    alone = cl.run([edited], args.runs, "--no-cache")
+    changed = row_from(base, "compilelint 1 changed", mid, f"warm tree, {edited.name} edited")
+    single = row_from(Row(f"{name}:1 changed", 1, corpus_mod.count_lines([edited]), ""),
+                      "compilelint that file alone", alone, "--no-cache")
+    changed.extra["vs_single_file_wall"] = round(mid.wall / alone.wall, 2) if alone.wall else None
+    return [changed, single]
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -359,6 +387,7 @@ def main() -> int:
         if not args.no_single_file:
             for name, d in dirs.items():
                 rows += bench_single_file(name, corpus_mod.typical_file(name, d), args, cl, torchfix)
+                rows += bench_one_changed_file(name, d, corpus_mod.typical_file(name, d), args, cl, workdir)
 
         env = environment(args, cl, torchfix)
         # other work on the machine inflates wall times (CPU times much less): keep a trace of it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint import tensors as T
@@ -31,6 +32,7 @@ FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*
 # `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
 SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -86,6 +88,7 @@ class FileAnalyzer:
         self.source = source
         self.tree = tree
         self.module = module_name_for(path)
+        self.top_package = self.module.split(".", 1)[0]
         self.imports = ImportTable(self.module, path.endswith("__init__.py"))
         self.summary = FileSummary(path=path, module=self.module)
         self.classes: Dict[str, ClassFacts] = {}
@@ -484,16 +487,21 @@ class FileAnalyzer:
                 self._add_root(Root(cls, "forward", "model.compile()", node.lineno))
         if scope.info is None:
             return
-        guards = tuple(scope.guards)
-        for call in self._call_targets(func):
-            kind, target, member, label = call
-            scope.info.calls.append(Call(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+        targets = list(self._call_targets(func))
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in node.args:
             if isinstance(arg, ast.Attribute) and _is_self(arg.value):
-                scope.info.calls.append(Call("self", arg.attr, "forward", node.lineno, node.col_offset + 1, f"self.{arg.attr}", guards))
+                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}"))
             elif isinstance(arg, ast.Name) and arg.id in self.module_defs and arg.id not in scope.locals:
-                scope.info.calls.append(Call("name", f"{self.module}.{arg.id}", "", node.lineno, node.col_offset + 1, arg.id, guards))
+                targets.append(("name", f"{self.module}.{arg.id}", "", arg.id))
+        guards = tuple(scope.guards)
+        for kind, target, member, label in targets:
+            if kind == "name" and target.split(".", 1)[0] in STDLIB and target.split(".", 1)[0] != self.top_package:
+                continue  # never a function of the checked project
+            key = (kind, target, member, guards)
+            if key not in scope.seen_calls:  # one edge per callee is all reach needs
+                scope.seen_calls.add(key)
+                scope.info.calls.append(Call(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str]):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
@@ -709,6 +717,7 @@ class Scope:
         self.locals: Set[str] = set()
         self.locals_only: Set[str] = set()  # assigned here without a `global` statement
         self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
+        self.seen_calls: Set[tuple] = set()
         self.constructed: Dict[str, str] = {}  # local name → class constructed into it
         env: Dict[str, Optional[str]] = {}
         if node is not None:

@@ -15,6 +15,7 @@ from compilelint import __version__
 
 # Bump when the summary format changes in a way the version number would not show.
 FORMAT = "1"
+KEEP_RUNS = 8
 
 
 def _code_fingerprint() -> str:
@@ -29,7 +30,7 @@ def _code_fingerprint() -> str:
             for name in sorted(files):
                 if name.endswith(".py"):
                     st = os.stat(os.path.join(folder, name))
-                    h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+                    h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -42,7 +43,9 @@ class Cache:
     @staticmethod
     def key(data: bytes, module: str, path: str, prefilter: bool = True) -> str:
         h = hashlib.blake2b(digest_size=20)
-        h.update(module.encode() + b"\0" + os.path.basename(path).encode() + b"\0" + bytes([prefilter]))
+        name = os.path.basename(path)  # surrogateescape: a file name that is not UTF-8 is still a name
+        h.update(module.encode("utf-8", "surrogateescape") + b"\0" + name.encode("utf-8", "surrogateescape")
+                 + b"\0" + bytes([prefilter]))
         h.update(data)
         return h.hexdigest()
 
@@ -64,6 +67,18 @@ class Cache:
             os.replace(tmp, os.path.join(folder, key))
         except OSError:
             pass  # a read-only tree still gets checked, just not cached
+
+    def put_run(self, key: str, value) -> None:
+        """A whole run's result; only the newest few are kept (each differs in files or settings)."""
+        self.put(key, value)
+        folder = os.path.join(self.directory, key[:2])
+        try:
+            runs = sorted((e for e in os.scandir(folder) if e.name.startswith("run-")),
+                          key=lambda e: e.stat().st_mtime, reverse=True)
+            for old in runs[KEEP_RUNS:]:
+                os.unlink(old.path)
+        except OSError:
+            pass
 
     def _prepare(self) -> None:
         if self._ready:

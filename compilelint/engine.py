@@ -6,6 +6,7 @@ the project pass decides what is compiled; suppressions and selection come last.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import sys
@@ -137,12 +138,35 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     else:
         found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    summaries, errors = analyze_files(files, settings, debug, stdin)
-    errors = [FileError(p, "no such file or directory") for p in missing] + errors
+    run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
+    result = cache.get(run_key) if run_key else None
+    if result is not None:  # nothing changed since the last identical run: its result stands
+        findings, errors = result
+    else:
+        summaries, errors = analyze_files(files, settings, debug, stdin)
+        findings = project_findings(summaries, settings)
+        if run_key:
+            cache.put_run(run_key, (findings, errors))
+    errors = [FileError(p, "no such file or directory") for p in missing] + list(errors)
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
-    findings = project_findings(summaries, settings)
     return Report(findings=findings, errors=errors, files_checked=len(files))
+
+
+def _run_key(files: List[str], settings: Settings):
+    """A key for the whole run: every file's path and bytes, and the settings that shape results."""
+    cache = Cache(settings.cache_dir or default_directory(settings.project_root))
+    h = hashlib.blake2b(digest_size=20)
+    shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
+    h.update(repr(sorted(shaping.items())).encode())
+    for path in files:
+        try:
+            data = read_bytes(path)
+        except OSError:
+            return None, None  # let the normal path report it
+        h.update(path.encode("utf-8", "surrogateescape") + b"\0" + module_name_for(path).encode("utf-8", "surrogateescape") + b"\0")
+        h.update(hashlib.blake2b(data, digest_size=16).digest())
+    return "run-" + h.hexdigest(), cache
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings) -> List[Finding]:

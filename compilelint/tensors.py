@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Optional
 
+from compilelint.names import dotted
+
 TENSOR = "tensor"
 BOOL = "bool"
 SEQ = "seq"
@@ -274,7 +276,7 @@ class TensorInference:
                 return TENSOR
             return None
         # self.config.x, config.hidden_size: configuration, never data.
-        text = _root_text(node)
+        text = dotted(node)
         if text and ("config" in text.lower() or text.startswith("self.args")):
             return SCALAR
         name = self.resolve(node)
@@ -370,14 +372,3 @@ class TensorInference:
         if rest[:1].isupper():
             return None  # classes: torch.Size, torch.Generator handled above; others unknown
         return TENSOR
-
-
-def _root_text(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None

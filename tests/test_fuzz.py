@@ -9,7 +9,7 @@ Inputs:
 * real model files (`fixtures/catalogue`, `fixtures/regions`, `fixtures/fix`) with random lines
   deleted, duplicated, swapped or cut short; also a mutated file inside the cross-file package.
 
-The number of examples is bounded for CI (the whole module runs in well under a minute). For a
+The number of examples is bounded for CI (the whole module runs in about 25 s on 2 cores). For a
 longer run set COMPILELINT_FUZZ_EXAMPLES (examples per test), e.g.
 
     COMPILELINT_FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest tests/test_fuzz.py -q
@@ -140,7 +140,7 @@ def _in_compiled_function(source: str) -> str:
 
 
 @_seeded
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(source=hypothesmith.from_grammar())
 def test_generated_source_from_grammar(source):
     check_bytes(source.encode("utf-8", "surrogatepass"))
@@ -149,7 +149,7 @@ def test_generated_source_from_grammar(source):
 
 
 @_seeded
-@fuzz_settings(40)
+@fuzz_settings(60)
 @given(source=hypothesmith.from_node())
 def test_generated_source_from_nodes(source):
     data = source.encode("utf-8", "surrogatepass")
@@ -207,7 +207,7 @@ def mutate(data: bytes, ops) -> bytes:
 
 
 @_seeded
-@fuzz_settings(250)
+@fuzz_settings(600)
 @given(path=st.sampled_from(MODEL_FILES), ops=st.lists(MUTATION, min_size=1, max_size=6))
 def test_mutated_model_files(path, ops):
     with open(path, "rb") as f:
@@ -231,7 +231,7 @@ CROSSFILE_FILES = _crossfile_files()
 
 
 @_seeded
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(rel=st.sampled_from(sorted(CROSSFILE_FILES)), ops=st.lists(MUTATION, min_size=1, max_size=4))
 def test_mutated_file_in_a_package(rel, ops):
     files = dict(CROSSFILE_FILES)
@@ -254,3 +254,34 @@ def test_unmutated_fixtures_round_trip():
                 changed += f.read() != data
         fix_roundtrip({os.path.basename(path): data}, os.path.basename(path))
     assert changed >= 5, "the fix fixtures should be fixable: the round-trip checks would test nothing"
+
+
+# ----- bytes: encodings, BOMs, line ends, garbage ----------------------------------------------------------
+PREFIXES = [b"", b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n", b"# coding: utf-8\n", b"# coding: cp1252\r\n",
+            b"\xef\xbb\xbf# coding: latin-1\n", b"# vim: set fileencoding=utf-16 :\n", b"#!/usr/bin/env python\n# coding: ascii\n"]
+BYTE_EDIT = st.tuples(st.integers(0, 100_000), st.binary(min_size=0, max_size=4),
+                      st.sampled_from([b"", b"\r", b"\r\n", b"\x0c", b"\xe9", b"\xc3", b"\0", "\u2028".encode(), b"\\"]))
+
+
+@_seeded
+@fuzz_settings(400)
+@given(path=st.sampled_from(MODEL_FILES), prefix=st.sampled_from(PREFIXES), edits=st.lists(BYTE_EDIT, max_size=4),
+       crlf=st.booleans())
+def test_byte_level_mutations(path, prefix, edits, crlf):
+    with open(path, "rb") as f:
+        data = f.read()
+    if crlf:
+        data = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    data = prefix + data
+    for at, junk, special in edits:
+        at %= len(data) + 1
+        data = data[:at] + junk + special + data[at:]
+    check_bytes(data, os.path.basename(path))
+    fix_roundtrip({os.path.basename(path): data}, os.path.basename(path))
+
+
+@_seeded
+@fuzz_settings(200)
+@given(data=st.binary(max_size=2000))
+def test_random_bytes(data):
+    check_bytes(data)

@@ -33,8 +33,9 @@ def _env(**extra):
     return env
 
 
-def cli(args, cwd=None, input=None, timeout=120, prefix=()):
-    cmd = list(prefix) + [sys.executable, "-m", "compilelint", "check", "--no-cache", "--isolated", *args]
+def cli(args, cwd=None, input=None, timeout=120, prefix=(), cache_dir=None):
+    cache = ["--cache-dir", str(cache_dir)] if cache_dir else ["--no-cache"]
+    cmd = list(prefix) + [sys.executable, "-m", "compilelint", "check", *cache, "--isolated", *args]
     return subprocess.run(cmd, cwd=cwd or ROOT, capture_output=True, input=input, timeout=timeout, env=_env())
 
 
@@ -121,6 +122,26 @@ def test_bad_inputs_get_one_line_each_and_the_rest_is_checked(zoo):
     expected = {(str(zoo / n).encode(), row) for n, (_, rows) in GOOD_FILES.items() for row in rows}
     expected.add((str(zoo / "folder.py" / "inner.py").encode(), 5))
     assert found == expected, r.stdout.decode()
+
+
+def test_bad_inputs_with_the_cache_on(zoo, tmp_path):
+    """The cache (per-file and whole-run) is on by default: cold, warm and uncached runs agree."""
+    odd = os.path.join(os.fsencode(zoo), b"caf\xe9.py")  # a file name that is not UTF-8
+    with open(odd, "wb") as f:
+        f.write(COMPILED_PRINT.encode())
+    args = [str(zoo), "--output-format", "json"]
+    runs = [cli(args, cache_dir=tmp_path / "cache"), cli(args, cache_dir=tmp_path / "cache"), cli(args)]
+    for r in runs:
+        assert r.returncode == 2 and b"Traceback" not in r.stderr and b"internal error" not in r.stderr, r.stderr
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    assert runs[0].stderr == runs[1].stderr == runs[2].stderr
+    assert b"caf" in runs[0].stdout
+    out = tmp_path / "report.json"
+    r = cli(args + ["-o", str(out)], cache_dir=tmp_path / "cache")
+    assert r.returncode == 2 and b"internal error" not in r.stderr, r.stderr
+    import json
+
+    assert any("caf" in f["filename"] for f in json.loads(out.read_text(encoding="utf-8")))
 
 
 def test_debug_prints_no_traceback_for_bad_input(zoo):
