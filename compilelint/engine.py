@@ -13,6 +13,7 @@ import sys
 import traceback
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analyze import analyze
@@ -106,8 +107,11 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     jobs = settings.jobs or os.cpu_count() or 1
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-            results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+                results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+        except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
+            results = [_worker(w) for w in work]
     else:
         results = [_worker(w) for w in work]
     for (path, _, key), (status, value) in zip(todo, results):

@@ -18,6 +18,9 @@ def _s(n: int, plural: str = "s") -> str:
 def summary_lines(report, *, unsafe_fixes: bool = False, style: Style = Style()) -> List[str]:
     remaining, fixed = len(report.findings), report.fixed
     if remaining == 0 and fixed == 0:
+        if report.errors:  # nothing found, but not everything could be checked
+            n = len(report.errors)
+            return [f"No findings; {n} file{_s(n)} could not be checked."]
         return [style("All checks passed!", "green", "bold")]
     if fixed:
         total = fixed + remaining
