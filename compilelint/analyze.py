@@ -13,48 +13,26 @@ import sys
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint import tensors as T
+from compilelint.astutil import (
+    FUNCS, LEAVES, exits, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword, keyword_str,
+    module_statements, self_targets, walk,
+)
+from compilelint.bindings import COMPILE_FUNCS, function_env, module_call_kind
 from compilelint.finding import Span
 from compilelint.names import ImportTable, dotted, module_name_for
 from compilelint.rule import registry
 from compilelint.source import SourceFile
 from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
 
-COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
 # Modes whose compiled code is captured in CUDA graphs.
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
-MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 # Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
-# Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
-# `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
-SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
-FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def walk(node: ast.AST) -> List[ast.AST]:
-    """All nodes under `node` (itself included), in no particular order; faster than ast.walk."""
-    out = []
-    todo = [node]
-    AST = ast.AST
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        for name in n._fields:
-            v = getattr(n, name, None)
-            if v.__class__ is list:
-                todo.extend(x for x in v if isinstance(x, AST))
-            elif isinstance(v, AST) and not isinstance(v, _LEAVES):
-                todo.append(v)
-    return out
-
-
-# Operator and context singletons (Load, Store, Add…): half of all nodes, never interesting.
-_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
@@ -108,7 +86,7 @@ class FileAnalyzer:
 
     # ----- driver -----------------------------------------------------------------------------
     def run(self) -> FileSummary:
-        top = list(_module_statements(self.tree.body))
+        top = list(module_statements(self.tree.body))
         for node in top:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imports.add_import(node)
@@ -156,9 +134,9 @@ class FileAnalyzer:
             if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
                 self.global_numbers.add(name)
                 self.global_kinds[name] = T.SCALAR
-            elif isinstance(value, ast.List) or _is_call_to(value, "list"):
+            elif isinstance(value, ast.List) or is_call_to(value, "list"):
                 self.global_lists.add(name)
-            elif _is_logger_factory(value, self.imports):
+            elif is_logger_factory(value, self.imports):
                 self.global_kinds[name] = T.LOGGER
             elif isinstance(value, ast.Constant):
                 self.global_kinds[name] = T.SCALAR
@@ -203,9 +181,9 @@ class FileAnalyzer:
                     if sub.value is None:
                         continue
                     for t in targets:
-                        for attr, value in _self_targets(t, sub.value):
+                        for attr, value in self_targets(t, sub.value):
                             self._record_attr(facts, attr, value, probe, in_init)
-                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and _is_self(sub.func.value):
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
                     if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
                         name = sub.args[0]
                         if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -226,12 +204,12 @@ class FileAnalyzer:
             else:
                 kinds.add(T.NONE if value.value is None else T.SCALAR)
             return
-        if isinstance(value, ast.List) or _is_call_to(value, "list"):
+        if isinstance(value, ast.List) or is_call_to(value, "list"):
             if in_init:
                 facts.init_lists.add(attr)
             kinds.add(None)
             return
-        if _is_logger_factory(value, self.imports):
+        if is_logger_factory(value, self.imports):
             kinds.add(T.LOGGER)
             return
         kind = probe.kind(value)
@@ -258,7 +236,7 @@ class FileAnalyzer:
                     found.extend(self._class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
                     continue
                 name = self.imports.resolve(sub.func)
-                if name and _is_class_name(name):
+                if name and is_class_name(name):
                     found.append(name)
         return found
 
@@ -270,7 +248,7 @@ class FileAnalyzer:
                 return classes(expr.body) + classes(expr.orelse)
             if isinstance(expr, (ast.Name, ast.Attribute)):
                 name = self.imports.resolve(expr)
-                return [name] if name and _is_class_name(name) else []
+                return [name] if name and is_class_name(name) else []
             return []
 
         out: Dict[str, List[str]] = {}
@@ -326,7 +304,7 @@ class FileAnalyzer:
         target = node.func if isinstance(node, ast.Call) else node
         name = self.imports.resolve(target) or dotted(target)
         if name and isinstance(node, ast.Call):
-            mode = _keyword_str(node, "mode")
+            mode = keyword_str(node, "mode")
             if mode in CUDAGRAPH_MODES:
                 return name + "#cudagraph"
         return name
@@ -351,7 +329,7 @@ class FileAnalyzer:
         lines = self.source.lines[func.lineno - 1: func.end_lineno]
         if not any("yield" in line for line in lines):
             return False
-        return _is_generator(func)
+        return is_generator(func)
 
     def _predicate_returns(self, node, info: FunctionInfo):
         """Record `return torch.compiler.is_compiling()`-style bodies: project wrappers of predicates."""
@@ -379,7 +357,7 @@ class FileAnalyzer:
         for stmt in stmts:
             self._visit(stmt)
             # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
-            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and _exits(stmt.body[-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and exits(stmt.body[-1]):
                 guards = self._branch_guards(stmt.test, False)
                 self.scope.guards.extend(guards)
                 pushed += len(guards)
@@ -441,7 +419,7 @@ class FileAnalyzer:
                         for item in value:
                             if isinstance(item, ast.AST):
                                 self._visit(item)
-                elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
                     self._visit(value)
         scope.stack.pop()
 
@@ -490,7 +468,7 @@ class FileAnalyzer:
         targets = list(self._call_targets(func))
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in node.args:
-            if isinstance(arg, ast.Attribute) and _is_self(arg.value):
+            if isinstance(arg, ast.Attribute) and is_self(arg.value):
                 targets.append(("self", arg.attr, "forward", f"self.{arg.attr}"))
             elif isinstance(arg, ast.Name) and arg.id in self.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.module}.{arg.id}", "", arg.id))
@@ -507,7 +485,7 @@ class FileAnalyzer:
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
         op = None
         if name and name.rsplit(".", 1)[-1] == "direct_register_custom_op":
-            op = _keyword(node, "op_func") or (node.args[1] if len(node.args) > 1 else None)
+            op = keyword(node, "op_func") or (node.args[1] if len(node.args) > 1 else None)
         elif isinstance(node.func, ast.Call) and (self.resolve(node.func.func) or "").endswith(("library.custom_op", "allow_in_graph")) and node.args:
             op = node.args[0]
         elif name in ("torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph") and node.args:
@@ -529,19 +507,19 @@ class FileAnalyzer:
             return []
         if isinstance(func, ast.Subscript):
             base = func.value
-            if isinstance(base, ast.Attribute) and _is_self(base.value):
+            if isinstance(base, ast.Attribute) and is_self(base.value):
                 return [("attr", base.attr, "forward", f"self.{base.attr}[i]")]
             return []
         if not isinstance(func, ast.Attribute):
             return []
         value = func.value
-        if _is_self(value):
+        if is_self(value):
             return [("self", func.attr, "forward", f"self.{func.attr}")]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
             return [("super", func.attr, "", f"super().{func.attr}")]
-        if isinstance(value, ast.Attribute) and _is_self(value.value):
+        if isinstance(value, ast.Attribute) and is_self(value.value):
             return [("attr", value.attr, func.attr, f"self.{value.attr}.{func.attr}")]
-        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and _is_self(value.value.value):
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and is_self(value.value.value):
             return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
@@ -552,10 +530,10 @@ class FileAnalyzer:
         return []
 
     def _compile_site(self, node: ast.Call, name: str):
-        target = node.args[0] if node.args else _keyword(node, "model")
+        target = node.args[0] if node.args else keyword(node, "model")
         if target is None or name in DYNAMO_OPTIMIZE:
             return
-        mode = _keyword_str(node, "mode")
+        mode = keyword_str(node, "mode")
         self._root_for(target, "torch.compile(...)", node, mode in CUDAGRAPH_MODES)
 
     def _root_for(self, target: ast.AST, via: str, site: ast.AST, cudagraph: bool):
@@ -566,13 +544,13 @@ class FileAnalyzer:
         scope = self.scope
         if isinstance(target, ast.Attribute):
             owner = target.value
-            if _is_self(owner) and scope.cls is not None:
+            if is_self(owner) and scope.cls is not None:
                 if target.attr in scope.cls.info.methods:
                     self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph))
                 else:
                     self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", None, via, row, cudagraph, self_attr_of=target.attr))
                 return
-            if isinstance(owner, ast.Attribute) and _is_self(owner.value) and scope.cls is not None:
+            if isinstance(owner, ast.Attribute) and is_self(owner.value) and scope.cls is not None:
                 self._add_root(Root(f"{self.module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph, self_attr_of=owner.attr))
                 return
             cls = self._class_of_expr(owner)
@@ -606,7 +584,7 @@ class FileAnalyzer:
     def module_constructed(self) -> Dict[str, str]:
         if not hasattr(self, "_module_constructed"):
             found = {}
-            for stmt in _module_statements(self.tree.body):
+            for stmt in module_statements(self.tree.body):
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                     if isinstance(stmt.value, ast.Call):
                         name = self.imports.resolve(stmt.value.func)
@@ -721,158 +699,14 @@ class Scope:
         self.constructed: Dict[str, str] = {}  # local name → class constructed into it
         env: Dict[str, Optional[str]] = {}
         if node is not None:
-            env = _function_env(analyzer, node, cls, self)
+            env = function_env(analyzer, node, cls, self)
         self.inference = T.TensorInference(
             analyzer._resolve_plain,
             env,
             (cls.attr_kind if cls else (lambda a: None)),
             analyzer.global_kind,
-            lambda key: _module_call_kind(analyzer, cls, key),
+            lambda key: module_call_kind(analyzer, cls, key),
         )
-
-
-def _module_call_kind(analyzer: FileAnalyzer, cls: Optional[ClassFacts], key: str) -> Optional[str]:
-    """What `self.sub(x)` returns: a tensor for nn layers and in-file modules annotated `-> Tensor`."""
-    if cls is None or not key.startswith("self."):
-        return None
-    classes = cls.info.submodules.get(key[5:], [])
-    if not classes:
-        return None
-    kinds = set()
-    for name in classes:
-        if name.startswith("torch.nn."):
-            leaf = name.rsplit(".", 1)[-1]
-            kinds.add(None if leaf in T.NN_NON_TENSOR_MODULES or leaf in ("Sequential",) else T.TENSOR)
-        elif name.startswith(analyzer.module + ".") and name[len(analyzer.module) + 1:] in analyzer.classes:
-            kinds.add(analyzer.classes[name[len(analyzer.module) + 1:]].forward_returns)
-        else:
-            kinds.add(None)
-    return kinds.pop() if len(kinds) == 1 else None
-
-
-def _function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope: Scope) -> Dict[str, list]:
-    """Bindings of a function's parameters and locals: name → [((row, col), kind)] in source order."""
-    resolve = analyzer._resolve_plain
-    args = node.args
-    positional = args.posonlyargs + args.args
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-    decorators = [analyzer._decorator_name(d) or "" for d in node.decorator_list]
-    tensor_by_default = (cls is not None and node.name == "forward") or any(
-        d.split("#")[0] in COMPILE_FUNCS for d in decorators)
-    kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
-    nodes = analyzer.nodes(node)
-    global_names: Set[str] = set()
-    non_tensor_names: Set[str] = set()  # used like a config or container: `p.seq_lens`, `p["k"]`, `p()`
-    for sub in nodes:
-        if isinstance(sub, ast.Attribute):
-            if isinstance(sub.value, ast.Name) and sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
-                non_tensor_names.add(sub.value.id)
-        elif isinstance(sub, ast.Subscript):
-            if isinstance(sub.value, ast.Name) and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
-                non_tensor_names.add(sub.value.id)
-        elif isinstance(sub, ast.Call):
-            for k in sub.keywords:  # `.to(device=device)`: a device or dtype, not data
-                if k.arg in ("device", "dtype") and isinstance(k.value, ast.Name):
-                    non_tensor_names.add(k.value.id)
-            if isinstance(sub.func, ast.Name):
-                non_tensor_names.add(sub.func.id)
-                if sub.func.id in ("isinstance", "callable", "hasattr") and sub.args and isinstance(sub.args[0], ast.Name):
-                    non_tensor_names.add(sub.args[0].id)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-            global_names.update(sub.names)
-    for arg, default in params:
-        name = arg.arg
-        scope.locals.add(name)
-        if name in ("self", "cls"):
-            continue
-        kind = T.annotation_kind(arg.annotation, resolve)
-        if kind is None and arg.annotation is None:
-            if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
-                kind = T.SCALAR if isinstance(default, (ast.Constant, ast.Tuple, ast.List)) else None
-            elif tensor_by_default and name not in non_tensor_names and not SCALAR_PARAM.match(name):
-                kind = T.TENSOR
-        kinds[name] = {kind}
-    for extra in (args.vararg, args.kwarg):
-        if extra is not None:
-            scope.locals.add(extra.arg)
-            kinds[extra.arg] = {None}
-
-    # (where the binding takes effect, target, value expr, how)
-    assignments: List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]] = []
-    for sub in nodes:
-        if sub is node:
-            continue
-        if isinstance(sub, ast.Assign):
-            for t in sub.targets:
-                assignments.append((_end(sub), t, sub.value, "="))
-        elif isinstance(sub, ast.AnnAssign):
-            ann = T.annotation_kind(sub.annotation, resolve)
-            if isinstance(sub.target, ast.Name) and ann:
-                kinds.setdefault(sub.target.id, set()).add(ann)
-            if sub.value is not None:
-                assignments.append((_end(sub), sub.target, sub.value, "="))
-        elif isinstance(sub, ast.AugAssign):
-            assignments.append((_end(sub), sub.target, ast.BinOp(left=sub.target, op=sub.op, right=sub.value), "="))
-        elif isinstance(sub, (ast.For, ast.AsyncFor)):
-            assignments.append(((sub.target.lineno, sub.target.col_offset), sub.target, sub.iter, "for"))
-        elif isinstance(sub, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for gen in sub.generators:  # the element is written before the `for` that binds it
-                assignments.append(((sub.lineno, sub.col_offset), gen.target, gen.iter, "for"))
-        elif isinstance(sub, ast.NamedExpr):
-            assignments.append((_end(sub), sub.target, sub.value, "="))
-        elif isinstance(sub, (ast.With, ast.AsyncWith)):
-            for item in sub.items:
-                if item.optional_vars is not None:
-                    assignments.append((_end(item.optional_vars), item.optional_vars, item.optional_vars, "unknown"))
-        elif isinstance(sub, FUNCS + (ast.Lambda,)) and sub is not node:
-            a = sub.args
-            for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
-                scope.locals.add(p.arg)
-                assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), p, "unknown"))
-        elif isinstance(sub, ast.ExceptHandler) and sub.name:
-            scope.locals.add(sub.name)
-            assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=sub.name), sub, "unknown"))
-
-    for _, target, _, _ in assignments:
-        for name in _names_in_target(target):
-            scope.locals.add(name)
-            if name not in global_names:
-                scope.locals_only.add(name)
-    # Function-local imports rebind names (`import torch.nn.functional as F` inside a function).
-    for sub in nodes:
-        if isinstance(sub, (ast.Import, ast.ImportFrom)):
-            analyzer.imports.add_import(sub)
-            for alias in sub.names:
-                scope.locals.discard((alias.asname or alias.name).split(".")[0])
-
-    env: Dict[str, list] = {}
-    for name, ks in kinds.items():
-        ks = ks - {T.NONE}
-        env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
-    inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
-                                  analyzer.global_kind, lambda key: _module_call_kind(analyzer, cls, key))
-    # In source order, so each right-hand side sees the bindings made before it.
-    for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
-        for name, kind in _bind(target, value, how, inference):
-            if kind == T.NONE and env.get(name):
-                continue  # `x = None` first, a tensor later: keep what we know
-            env.setdefault(name, []).append((pos, kind))
-            if how == "for" and isinstance(value, ast.AST):
-                attr = _self_attr_in(value, cls)
-                if attr:
-                    scope.module_locals[name] = attr
-        if how == "=" and isinstance(target, ast.Name):
-            if isinstance(value, ast.Call):
-                cname = resolve(value.func)
-                if cname and cname.rsplit(".", 1)[-1][:1].isupper() and not cname.startswith(("builtins.", "torch.")):
-                    scope.constructed[target.id] = cname
-            attr = _self_attr_in(value, cls, direct=True)
-            if attr:
-                scope.module_locals[target.id] = attr
-    for bindings in env.values():
-        bindings.sort(key=lambda b: b[0])
-    return env
 
 
 def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:
@@ -894,143 +728,3 @@ def _error_message(parent: ast.AST, child: ast.AST) -> bool:
         (isinstance(parent, ast.Raise) and child is parent.exc)
 
 
-def _end(node) -> Tuple[int, int]:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-
-def _bind(target, value, how, inference: T.TensorInference):
-    """(name, kind) pairs an assignment binds."""
-    if how == "unknown":
-        return [(n, None) for n in _names_in_target(target)]
-    if how == "for":
-        it = inference.kind(value)
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("range",):
-            elem = T.SCALAR
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "tolist":
-            elem = T.SCALAR
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "enumerate" and value.args:
-            inner = inference.kind(value.args[0])
-            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                return _pairs(target.elts[0], T.SCALAR) + _pairs(target.elts[1], T.TENSOR if inner in (T.SEQ, T.TENSOR) else None)
-            elem = None
-        elif it in (T.SEQ, T.TENSOR):
-            elem = T.TENSOR
-        else:
-            elem = None
-        return _pairs(target, elem)
-    if isinstance(target, ast.Name):
-        return [(target.id, inference.kind(value))]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-            out = []
-            for t, v in zip(target.elts, value.elts):
-                out.extend(_bind(t, v, how, inference))
-            return out
-        vk = inference.kind(value)
-        elem = T.TENSOR if vk == T.SEQ else (T.SCALAR if vk == T.SCALAR else None)
-        return _pairs(target, elem)
-    if isinstance(target, ast.Starred):
-        return _pairs(target.value, None)
-    return []
-
-
-def _pairs(target, kind):
-    return [(n, kind) for n in _names_in_target(target)]
-
-
-def _names_in_target(target) -> List[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _names_in_target(e)]
-    if isinstance(target, ast.Starred):
-        return _names_in_target(target.value)
-    return []
-
-
-def _self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False) -> Optional[str]:
-    """The submodule attribute an expression draws from: `self.layers`, `enumerate(self.blocks)`."""
-    if cls is None:
-        return None
-    if direct:
-        node = value.value if isinstance(value, ast.Subscript) else value
-        if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in cls.info.submodules:
-            return node.attr
-        return None
-    # The first one written: `islice(self.layers, self.start_layer, self.end_layer)` iterates layers.
-    found = [sub for sub in ast.walk(value)
-             if isinstance(sub, ast.Attribute) and _is_self(sub.value) and sub.attr in cls.info.submodules]
-    return min(found, key=lambda n: (n.lineno, n.col_offset)).attr if found else None
-
-
-def _is_class_name(name: str) -> bool:
-    return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
-
-
-def _self_targets(target, value):
-    """(attr, value) for `self.attr = value`, including tuple targets `self.a, self.b = ...`."""
-    if isinstance(target, ast.Attribute) and _is_self(target.value):
-        return [(target.attr, value)]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-            return [p for t, v in zip(target.elts, value.elts) for p in _self_targets(t, v)]
-        return [p for t in target.elts for p in _self_targets(t, value)]
-    return []
-
-
-def _is_self(node) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
-def _is_call_to(node, name: str) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and not node.args
-
-
-def _is_logger_factory(node, imports: ImportTable) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    name = imports.resolve(node.func) or dotted(node.func) or ""
-    return name.rsplit(".", 1)[-1] in T.LOGGER_FACTORIES
-
-
-def _keyword(node: ast.Call, name: str):
-    for k in node.keywords:
-        if k.arg == name:
-            return k.value
-    return None
-
-
-def _keyword_str(node: ast.Call, name: str) -> Optional[str]:
-    v = _keyword(node, name)
-    return v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
-
-
-def _exits(stmt) -> bool:
-    return isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break))
-
-
-def _is_generator(func) -> bool:
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if isinstance(node, FUNCS + (ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def _module_statements(body):
-    """Module-level statements, looking into `if`/`try` blocks (guarded imports and definitions)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, ast.If):
-            yield from _module_statements(stmt.body)
-            yield from _module_statements(stmt.orelse)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            yield from _module_statements(stmt.body)
-            for h in stmt.handlers:
-                yield from _module_statements(h.body)
-            yield from _module_statements(stmt.orelse)
-            yield from _module_statements(stmt.finalbody)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
+from typing import List
 
 import click
 

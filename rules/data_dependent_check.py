@@ -1,6 +1,5 @@
 import ast
 
-from compilelint import tensors as T
 from compilelint.rule import Rule
 
 FUNCTIONS = {"torch.equal": "equal", "torch.allclose": "allclose", "torch.is_nonzero": "is_nonzero"}

@@ -1,6 +1,5 @@
 import ast
 
-from compilelint import tensors as T
 from compilelint.rule import Rule
 
 # The dimensions that vary between calls (batch, sequence/tokens); a fixed feature dim never recompiles.

@@ -5,12 +5,11 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 
 from compilelint.config import Settings
 from compilelint.engine import check_paths
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 
 CORPUS = [os.path.join(FIXTURES, d) for d in ("catalogue", "regions")]
 

@@ -2,7 +2,6 @@
 atomic writes, read-only files, --add-noqa, stdin, fixes in JSON output."""
 import json
 import os
-import shutil
 import stat
 
 import pytest

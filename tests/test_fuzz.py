@@ -17,7 +17,6 @@ longer run set COMPILELINT_FUZZ_EXAMPLES (examples per test), e.g.
 and COMPILELINT_FUZZ_SEED to replay another derandomized sequence (CI runs are derandomized, so a
 failure in CI reproduces locally with the same command).
 """
-import ast
 import os
 import shutil
 import tempfile
@@ -25,7 +24,6 @@ import textwrap
 import warnings
 
 import hypothesmith
-import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from compilelint.config import Settings

@@ -11,13 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
 
 from compilelint.config import Settings
-from compilelint.engine import analyze_bytes, check_paths
+from compilelint.engine import check_paths
 from compilelint.source import SourceFile, decode
 
 from conftest import FIXTURES, ROOT

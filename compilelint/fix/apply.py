@@ -14,7 +14,6 @@ and permissions.
 """
 from __future__ import annotations
 
-import ast
 import difflib
 import os
 import stat

@@ -13,6 +13,7 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from compilelint import tensors as T
+from compilelint.astutil import module_statements
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.text import FileText
 
@@ -54,9 +55,7 @@ def expr_text(ft: FileText, node: ast.AST) -> str:
 
 
 def _module_level(ctx):
-    from compilelint.analyze import _module_statements
-
-    return list(_module_statements(ctx.tree.body))
+    return list(module_statements(ctx.tree.body))
 
 
 def _unconditional(body):

@@ -1,0 +1,117 @@
+"""Small questions about syntax trees that several parts of the analysis ask."""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from compilelint import tensors as T
+from compilelint.names import ImportTable, dotted
+
+FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# Operator and context singletons (Load, Store, Add…): half of all nodes, never interesting.
+LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+def walk(node: ast.AST) -> List[ast.AST]:
+    """All nodes under `node` (itself included), in no particular order; faster than ast.walk."""
+    out = []
+    todo = [node]
+    AST = ast.AST
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                todo.extend(x for x in v if isinstance(x, AST))
+            elif isinstance(v, AST) and not isinstance(v, LEAVES):
+                todo.append(v)
+    return out
+
+
+def is_class_name(name: str) -> bool:
+    return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
+
+
+def self_targets(target, value):
+    """(attr, value) for `self.attr = value`, including tuple targets `self.a, self.b = ...`."""
+    if isinstance(target, ast.Attribute) and is_self(target.value):
+        return [(target.attr, value)]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            return [p for t, v in zip(target.elts, value.elts) for p in self_targets(t, v)]
+        return [p for t in target.elts for p in self_targets(t, value)]
+    return []
+
+
+def is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def is_call_to(node, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and not node.args
+
+
+def is_logger_factory(node, imports: ImportTable) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = imports.resolve(node.func) or dotted(node.func) or ""
+    return name.rsplit(".", 1)[-1] in T.LOGGER_FACTORIES
+
+
+def keyword(node: ast.Call, name: str):
+    for k in node.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def keyword_str(node: ast.Call, name: str) -> Optional[str]:
+    v = keyword(node, name)
+    return v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+
+
+def exits(stmt) -> bool:
+    return isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def is_generator(func) -> bool:
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, FUNCS + (ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def module_statements(body):
+    """Module-level statements, looking into `if`/`try` blocks (guarded imports and definitions)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from module_statements(stmt.body)
+            yield from module_statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            yield from module_statements(stmt.body)
+            for h in stmt.handlers:
+                yield from module_statements(h.body)
+            yield from module_statements(stmt.orelse)
+            yield from module_statements(stmt.finalbody)
+
+
+def names_in_target(target) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in names_in_target(e)]
+    if isinstance(target, ast.Starred):
+        return names_in_target(target.value)
+    return []
+
+
+def end(node) -> Tuple[int, int]:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
