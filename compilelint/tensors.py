@@ -202,7 +202,7 @@ class TensorInference:
         if isinstance(node, ast.Name):
             bindings = self.env.get(node.id)
             if bindings:
-                here = (node.lineno, node.col_offset)
+                here = (getattr(node, "lineno", 1 << 30), getattr(node, "col_offset", 0))  # synthesized: latest
                 kind = None
                 for pos, k in bindings:
                     if pos >= here:

@@ -18,3 +18,10 @@ def write_tree(tmp_path):
         return tmp_path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _builder_bugs_fail_tests(monkeypatch, request):
+    """Fix builders swallow their own exceptions for users; in the fix tests they must surface."""
+    if request.module.__name__ in ("test_fix", "test_fix_where", "test_rule_examples", "test_catalogue"):
+        monkeypatch.setenv("COMPILELINT_DEBUG", "1")
