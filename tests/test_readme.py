@@ -22,3 +22,10 @@ def test_quick_start_command_runs_on_the_example():
     assert out.returncode == 1, out.stderr
     assert "fixtures/catalogue/moe_router.py:" in out.stdout
     assert "python -m pip install torch==2.13.0" in README and "python -m pytest -q" in README
+
+
+def test_example_output_is_what_check_prints():
+    block = README.split("$ compilelint check fixtures/catalogue/moe_router.py\n", 1)[1].split("```", 1)[0]
+    out = subprocess.run([sys.executable, "-m", "compilelint", "check", "--no-cache",
+                          "fixtures/catalogue/moe_router.py"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout == block
