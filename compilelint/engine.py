@@ -81,7 +81,8 @@ def _worker(args):
 
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
-                  stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  stdin: Optional[Tuple[str, bytes]] = None,
+                  contents: Optional[Dict[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
     cache = None
     if settings.cache and stdin is None:
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -91,6 +92,8 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     for path in paths:
         if stdin is not None and path == stdin[0]:
             data = stdin[1]
+        elif contents is not None and path in contents:
+            data = contents[path]
         else:
             try:
                 data = read_bytes(path)
@@ -142,12 +145,13 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     else:
         found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
+    contents: Dict[str, bytes] = {}
+    run_key, cache = _run_key(files, settings, contents) if settings.cache and stdin is None else (None, None)
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(files, settings, debug, stdin)
+        summaries, errors = analyze_files(files, settings, debug, stdin, contents)
         findings = project_findings(summaries, settings)
         if run_key:
             cache.put_run(run_key, (findings, errors))
@@ -157,15 +161,16 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     return Report(findings=findings, errors=errors, files_checked=len(files))
 
 
-def _run_key(files: List[str], settings: Settings):
-    """A key for the whole run: every file's path and bytes, and the settings that shape results."""
+def _run_key(files: List[str], settings: Settings, contents: Dict[str, bytes]):
+    """A key for the whole run: every file's path and bytes, and the settings that shape results.
+    The bytes read are left in `contents`, so a miss does not read the files again."""
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     h = hashlib.blake2b(digest_size=20)
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
     h.update(repr(sorted(shaping.items())).encode())
     for path in files:
         try:
-            data = read_bytes(path)
+            data = contents[path] = read_bytes(path)
         except OSError:
             return None, None  # let the normal path report it
         h.update(path.encode("utf-8", "surrogateescape") + b"\0" + module_name_for(path).encode("utf-8", "surrogateescape") + b"\0")

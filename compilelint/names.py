@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import os
 from typing import Dict, Optional
 
@@ -16,16 +17,23 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 def module_name_for(path: str) -> str:
     """Dotted module name of a file: its package chain found by walking up `__init__.py` files."""
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
+    directory, filename = os.path.split(os.path.abspath(path))
     stem = os.path.splitext(filename)[0]
-    parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
-        directory, pkg = os.path.split(directory)
-        parts.insert(0, pkg)
-        if not pkg:
-            break
+    package = _package_of(directory)
+    parts = [p for p in (package, "" if stem == "__init__" else stem) if p]
     return ".".join(parts) or stem
+
+
+@functools.lru_cache(maxsize=None)
+def _package_of(directory: str) -> str:
+    """The dotted package a folder is (empty outside packages); asked once per folder per run."""
+    if not os.path.isfile(os.path.join(directory, "__init__.py")):
+        return ""
+    parent, name = os.path.split(directory)
+    if not name:
+        return ""
+    outer = _package_of(parent)
+    return f"{outer}.{name}" if outer else name
 
 
 def _absolute(module: str, is_package: bool, level: int, target: Optional[str]) -> str:

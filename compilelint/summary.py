@@ -8,6 +8,7 @@ candidate findings inside them) and the compile roots written in it. The project
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.finding import Fix, Span
@@ -30,21 +31,31 @@ class Candidate:
     condition: str = ""
 
 
-@dataclass
-class Call:
+class Call(tuple):
     """A call a function makes that may lead to more traced code.
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it).
+    A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
+    all, several times faster than dataclass instances.
     """
 
-    kind: str
-    target: str
-    member: str
-    row: int
-    col: int
-    label: str  # how the reach path shows it: "self.layers[i]", "rotate_half"
-    guards: Tuple[Guard, ...] = ()
+    __slots__ = ()
+
+    def __new__(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
+                guards: Tuple[Guard, ...] = ()):
+        return tuple.__new__(cls, (kind, target, member, row, col, label, guards))
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    kind = property(itemgetter(0))
+    target = property(itemgetter(1))
+    member = property(itemgetter(2))
+    row = property(itemgetter(3))
+    col = property(itemgetter(4))
+    label = property(itemgetter(5))  # how the reach path shows it: "self.layers[i]", "rotate_half"
+    guards = property(itemgetter(6))
 
 
 @dataclass
