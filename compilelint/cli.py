@@ -65,6 +65,9 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("compilelint: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `compilelint rules | head`: the reader left; so do we, quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except Exception as e:  # a bug of ours: one line, the traceback only with --debug
             if os.environ.get("COMPILELINT_DEBUG") or "--debug" in sys.argv:
                 raise
