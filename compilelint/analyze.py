@@ -119,6 +119,7 @@ class FileAnalyzer:
                 for item in stmt.body:
                     if isinstance(item, FUNCS):
                         self._function(item, self.classes[stmt.name])
+        self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
     # ----- module and class facts -------------------------------------------------------------

@@ -77,11 +77,12 @@ class Cache:
             pass  # a read-only tree still gets checked, just not cached
 
     def put_run(self, key: str, value) -> None:
-        """A whole run's result; only the newest few are kept (each differs in files or settings)."""
+        """A whole run's (or project pass's) result; only the newest few of a kind are kept."""
         self.put(key, value)
         folder = os.path.join(self.directory, key[:2])
         try:
-            runs = sorted((e for e in os.scandir(folder) if e.name.startswith("run-")),
+            prefix = key.split("-", 1)[0] + "-"  # "run-…", "reach-…"
+            runs = sorted((e for e in os.scandir(folder) if e.name.startswith(prefix)),
                           key=lambda e: e.stat().st_mtime, reverse=True)
             for old in runs[KEEP_RUNS:]:
                 os.unlink(old.path)

@@ -80,7 +80,11 @@ def discover(paths: List[str], exclude: List[str], respect_gitignore: bool = Tru
     ignore_cache: Dict[str, Optional[_GitIgnore]] = {}
 
     def add(path):
-        key = os.path.realpath(path)
+        try:  # the same file reached twice (a symlink, overlapping arguments) is checked once
+            st = os.stat(path)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.realpath(path)
         if key not in seen:
             seen.add(key)
             out.files.append(path)

@@ -22,7 +22,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report, Span
 from compilelint.names import module_name_for
-from compilelint.regions import Project, compile_roots, reach, resolve_entry
+from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
 from compilelint.rule import registry
 from compilelint.source import SourceError, decode, read_bytes
 from compilelint.summary import Candidate, FileSummary
@@ -81,8 +81,7 @@ def _worker(args):
 
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
-                  stdin: Optional[Tuple[str, bytes]] = None,
-                  contents: Optional[Dict[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
     cache = None
     if settings.cache and stdin is None:
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -92,8 +91,6 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     for path in paths:
         if stdin is not None and path == stdin[0]:
             data = stdin[1]
-        elif contents is not None and path in contents:
-            data = contents[path]
         else:
             try:
                 data = read_bytes(path)
@@ -145,14 +142,13 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     else:
         found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    contents: Dict[str, bytes] = {}
-    run_key, cache = _run_key(files, settings, contents) if settings.cache and stdin is None else (None, None)
+    run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(files, settings, debug, stdin, contents)
-        findings = project_findings(summaries, settings)
+        summaries, errors = analyze_files(files, settings, debug, stdin)
+        findings = project_findings(summaries, settings, cache)
         if run_key:
             cache.put_run(run_key, (findings, errors))
     errors = [FileError(p, "no such file or directory") for p in missing] + list(errors)
@@ -161,24 +157,25 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     return Report(findings=findings, errors=errors, files_checked=len(files))
 
 
-def _run_key(files: List[str], settings: Settings, contents: Dict[str, bytes]):
-    """A key for the whole run: every file's path and bytes, and the settings that shape results.
-    The bytes read are left in `contents`, so a miss does not read the files again."""
+def _run_key(files: List[str], settings: Settings):
+    """A key for the whole run: every file's path, size and modification time (Ruff's test for
+    "unchanged": no file is read), and the settings that shape results."""
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     h = hashlib.blake2b(digest_size=20)
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
     h.update(repr(sorted(shaping.items())).encode())
     for path in files:
         try:
-            data = contents[path] = read_bytes(path)
+            st = os.stat(path)
         except OSError:
             return None, None  # let the normal path report it
-        h.update(path.encode("utf-8", "surrogateescape") + b"\0" + module_name_for(path).encode("utf-8", "surrogateescape") + b"\0")
-        h.update(hashlib.blake2b(data, digest_size=16).digest())
+        h.update(f"{path}\0{module_name_for(path)}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ino}\0"
+                 .encode("utf-8", "surrogateescape"))
     return "run-" + h.hexdigest(), cache
 
 
-def project_findings(summaries: List[FileSummary], settings: Settings) -> List[Finding]:
+def project_findings(summaries: List[FileSummary], settings: Settings,
+                     cache: Optional[Cache] = None) -> List[Finding]:
     project = Project(summaries, settings.extra_roots, settings.extra_stops)
     entries = []
     for entry in settings.entries:
@@ -186,8 +183,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings) -> List[F
         if fid is None:
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
         entries.append(fid)
-    roots = compile_roots(project, entries, settings.scope)
-    reached, disabled = reach(project, roots)
+    roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
     builder = FindingBuilder(settings)
     for summary in summaries:
         for qual, info in summary.functions.items():
@@ -223,6 +219,32 @@ def project_findings(summaries: List[FileSummary], settings: Settings) -> List[F
             builder.add(d.summary, d.function.qualname, Candidate(DISABLED_CALL_CODE, message, span),
                         Region(reached[caller].root, reached[caller].reason))
     return builder.finish(summaries)
+
+
+def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,
+                  cache: Optional[Cache]):
+    """Roots and reach, reused when no file's graph changed (an edit inside a function body)."""
+    key = None
+    if cache is not None:
+        h = hashlib.blake2b(digest_size=20)
+        h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops)).encode())
+        for summary in summaries:
+            h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
+        key = "reach-" + h.hexdigest()
+        hit = cache.get(key)
+        if hit is not None:
+            roots, reached, refs = hit
+            disabled = []
+            for caller, index, callee in refs:
+                summary, info = project.functions[caller]
+                disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
+            return roots, reached, disabled
+    roots = compile_roots(project, entries, settings.scope)
+    reached, disabled = reach(project, roots)
+    if key is not None:
+        refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
+        cache.put_run(key, (roots, reached, refs))
+    return roots, reached, disabled
 
 
 def _enclosing(summary: FileSummary, row: int) -> str:

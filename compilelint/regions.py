@@ -73,6 +73,7 @@ class DisabledCall:
     function: FunctionInfo
     call: Call
     callee: str
+    index: int  # of the call in function.calls (stable while the project's graph is)
 
 
 class Project:
@@ -298,7 +299,7 @@ def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]
         while queue:
             current, path = queue.popleft()
             summary, info = project.functions[current]
-            for call in info.calls:
+            for index, call in enumerate(info.calls):
                 if project.dead(call.guards):
                     continue
                 for callee in project.callees(current, call):
@@ -307,7 +308,7 @@ def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]
                         key = (current, call.row, call.col, callee)
                         if key not in seen_disabled:
                             seen_disabled.add(key)
-                            disabled.append(DisabledCall(summary, info, call, callee_qual))
+                            disabled.append(DisabledCall(summary, info, call, callee_qual, index))
                         continue
                     if project.is_stopped(callee):
                         continue

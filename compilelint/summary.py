@@ -7,6 +7,7 @@ candidate findings inside them) and the compile roots written in it. The project
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Dict, List, Optional, Tuple
@@ -115,3 +116,19 @@ class FileSummary:
     aliases: Dict[str, str] = field(default_factory=dict)
     # Functions registered as custom ops here (vLLM direct_register_custom_op): opaque to Dynamo.
     opaque: List[str] = field(default_factory=list)
+    # A hash of everything above the project pass reads, rows left out: an edit that changes no
+    # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
+    graph_key: str = ""
+
+    def compute_graph_key(self) -> str:
+        parts = (
+            self.module,
+            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls),
+                    tuple(f.returns_predicates), f.returns_only_predicates) for q, f in self.functions.items()),
+            sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
+                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items()))) for q, c in self.classes.items()),
+            [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
+            sorted(self.aliases.items()),
+            sorted(self.opaque),
+        )
+        return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
