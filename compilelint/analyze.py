@@ -395,12 +395,13 @@ class FileAnalyzer:
                 if guards:
                     del scope.guards[-len(guards):]
         elif isinstance(node, FUNCS + (ast.ClassDef,)):
-            if scope.node is None and scope.info is None:
-                pass  # module level: functions and classes are walked as their own scopes
-            elif isinstance(node, FUNCS) and not self._is_stopped(node):
+            # At module level functions and classes are walked as scopes of their own; inside a
+            # function, nested helpers belong to it (unless they are never traced).
+            nested = scope.info is not None
+            if nested and isinstance(node, FUNCS) and not self._is_stopped(node):
                 for d in node.decorator_list:
                     self._visit(d)
-                self._walk_block(node.body)  # nested helpers belong to the enclosing function
+                self._walk_block(node.body)
         elif isinstance(node, LOOPS):
             for child in ast.iter_child_nodes(node):
                 if child in getattr(node, "body", ()) or child in getattr(node, "orelse", ()):
