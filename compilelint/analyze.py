@@ -481,7 +481,7 @@ class FileAnalyzer:
             key = (kind, target, member, guards)
             if key not in scope.seen_calls:  # one edge per callee is all reach needs
                 scope.seen_calls.add(key)
-                scope.info.calls.append(Call(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str]):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

@@ -88,7 +88,21 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     summaries: Dict[str, FileSummary] = {}
     errors: List[FileError] = []
     todo = []  # (path, data, key)
+    # Last run's {path: ((size, mtime, inode, module), content key)}: an unchanged file is not read.
+    manifest_key = "files-" + hashlib.blake2b(repr((paths, settings.prefilter)).encode("utf-8", "surrogateescape"),
+                                              digest_size=20).hexdigest()
+    manifest = (cache.get(manifest_key) or {}) if cache else {}
+    new_manifest = {}
     for path in paths:
+        signature = _signature(path) if cache else None
+        known = manifest.get(path)
+        if known is not None and signature is not None and known[0] == signature:
+            hit = cache.get(known[1])
+            if hit is not None:
+                hit.path = path
+                summaries[path] = hit
+                new_manifest[path] = known
+                continue
         if stdin is not None and path == stdin[0]:
             data = stdin[1]
         else:
@@ -98,12 +112,16 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                 errors.append(FileError(path, _os_message(e)))
                 continue
         key = Cache.key(data, module_name_for(path), path, settings.prefilter) if cache else None
+        if signature is not None:
+            new_manifest[path] = (signature, key)
         hit = cache.get(key) if cache else None
         if hit is not None:
             hit.path = path
             summaries[path] = hit
         else:
             todo.append((path, data, key))
+    if cache and new_manifest != manifest:
+        cache.put_run(manifest_key, new_manifest)
     jobs = settings.jobs or os.cpu_count() or 1
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
@@ -123,6 +141,15 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
             errors.append(FileError(path, value))
     ordered = [summaries[p] for p in paths if p in summaries]
     return ordered, errors
+
+
+def _signature(path: str):
+    """What says a file is unchanged without reading it (Ruff trusts the same)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, module_name_for(path))
 
 
 def _os_message(e: OSError) -> str:
@@ -165,12 +192,10 @@ def _run_key(files: List[str], settings: Settings):
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
     h.update(repr(sorted(shaping.items())).encode())
     for path in files:
-        try:
-            st = os.stat(path)
-        except OSError:
+        signature = _signature(path)
+        if signature is None:
             return None, None  # let the normal path report it
-        h.update(f"{path}\0{module_name_for(path)}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ino}\0"
-                 .encode("utf-8", "surrogateescape"))
+        h.update(f"{path}\0{signature}\0".encode("utf-8", "surrogateescape"))
     return "run-" + h.hexdigest(), cache
 
 

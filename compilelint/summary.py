@@ -43,12 +43,10 @@ class Call(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
-                guards: Tuple[Guard, ...] = ()):
-        return tuple.__new__(cls, (kind, target, member, row, col, label, guards))
-
-    def __getnewargs__(self):
-        return tuple(self)
+    @classmethod
+    def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
+           guards: Tuple[Guard, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
