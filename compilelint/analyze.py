@@ -698,6 +698,7 @@ class Scope:
         self.locals_only: Set[str] = set()  # assigned here without a `global` statement
         self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
         self.seen_calls: Set[tuple] = set()
+        self.narrowed: Dict[str, list] = {}  # set by function_env: isinstance-narrowed ranges
         self.constructed: Dict[str, str] = {}  # local name → class constructed into it
         env: Dict[str, Optional[str]] = {}
         if node is not None:
@@ -709,6 +710,7 @@ class Scope:
             analyzer.global_kind,
             lambda key: module_call_kind(analyzer, cls, key),
         )
+        self.inference.narrowed = self.narrowed
 
 
 def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:

@@ -164,7 +164,42 @@ def function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope:
                 scope.module_locals[target.id] = attr
     for bindings in env.values():
         bindings.sort(key=lambda b: b[0])
+    unions = {arg.arg: T.annotation_union(arg.annotation, resolve) for arg, _ in params if arg.annotation is not None}
+    scope.narrowed = narrowed_ranges(nodes, unions, resolve)
     return env
+
+
+def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:
+    """Where `isinstance` has narrowed a parameter to a tensor: the body of
+    `isinstance(x, torch.Tensor)`, or the other branch of `isinstance(x, list)` when x is annotated
+    `Tensor | list[...] | None` (vLLM's `grid_thw if isinstance(grid_thw, list) else grid_thw.tolist()`)."""
+    out: Dict[str, list] = {}
+    for sub in nodes:
+        if not isinstance(sub, (ast.If, ast.IfExp)):
+            continue
+        test, negated = sub.test, False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            continue
+        name = test.args[0].id
+        types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = {T.CONTAINER_NAMES.get(resolve(t) or "", "") for t in types}
+        if any(T.annotation_kind(t, resolve) == T.TENSOR for t in types):
+            branch = sub.body  # isinstance(x, torch.Tensor): a tensor inside
+        elif name in unions and unions[name] - {"none"} - names == {"tensor"} and "" not in names:
+            branch = sub.orelse  # the one alternative left is the tensor
+        else:
+            continue
+        if negated:
+            branch = sub.orelse if branch is sub.body else sub.body
+        parts = branch if isinstance(branch, list) else [branch]
+        if parts:
+            start = (parts[0].lineno, parts[0].col_offset)
+            end = (parts[-1].end_lineno, parts[-1].end_col_offset)
+            out.setdefault(name, []).append((start, end))
+    return out
 
 
 def bind(target, value, how, inference: T.TensorInference):

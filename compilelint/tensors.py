@@ -172,6 +172,41 @@ def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Option
     return None
 
 
+CONTAINER_NAMES = {
+    "builtins.list": "builtins.list", "builtins.tuple": "builtins.tuple", "typing.List": "builtins.list",
+    "typing.Tuple": "builtins.tuple", "typing.Sequence": "builtins.list", "builtins.dict": "builtins.dict",
+    "typing.Dict": "builtins.dict", "builtins.int": "builtins.int", "builtins.float": "builtins.float",
+}
+
+
+def annotation_union(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optional[str]]) -> set:
+    """The alternatives of a union annotation: "tensor", "none", or a builtin type's dotted name
+    (`torch.Tensor | list[list[int]] | None` → {"tensor", "builtins.list", "none"}); "?" for others."""
+    if node is None:
+        return {"?"}
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return {"?"}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return annotation_union(node.left, resolve) | annotation_union(node.right, resolve)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return {"none"}
+    if isinstance(node, ast.Subscript):
+        outer = resolve(node.value) or ""
+        if outer in OPTIONAL_WRAPPERS or outer.endswith((".Optional", ".Union")):
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            out = {"none"} if outer.endswith("Optional") else set()
+            for item in items:
+                out |= annotation_union(item, resolve)
+            return out
+        return {CONTAINER_NAMES.get(outer, "?")}
+    if annotation_kind(node, resolve) == TENSOR:
+        return {"tensor"}
+    return {CONTAINER_NAMES.get(resolve(node) or "", "?")}
+
+
 class TensorInference:
     """Kinds of expressions inside one function, from its parameters and assignments.
 
@@ -185,6 +220,8 @@ class TensorInference:
         self.self_attr_kind = self_attr_kind  # attr -> kind for `self.attr`
         self.global_kind = global_kind  # module-level name -> kind
         self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
+        # name -> [(start, end)]: where an isinstance() check has narrowed the name to a tensor
+        self.narrowed: Dict[str, list] = {}
         self._memo: Dict[int, Optional[str]] = {}
 
     def kind(self, node: ast.AST) -> Optional[str]:
@@ -200,6 +237,10 @@ class TensorInference:
         if isinstance(node, ast.Constant):
             return NONE if node.value is None else SCALAR
         if isinstance(node, ast.Name):
+            if node.id in self.narrowed and hasattr(node, "lineno"):
+                here = (node.lineno, node.col_offset)
+                if any(start <= here < end for start, end in self.narrowed[node.id]):
+                    return TENSOR
             bindings = self.env.get(node.id)
             if bindings:
                 here = (getattr(node, "lineno", 1 << 30), getattr(node, "col_offset", 0))  # synthesized: latest
