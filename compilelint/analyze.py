@@ -17,14 +17,13 @@ from compilelint.astutil import (
     FUNCS, LEAVES, exits, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword, keyword_str,
     module_statements, self_targets, walk,
 )
-from compilelint.bindings import COMPILE_FUNCS, function_env, module_call_kind
+from compilelint.bindings import function_inference
 from compilelint.finding import Span
-from compilelint.names import ImportTable, dotted, module_name_for
+from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, ImportTable, dotted, module_name_for
 from compilelint.rule import registry
 from compilelint.source import SourceFile
 from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
 
-DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
 # Modes whose compiled code is captured in CUDA graphs.
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 # Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
@@ -698,19 +697,12 @@ class Scope:
         self.locals_only: Set[str] = set()  # assigned here without a `global` statement
         self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
         self.seen_calls: Set[tuple] = set()
-        self.narrowed: Dict[str, list] = {}  # set by function_env: isinstance-narrowed ranges
         self.constructed: Dict[str, str] = {}  # local name → class constructed into it
-        env: Dict[str, Optional[str]] = {}
         if node is not None:
-            env = function_env(analyzer, node, cls, self)
-        self.inference = T.TensorInference(
-            analyzer._resolve_plain,
-            env,
-            (cls.attr_kind if cls else (lambda a: None)),
-            analyzer.global_kind,
-            lambda key: module_call_kind(analyzer, cls, key),
-        )
-        self.inference.narrowed = self.narrowed
+            self.inference = function_inference(analyzer, node, cls, self)
+        else:  # module level: no locals
+            self.inference = T.TensorInference(analyzer._resolve_plain, {}, lambda a: None, analyzer.global_kind,
+                                               lambda key: None)
 
 
 def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:

@@ -49,6 +49,11 @@ def is_self(node) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
+def self_attr(node) -> Optional[str]:
+    """`attr` for `self.attr`, else None."""
+    return node.attr if isinstance(node, ast.Attribute) and is_self(node.value) else None
+
+
 def is_call_to(node, name: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and not node.args
 

@@ -12,12 +12,12 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from compilelint import tensors as T
-from compilelint.astutil import FUNCS, end, is_self, names_in_target
+from compilelint.astutil import FUNCS, end, is_class_name, is_self, names_in_target
+from compilelint.names import COMPILE_FUNCS
 
 if TYPE_CHECKING:
     from compilelint.analyze import ClassFacts, FileAnalyzer, Scope
 
-COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 # Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
 # `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
 SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
@@ -42,14 +42,15 @@ def module_call_kind(analyzer: FileAnalyzer, cls: Optional[ClassFacts], key: str
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope: Scope) -> Dict[str, list]:
-    """Bindings of a function's parameters and locals: name → [((row, col), kind)] in source order."""
+def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope: Scope) -> T.TensorInference:
+    """Tensor inference over a function's bindings: its parameters and locals,
+    name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges."""
     resolve = analyzer._resolve_plain
     args = node.args
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-    decorators = [analyzer._decorator_name(d) or "" for d in node.decorator_list]
+    decorators = scope.info.decorators if scope.info is not None else []
     tensor_by_default = (cls is not None and node.name == "forward") or any(
         d.split("#")[0] in COMPILE_FUNCS for d in decorators)
     kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
@@ -157,7 +158,7 @@ def function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope:
         if how == "=" and isinstance(target, ast.Name):
             if isinstance(value, ast.Call):
                 cname = resolve(value.func)
-                if cname and cname.rsplit(".", 1)[-1][:1].isupper() and not cname.startswith(("builtins.", "torch.")):
+                if cname and is_class_name(cname) and not cname.startswith("torch."):
                     scope.constructed[target.id] = cname
             attr = self_attr_in(value, cls, direct=True)
             if attr:
@@ -165,8 +166,9 @@ def function_env(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope:
     for bindings in env.values():
         bindings.sort(key=lambda b: b[0])
     unions = {arg.arg: T.annotation_union(arg.annotation, resolve) for arg, _ in params if arg.annotation is not None}
-    scope.narrowed = narrowed_ranges(nodes, unions, resolve)
-    return env
+    inference.narrowed = narrowed_ranges(nodes, unions, resolve)
+    inference.forget()
+    return inference
 
 
 def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:

@@ -13,6 +13,9 @@ import os
 from typing import Dict, Optional
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+# The dotted names torch.compile goes by (as a call, a decorator, or the legacy optimize()).
+COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
+DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
 
 
 def module_name_for(path: str) -> str:

@@ -12,12 +12,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.summary import Call, ClassInfo, FileSummary, FunctionInfo, Root
 
-COMPILE_DECORATORS = frozenset({
-    "torch.compile", "torch.compiler.compile", "torch._dynamo.optimize",
-    "torch._dynamo.eval_frame.optimize",
-})
+COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
 # vLLM's class decorator; SGLang and others re-export it, so its name is enough.
 CLASS_COMPILE_DECORATORS = ("support_torch_compile",)
 DISABLE_DECORATORS = frozenset({
@@ -79,7 +77,7 @@ class DisabledCall:
 class Project:
     """An index over all summaries: functions and classes by dotted name, MRO, call resolution."""
 
-    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=(), module_scope=True):
+    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=()):
         self.summaries = summaries
         self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
         self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)

@@ -230,6 +230,10 @@ class TensorInference:
             self._memo[key] = self._kind(node)
         return self._memo[key]
 
+    def forget(self) -> None:
+        """Drop remembered kinds (they were read while bindings were still being added)."""
+        self._memo.clear()
+
     def is_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
 

@@ -1,9 +1,9 @@
 import ast
 import re
 
+from compilelint.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
-COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 # Functions that run once per step/batch: compiling there compiles again every call.
 PER_CALL = re.compile(r"^(forward|__call__|step|.*_step|train_step|training_step|validation_step|predict_step)$")
 

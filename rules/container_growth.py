@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.astutil import self_attr
 from compilelint.rule import Rule
 
 GROW = frozenset({"append", "extend", "insert"})
@@ -47,7 +48,7 @@ class ContainerGrowth(Rule):
         if not isinstance(func, ast.Attribute) or func.attr not in GROW:
             return
         owner = func.value
-        if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self":
+        if self_attr(owner) is not None:
             cls = self.ctx.cls
             if cls is not None and owner.attr in cls.init_lists:
                 self.report(node, f"`self.{owner.attr}.{func.attr}()` grows a module list: its length is guarded, so "

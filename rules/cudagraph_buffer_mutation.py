@@ -1,12 +1,7 @@
 import ast
 
+from compilelint.astutil import self_attr
 from compilelint.rule import Rule
-
-
-def _self_attr(node: ast.AST):
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 class CudagraphBufferMutation(Rule):
@@ -50,7 +45,7 @@ class CudagraphBufferMutation(Rule):
     kind = "usage"
 
     def _check(self, target: ast.AST, node: ast.AST, how: str):
-        attr = _self_attr(target)
+        attr = self_attr(target)
         cls = self.ctx.cls
         if attr is None or cls is None or attr not in cls.tensor_attrs:
             return

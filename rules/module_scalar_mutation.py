@@ -1,17 +1,12 @@
 import ast
 
+from compilelint.astutil import self_attr
 from compilelint.fix.builders import buffer_counter
 from compilelint.rule import Rule
 
 
-def _self_attr(node: ast.AST):
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
 def _reads(value: ast.AST, attr: str) -> bool:
-    return any(_self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in ast.walk(value))
+    return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in ast.walk(value))
 
 
 class ModuleScalarMutation(Rule):
@@ -59,7 +54,7 @@ class ModuleScalarMutation(Rule):
     fix = "sometimes"
 
     def _check(self, target: ast.AST, node: ast.AST):
-        attr = _self_attr(target)
+        attr = self_attr(target)
         cls = self.ctx.cls
         if attr is None or cls is None or attr not in cls.init_numbers:
             return
@@ -74,7 +69,7 @@ class ModuleScalarMutation(Rule):
 
     def visit_Assign(self, node: ast.Assign):
         for t in node.targets:
-            attr = _self_attr(t)
+            attr = self_attr(t)
             if attr and _reads(node.value, attr):
                 self._check(t, node)
 

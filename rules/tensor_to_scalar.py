@@ -2,13 +2,6 @@ import ast
 
 from compilelint.rule import Rule
 
-CONVERSIONS = {
-    "builtins.int": ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False"),
-    "builtins.float": ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False"),
-    "builtins.bool": ("GB0124", "Could not guard on data-dependent expression"),
-}
-
-
 class TensorToScalar(Rule):
     """
     ## What it does

@@ -1,8 +1,7 @@
 import ast
 
+from compilelint.names import COMPILE_FUNCS
 from compilelint.rule import Rule
-
-COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 
 
 class UnusedCompileResult(Rule):

@@ -222,7 +222,7 @@ class _Fixer:
                 stuck = {code for code in done if now[code] > before[code] - done[code]}
                 if stuck:
                     self._give_up(f, previous, [x for x in applied if x.code in stuck],
-                                  "the finding was still reported after fixing", revert_all=applied)
+                                  "the finding was still reported after fixing")
                     reverted = True
                 else:
                     f.fixed += len(applied)
@@ -230,7 +230,7 @@ class _Fixer:
                 findings = self._project()
         return findings
 
-    def _give_up(self, f: _File, previous: str, culprits: List[Finding], why: str, revert_all=None):
+    def _give_up(self, f: _File, previous: str, culprits: List[Finding], why: str):
         f.text = previous
         self._reanalyze(f)
         for x in culprits:

@@ -14,7 +14,7 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from compilelint import tensors as T
-from compilelint.astutil import module_statements
+from compilelint.astutil import module_statements, self_attr
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.text import FileText
 
@@ -416,8 +416,8 @@ def _method(cls_node: ast.ClassDef, name: str):
 
 
 def _is_self_attr(node, attr: Optional[str] = None) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
-        and (attr is None or node.attr == attr)
+    name = self_attr(node)
+    return name is not None and (attr is None or name == attr)
 
 
 def _self_attr_stores(tree: ast.AST, attr: str) -> List[ast.AST]:

@@ -24,8 +24,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-BREAK_EVENTS = ("graph-break", "frame-skipped")
-
 
 def event_kind(event: str) -> str:
     """The rule kind ("break" | "recompile") an event can confirm."""
