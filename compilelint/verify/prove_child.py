@@ -1,0 +1,204 @@
+"""Subprocess entry for proving fixes: run ONE target of a factory, seeded, eager then compiled,
+and keep its outputs (and gradients in train mode) so a second run of the fixed code can be
+compared with it.
+
+    python -m compilelint.verify.prove_child SPEC.json
+
+SPEC: {"example", "index", "mode": "eval" | "train" | "call", "seed", "backend", "device", "calls",
+"trace_files", "out" (JSON lines), "save" (a .pt file for this run's values), "reference" (the .pt
+file of the run to compare with, or null), "dynamo_config": {name: value}, "dynamic": true | null}.
+
+Records (JSON lines, flushed as they go, like child.py):
+    {"type": "start", "torch": ..., "device": ...}
+    {"type": "count", "n": N}
+    {"type": "reached", "lines": {file: [line, ...]}}
+    {"type": "events", "events": [...]}
+    {"type": "compare", "eager": VERDICT, "compiled": VERDICT}   (only with a reference)
+    {"type": "error", "phase": ..., "message": one line}
+    {"type": "done"}
+VERDICT = {"equal": "bitwise" | "allclose" | "differs" | "mismatch", "max_abs": float, "rtol", "atol",
+"what": the first value that differs}. Eager compares the fixed code run eagerly with the reference's
+eager run (what the fix changes in eager behaviour); compiled compares the compiled run of the fixed
+code with the reference's eager run.
+
+Every phase re-seeds and rebuilds the target from the factory, so weights, dropout masks and
+mutated state are the same in every run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from compilelint.verify.child import Results, load_factory, place, reset_dynamo, resolve_device, targets_of
+from compilelint.verify.events import Capture, dedupe, metrics_events, one_line
+from compilelint.verify.trace import LineTracer
+
+
+def _seed(seed: int):
+    import random
+
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+
+
+def _build(factory, index: int, seed: int, device: str, mode: str):
+    import torch
+
+    _seed(seed)
+    fn, args, kwargs = place(targets_of(factory)[index], device)
+    module = fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None)
+    if isinstance(module, torch.nn.Module) and mode in ("eval", "train"):
+        module.train(mode == "train")
+    return fn, args, kwargs, module
+
+
+def flatten(obj, prefix="out"):
+    """(path, tensor) pairs of every tensor in a nested output (tuples, lists, dicts, ModelOutput)."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return [(prefix, obj)]
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in flatten(v, f"{prefix}.{k}")]
+    if isinstance(obj, (tuple, list)):
+        return [p for i, v in enumerate(obj) for p in flatten(v, f"{prefix}[{i}]")]
+    return []
+
+
+def _call(fn, args, kwargs, module, mode: str, seed: int) -> dict:
+    """One seeded call → {path: tensor}; in train mode also backward and the parameters' grads."""
+    import torch
+
+    _seed(seed)
+    if mode != "train":
+        with torch.no_grad():
+            out = fn(*args, **kwargs)
+        return {p: t.detach().cpu() for p, t in flatten(out)}
+    if module is not None:
+        module.zero_grad(set_to_none=True)
+    out = fn(*args, **kwargs)
+    values = {p: t.detach().cpu() for p, t in flatten(out)}
+    loss = [t.float().sum() for _, t in flatten(out) if t.requires_grad]
+    if loss:
+        torch.stack(loss).sum().backward()
+    if module is not None:
+        for name, p in module.named_parameters():
+            if p.grad is not None:
+                values[f"grad.{name}"] = p.grad.detach().cpu()
+    return values
+
+
+def compare(ref: dict, got: dict) -> dict:
+    """Bitwise when every value is identical (NaN where NaN); else allclose with torch.testing's
+    default tolerances for the dtype; else differs. The tolerances are reported, never hidden."""
+    import torch
+    from torch.testing._comparison import default_tolerances
+
+    if set(ref) != set(got):
+        missing = sorted(set(ref) ^ set(got))
+        return {"equal": "mismatch", "what": f"values differ in kind: {missing[0]}", "max_abs": None}
+    verdict, worst, what, rtol_used, atol_used = "bitwise", 0.0, "", 0.0, 0.0
+    for key in ref:
+        a, b = ref[key], got[key]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return {"equal": "mismatch", "what": f"{key}: {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}",
+                    "max_abs": None}
+        if torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                 and torch.equal(a.nan_to_num(), b.nan_to_num())):
+            continue
+        if not (a.is_floating_point() or a.is_complex()):
+            return {"equal": "differs", "what": key, "max_abs": None}
+        rtol, atol = default_tolerances(a)
+        rtol_used, atol_used = max(rtol_used, rtol), max(atol_used, atol)
+        diff = float((a.double() - b.double()).abs().nan_to_num(float("inf")).max())
+        if diff > worst:
+            worst, what = diff, key
+        if torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+            verdict = "allclose" if verdict == "bitwise" else verdict
+        else:
+            verdict = "differs"
+    out = {"equal": verdict, "max_abs": worst, "what": what}
+    if verdict != "bitwise":
+        out.update(rtol=rtol_used, atol=atol_used)
+    return out
+
+
+def run(spec: dict, out: Results) -> None:
+    import torch
+
+    device = resolve_device(spec["device"])
+    out.emit(type="start", torch=torch.__version__, device=device)
+    factory = load_factory(spec["example"])
+    index, mode, seed = spec["index"], spec["mode"], spec.get("seed", 0)
+    _seed(seed)
+    count = len(targets_of(factory))
+    out.emit(type="count", n=count)
+    if index >= count:
+        out.emit(type="error", phase="setup", message=f"the factory returned only {count} targets")
+        return
+
+    fn, args, kwargs, module = _build(factory, index, seed, device, mode)
+    tracer = LineTracer(spec.get("trace_files") or ())
+    try:
+        with tracer:
+            eager = _call(fn, args, kwargs, module, mode, seed)
+    except Exception as e:
+        out.emit(type="reached", lines=tracer.as_json())
+        out.emit(type="error", phase="eager", message=f"raised in eager: {one_line(e)}")
+        return
+    out.emit(type="reached", lines=tracer.as_json())
+
+    fn, args, kwargs, module = _build(factory, index, seed, device, mode)
+    reset_dynamo()
+    compiled_values, error = None, ""
+    saved = {name: getattr(torch._dynamo.config, name) for name in spec.get("dynamo_config") or {}}
+    try:
+        for name, value in (spec.get("dynamo_config") or {}).items():
+            setattr(torch._dynamo.config, name, value)
+        with Capture() as cap:
+            try:
+                compiled = torch.compile(fn, backend=spec["backend"], dynamic=spec.get("dynamic"))
+                for _ in range(spec.get("calls", 3)):  # repeated calls surface recompiles
+                    compiled_values = _call(compiled, args, kwargs, module, mode, seed)
+            except Exception as e:
+                error = one_line(e)
+        out.emit(type="events", events=dedupe(cap.events + metrics_events()))
+    finally:
+        for name, value in saved.items():
+            setattr(torch._dynamo.config, name, value)
+    if error:
+        out.emit(type="error", phase="compile", message=f"torch.compile failed: {error}")
+        return
+
+    if spec.get("save"):
+        torch.save({"eager": eager, "compiled": compiled_values}, spec["save"])
+    if spec.get("reference"):
+        ref = torch.load(spec["reference"])["eager"]
+        out.emit(type="compare", eager=compare(ref, eager), compiled=compare(ref, compiled_values))
+    out.emit(type="done")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0], encoding="utf-8") as f:
+        spec = json.load(f)
+    out = Results(spec["out"])
+    sys.stdin = open(os.devnull)  # noqa: SIM115  (input() in user code must not block)
+    try:
+        run(spec, out)
+    except Exception as e:  # factory import/call failures: reported, one line
+        out.emit(type="error", phase="setup", message=one_line(e))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
