@@ -1,6 +1,7 @@
 import ast
 
 from compilelint import tensors as T
+from compilelint.fix.rewrites.expert_loop import dense_expert_loop
 from compilelint.rule import Rule
 
 # Ops whose output size depends on the data.
@@ -47,7 +48,8 @@ class DynamicShapeOp(Rule):
 
     def _say(self, node, what: str):
         self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks (GB0036): set "
-                          "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep shapes static")
+                          "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep shapes static",
+                    fix=dense_expert_loop(self.ctx, node))
 
     def visit_Call(self, node: ast.Call):
         func = node.func

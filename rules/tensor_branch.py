@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import where_for_if, where_for_ifexp
+from compilelint.fix.rewrites.paths import tensor_on_every_path
 from compilelint.rule import Rule
 
 
@@ -54,7 +55,7 @@ class TensorBranch(Rule):
     def _check(self, test: ast.AST, what: str, build=None, owner=None):
         for expr in truth_tested(test):
             if self.ctx.is_tensor(expr):
-                fix = build(self.ctx, owner, expr) if build is not None else None
+                fix = build(self.ctx, owner, expr) if build is not None and tensor_on_every_path(self.ctx, expr) else None
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks (GB0170): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
 

@@ -1,0 +1,59 @@
+"""Is a condition a tensor on every path? Rewrites into `torch.where(cond, ...)` need it: a name that
+is a tensor on one path and the Python `False` on another (`to_drop = False; if self.training:
+to_drop = torch.rand([]) < p`) makes `torch.where(to_drop, ...)` raise `TypeError` on the Python
+path, though tensor inference, which follows the last binding, calls it a tensor.
+"""
+from __future__ import annotations
+
+import ast
+
+
+def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
+    """Every local name `expr` reads is bound only to tensors in its function: each assignment's
+    value is inferred a tensor, and no other kind of binding (loop target, augmented assignment,
+    `with ... as`, walrus, import) or non-None parameter default gives it another value."""
+    func = ctx.scope.node
+    if func is None:
+        return True
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if not names:
+        return True
+    args = func.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    for name, default in defaults.items():
+        if name in names and not (isinstance(default, ast.Constant) and default.value is None):
+            return False
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            owner = _binding_statement(func, node)
+            if owner is None:
+                return False
+            if not ctx.is_tensor(owner.value):
+                return False
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) in names for a in node.names):
+            return False
+    return True
+
+
+def _own_nodes(func):
+    """The nodes of `func`'s body, not of functions or classes nested in it."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _binding_statement(func, name: ast.Name):
+    """The `name = value` / `name: T = value` statement that binds `name` directly, else None."""
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Assign) and any(t is name for t in node.targets):
+            return node
+        if isinstance(node, ast.AnnAssign) and node.target is name and node.value is not None:
+            return node
+    return None
