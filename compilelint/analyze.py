@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint import tensors as T
 from compilelint.astutil import (
     FUNCS, LEAVES, exits, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword, keyword_str,
-    module_statements, self_targets, walk,
+    module_statements, self_attr, self_targets, walk,
 )
 from compilelint.bindings import function_inference
 from compilelint.finding import Span
@@ -193,6 +193,14 @@ class FileAnalyzer:
                         name = sub.args[0]
                         if isinstance(name, ast.Constant) and isinstance(name.value, str):
                             self._record_attr(facts, name.value, sub.args[1], probe, in_init)
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args \
+                        and sub.func.attr in ("append", "extend", "insert") and self_attr(sub.func.value):
+                    # `self.layer = nn.ModuleList(); self.layer.append(Block(...))`: members of the list.
+                    attr = self_attr(sub.func.value)
+                    for c in self._constructed_classes(sub.args[-1]):
+                        members = facts.info.submodules.setdefault(attr, [])
+                        if c not in members:
+                            members.append(c)
 
     def _record_attr(self, facts: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
         kinds = facts.kinds.setdefault(attr, set())

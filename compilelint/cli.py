@@ -268,7 +268,11 @@ class _Progress:
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per target.")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="COMPILELINT_OUTPUT_FORMAT")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None)
-def verify(paths, run_cmd, example, device, backend, timeout, output_format, output_file, **options):
+@click.option("--fix", "fix", is_flag=True, help="Prove each safe fix: run the code before and after it (on a copy).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: the unsafe fixes too.")
+@click.option("--proven-only", is_flag=True, help="With --fix: write the proven fixes to your files.")
+def verify(paths, run_cmd, example, device, backend, timeout, output_format, output_file, fix, unsafe_fixes,
+           proven_only, **options):
     """Run the flagged code under torch.compile and mark each finding confirmed or not.
 
     \b
@@ -288,6 +292,12 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
     if not paths:
         paths = ["."]
     settings = build_settings(paths, **options)
+    if fix or unsafe_fixes or proven_only:
+        from compilelint.verify.fix_command import verify_fixes
+
+        sys.exit(verify_fixes(paths, settings, example=example, run_cmd=command or None, device=device,
+                              backend=backend, timeout=timeout, unsafe=unsafe_fixes, write=proven_only,
+                              output_file=output_file, progress=_Progress(sys.stderr.isatty())))
     try:
         report = run_verify(paths, settings=settings, example=example, run_cmd=command or None, device=device,
                             backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))

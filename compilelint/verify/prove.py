@@ -64,15 +64,22 @@ class Copy:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
+# Never copied: caches, VCS folders, virtual environments and installed packages.
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "venv", "site-packages", "node_modules")
+
+
 def make_copy(paths: Sequence[str]) -> Copy:
+    """Copy the import root of every path; a root inside another is copied once, with it."""
+    wanted = sorted({import_root(p) for p in paths}, key=len)
+    outer: List[str] = []
+    for root in wanted:
+        if not any(root == r or root.startswith(r + os.sep) for r in outer):
+            outer.append(root)
     base = tempfile.mkdtemp(prefix="compilelint-fix-")
     roots: Dict[str, str] = {}
-    for p in paths:
-        root = import_root(p)
-        if any(root == r or root.startswith(r + os.sep) for r in roots):
-            continue
+    for root in outer:
         dest = os.path.join(base, f"{len(roots)}", os.path.basename(root))
-        shutil.copytree(root, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".git"), symlinks=True)
+        shutil.copytree(root, dest, ignore=SKIP, symlinks=True)
         roots[root] = dest
     return Copy(base, roots)
 
@@ -88,6 +95,7 @@ class TargetRun:
     compare: Optional[dict] = None
     error: str = ""
     count: Optional[int] = None
+    modules: List[bool] = field(default_factory=list)  # per target: is it (a method of) a module
 
 
 def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str] = (), copy: Optional[Copy] = None,
@@ -127,6 +135,7 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
         t = r.get("type")
         if t == "count":
             run.count = int(r["n"])
+            run.modules = list(r.get("modules") or [])
         elif t == "reached":
             run.reached = {os.path.realpath(back(f)): set(v) for f, v in r["lines"].items()}
         elif t == "events":

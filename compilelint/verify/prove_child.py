@@ -10,7 +10,7 @@ file of the run to compare with, or null), "dynamo_config": {name: value}, "dyna
 
 Records (JSON lines, flushed as they go, like child.py):
     {"type": "start", "torch": ..., "device": ...}
-    {"type": "count", "n": N}
+    {"type": "count", "n": N, "modules": [whether target i is (a method of) a module, ...]}
     {"type": "reached", "lines": {file: [line, ...]}}
     {"type": "events", "events": [...]}
     {"type": "compare", "eager": VERDICT, "compiled": VERDICT}   (only with a reference)
@@ -148,13 +148,18 @@ def run(spec: dict, out: Results) -> None:
     factory = load_factory(spec["example"])
     index, mode, seed = spec["index"], spec["mode"], spec.get("seed", 0)
     _seed(seed)
-    count = len(targets_of(factory))
-    out.emit(type="count", n=count)
+    targets = targets_of(factory)
+    count = len(targets)
+    out.emit(type="count", n=count, modules=[isinstance(fn, torch.nn.Module) or isinstance(
+        getattr(fn, "__self__", None), torch.nn.Module) for fn, _, _ in targets])
     if index >= count:
         out.emit(type="error", phase="setup", message=f"the factory returned only {count} targets")
         return
 
     fn, args, kwargs, module = _build(factory, index, seed, device, mode)
+    if mode == "train" and module is None:
+        out.emit(type="error", phase="setup", message="not a module: no train run")
+        return
     tracer = LineTracer(spec.get("trace_files") or ())
     try:
         with tracer:

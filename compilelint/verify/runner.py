@@ -164,7 +164,7 @@ def _wait_for_count(path: str, future) -> Optional[int]:
 
 def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: Sequence[str], *, backend: str,
                 timeout: float, memory_limit_mb: int, calls: int = 3,
-                progress: Optional[Callable[[int, int, str], None]] = None) -> Outcome:
+                progress: Optional[Callable[[int, int, str], None]] = None, pythonpath: Sequence[str] = ()) -> Outcome:
     tmp = tempfile.mkdtemp(prefix="compilelint-verify-")
     try:
         site = os.path.join(tmp, "site")
@@ -177,7 +177,7 @@ def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: S
             json.dump({"roots": roots, "trace_files": list(trace_files), "backend": backend, "calls": calls,
                        "out": out}, f)
         env = _env()
-        env["PYTHONPATH"] = os.pathsep.join([site, env["PYTHONPATH"]])
+        env["PYTHONPATH"] = os.pathsep.join([site, *pythonpath, env["PYTHONPATH"]])  # pythonpath: a fixed copy
         env[SPEC_ENV] = spec
         label = " ".join(argv)
         if progress:

@@ -1,0 +1,392 @@
+"""`compilelint verify --fix`: prove each fix by running the code before and after it.
+
+The fixes of `check` (safe ones; with `--unsafe-fixes` the unsafe ones too) are written to a
+temporary copy of the code (prove.py), never to the user's files. Every target runs from the
+original and from the copy, seeded the same, on the same inputs; `--example` targets that are
+modules run in eval and in train mode (train adds the parameters' gradients to what is compared).
+Per fix:
+
+- `proven`          its finding had a break before, none after; no new break in the lines it wrote;
+                    every output and gradient of the runs that reached it equal (bitwise, or within
+                    torch.testing's default tolerances, which are printed);
+- `changed-output`  a run that reached it computes something else (eager or compiled);
+- `new-break`       Dynamo breaks in the lines it wrote;
+- `no-effect`       its finding still breaks, or never broke in these runs;
+- `not-reached`     no run executed its line;
+- `error`           the runs failed (the message says how).
+
+When a run that reached several fixes changed its outputs, each of those fixes is run again on its
+own, so the verdict names the fix that changed them. `--proven-only` then writes the proven fixes,
+and only them, to the user's files. With `--run` the user's command stands in for the comparison:
+outputs count as equal when it ends the same way before and after.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from compilelint.finding import Finding, Report
+from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write
+from compilelint.source import decode, encode
+from compilelint.verify import match as M
+from compilelint.verify.prove import Copy, TargetRun, make_copy, run_target
+
+STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error")
+EQUAL = ("bitwise", "allclose")
+
+
+@dataclass
+class FixResult:
+    finding: Finding
+    status: str = "not-reached"
+    before: int = 0  # breaks Dynamo reported at the finding, before
+    after: int = 0
+    outputs: List[Tuple[str, dict]] = field(default_factory=list)  # (run label, compare verdicts)
+    message: str = ""
+
+
+@dataclass
+class Proof:
+    results: List[FixResult]
+    breaks_before: int = 0
+    breaks_after: int = 0
+    error: str = ""
+
+
+# ---------------------------------------------------------------- writing fixes
+
+
+def write_fixes(copy: Copy, fixes: Sequence[Finding]) -> Tuple[List[Finding], Dict[str, list]]:
+    """Write `fixes` into the copy (each fixed file from its original text, so earlier calls are
+    undone). Returns the fixes applied and, per original file, the line map of its new text."""
+    by_file: Dict[str, List[Finding]] = {}
+    for f in fixes:
+        by_file.setdefault(M.norm(f.path), []).append(f)
+    applied, maps = [], {}
+    for path, todo in by_file.items():
+        source = _read(path)
+        text, done = apply_fixes(source.text, todo)
+        if not done or _parses(text, path) is not None:
+            continue
+        atomic_write(copy.to_copy(path), encode(source, text))
+        applied += done
+        maps[path] = line_map(source.text, text)
+    return applied, maps
+
+
+def restore(copy: Copy, paths) -> None:
+    for path in paths:
+        shutil.copyfile(path, copy.to_copy(path))
+
+
+def _read(path: str):
+    with open(path, "rb") as f:
+        return decode(path, f.read())
+
+
+def line_map(old: str, new: str) -> list:
+    """new row (1-based index) → (old row, whether the line is one a fix wrote)."""
+    a, b = old.splitlines(), new.splitlines()
+    out = [(0, False)] * (len(b) + 1)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            out[j + 1] = (i1 + (j - j1) + 1, False) if tag == "equal" else (i1 + 1, True)
+    return out
+
+
+# ---------------------------------------------------------------- proving
+
+
+class _Runs:
+    """Before and after runs of every (target, mode) of an `--example` factory."""
+
+    def __init__(self, example, files, *, device, backend, timeout, memory_limit_mb, modes, progress):
+        self.example, self.files = example, sorted(files)
+        self.kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb}
+        self.modes, self.progress = modes, progress
+        self.tmp = tempfile.mkdtemp(prefix="compilelint-fixproof-")
+        self.before: Dict[Tuple[int, str], TargetRun] = {}
+
+    def keys(self):
+        return list(self.before)
+
+    def run_before(self) -> str:
+        first = run_target(self.example, 0, self.modes[0], trace_files=self.files, save=self._ref(0, self.modes[0]),
+                           **self.kw)
+        if first.count is None:
+            return first.error or "the example factory did not run"
+        self.before[(0, self.modes[0])] = first
+        modules = first.modules + [False] * first.count
+        todo = [(i, m) for i in range(first.count) for m in self.modes
+                if (i, m) != (0, self.modes[0]) and (m != "train" or modules[i])]
+        for n, (i, m) in enumerate(todo, 2):
+            self._tick(n, len(todo) + 1, f"before #{i} {m}")
+            self.before[(i, m)] = run_target(self.example, i, m, trace_files=self.files, save=self._ref(i, m), **self.kw)
+        return ""
+
+    def run_after(self, copy: Copy, keys) -> Dict[Tuple[int, str], TargetRun]:
+        out = {}
+        for n, (i, m) in enumerate(keys, 1):
+            self._tick(n, len(keys), f"after #{i} {m}")
+            ref = self._ref(i, m) if os.path.exists(self._ref(i, m)) else ""
+            out[(i, m)] = run_target(self.example, i, m, trace_files=self.files, copy=copy, reference=ref, **self.kw)
+        return out
+
+    def _ref(self, i, m):
+        return os.path.join(self.tmp, f"{i}-{m}.pt")
+
+    def _tick(self, done, total, label):
+        if self.progress:
+            self.progress(done, total, label)
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def prove_fixes(report: Report, paths: Sequence[str], *, example: Optional[str] = None,
+                run_cmd: Optional[Sequence[str]] = None, unsafe: bool = False, device: str = "cpu",
+                backend: str = "eager", timeout: float = 300.0, memory_limit_mb: Optional[int] = None,
+                modes: Sequence[str] = ("eval", "train"),
+                progress: Optional[Callable[[int, int, str], None]] = None) -> Proof:
+    from compilelint.verify import _python_files
+
+    fixes = [f for f in report.findings if applicable(f.fix, unsafe)]
+    if not fixes:
+        return Proof([])
+    files = {M.norm(f) for f in _python_files(paths)} | {M.norm(f.path) for f in report.findings}
+    copy = make_copy(sorted({os.path.dirname(M.norm(f.path)) for f in fixes}) + list(paths))
+    try:
+        if run_cmd:
+            return _prove_command(report, fixes, files, copy, run_cmd, backend=backend, timeout=timeout,
+                                  memory_limit_mb=memory_limit_mb, progress=progress)
+        runs = _Runs(example, files, device=device, backend=backend, timeout=timeout,
+                     memory_limit_mb=memory_limit_mb, modes=list(modes), progress=progress)
+        try:
+            error = runs.run_before()
+            if error:
+                return Proof([FixResult(f, "error", message=error) for f in fixes], error=error)
+            keys = [k for k, r in runs.before.items() if not _not_a_module(r)]
+            applied, maps = write_fixes(copy, fixes)
+            after = runs.run_after(copy, keys)
+            results = _judge(report, fixes, applied, maps, {k: runs.before[k] for k in keys}, after, files)
+            _isolate(results, applied, copy, runs, keys, files, report)
+            before_n = sum(_breaks(runs.before[k].events) for k in keys)
+            after_n = sum(_breaks(after[k].events) for k in keys)
+            return Proof(results, before_n, after_n)
+        finally:
+            runs.close()
+    finally:
+        copy.remove()
+
+
+def _not_a_module(run: TargetRun) -> bool:
+    return run.mode == "train" and run.error.startswith("not a module")
+
+
+def _breaks(events) -> int:
+    return sum(e.get("count", 1) for e in events if e["event"] != "recompile")
+
+
+def _targets(report: Report) -> List[M.Target]:
+    from compilelint.verify.assemble import gb_types_of, kind_of_code
+
+    return [M.Target(index=i, code=f.code, kind=kind_of_code(f.code), file=M.norm(f.path), row=f.span.row,
+                     end_row=max(f.span.row, f.span.end_row), gb_types=gb_types_of(f))
+            for i, f in enumerate(report.findings)]
+
+
+def _events_per_finding(report: Report, events, files) -> Tuple[Dict[int, int], List[dict]]:
+    """Breaks matched to each finding (by report index), and the breaks no finding explains."""
+    targets = [t for t in _targets(report) if t.kind in ("break", "recompile")]
+    missed = M.match(targets, events, files, M.FunctionIndex())
+    counts = {t.index: sum(e.get("count", 1) for e in t.events if e["event"] != "recompile") for t in targets}
+    return counts, missed
+
+
+def _to_old_lines(events, maps) -> List[dict]:
+    """After-run events with their lines in the original file's numbering; `written` marks a line a
+    fix wrote."""
+    out = []
+    for e in events:
+        m = maps.get(M.norm(e["file"])) if e.get("file") else None
+        if m is not None and 0 < e["line"] < len(m):
+            old, written = m[e["line"]]
+            e = dict(e, line=old, written=written)
+        out.append(e)
+    return out
+
+
+def _judge(report, fixes, applied, maps, before, after, files) -> List[FixResult]:
+    index_of = {id(f): i for i, f in enumerate(report.findings)}
+    ids = {id(f) for f in applied}
+    before_counts: Dict[int, int] = {}
+    after_counts: Dict[int, int] = {}
+    before_places = set()
+    for run in before.values():
+        c, _ = _events_per_finding(report, run.events, files)
+        for k, v in c.items():
+            before_counts[k] = before_counts.get(k, 0) + v
+        before_places |= {(M.norm(e["file"]), e["line"], e["gb_type"]) for e in run.events if e.get("file")}
+    written_breaks = []
+    for run in after.values():
+        events = _to_old_lines(run.events, maps)
+        c, _ = _events_per_finding(report, events, files)
+        for k, v in c.items():
+            after_counts[k] = after_counts.get(k, 0) + v
+        written_breaks += [e for e in events if e["event"] != "recompile" and e.get("file")
+                           and (M.norm(e["file"]), e["line"], e["gb_type"]) not in before_places]
+    # Findings that carry the same fix (both breaks of one expert loop) are judged together.
+    groups: Dict[tuple, List[Finding]] = {}
+    for f in fixes:
+        groups.setdefault(_fix_key(f), []).append(f)
+    results = []
+    for f in fixes:
+        same = groups[_fix_key(f)]
+        r = FixResult(f, before=sum(before_counts.get(index_of[id(x)], 0) for x in same),
+                      after=sum(after_counts.get(index_of[id(x)], 0) for x in same))
+        reached = [k for k, run in before.items() if any(_reached(run, x) for x in same)]
+        r.outputs = [(f"#{k[0]} {k[1]}", after[k].compare or {}) for k in reached if k in after]
+        failed = [after[k].error or before[k].error for k in reached if after[k].error or before[k].error]
+        mine = [e for e in written_breaks if M.norm(e["file"]) == M.norm(f.path) and _in_edits(f, e["line"])]
+        if id(f) not in ids:
+            r.status, r.message = "error", "its edits overlap another fix's, or the result did not parse"
+        elif not reached:
+            r.status = "not-reached"
+        elif failed:
+            r.status, r.message = "error", failed[0]
+        elif mine:
+            r.status, r.message = "new-break", f"{mine[0]['gb_type']} at line {mine[0]['line']}"
+        elif any(v.get(side, {}).get("equal") not in EQUAL for _, v in r.outputs for side in ("eager", "compiled")):
+            r.status = "changed-output"
+        elif r.before == 0 or r.after > 0:
+            r.status = "no-effect"
+        else:
+            r.status = "proven"
+        results.append(r)
+    return results
+
+
+def _fix_key(f: Finding) -> tuple:
+    return (M.norm(f.path),) + tuple((e.content, e.span) for e in f.fix.edits)
+
+
+def _reached(run: TargetRun, f: Finding) -> bool:
+    lines = run.reached.get(M.norm(f.path), set())
+    return any(row in lines for row in range(f.span.row, max(f.span.row, f.span.end_row) + 1))
+
+
+def _in_edits(f: Finding, line: int) -> bool:
+    return any(e.span.row <= line <= max(e.span.row, e.span.end_row) for e in f.fix.edits)
+
+
+def _isolate(results, applied, copy, runs, keys, files, report) -> None:
+    """A run that reached several fixes changed its outputs: run each of those fixes alone."""
+    changed = [r for r in results if r.status == "changed-output"]
+    if not changed:
+        return
+    shared = {}
+    for r in results:
+        for k in keys:
+            if _reached(runs.before[k], r.finding):
+                shared.setdefault(k, []).append(r)
+    suspects = [r for r in changed if any(len(shared.get(k, [])) > 1 for k in keys if r in shared.get(k, []))]
+    touched = {M.norm(f.path) for f in applied}
+    for r in suspects:
+        restore(copy, touched)
+        mine, maps = write_fixes(copy, [r.finding])
+        own_keys = [k for k in keys if r in shared.get(k, [])]
+        after = runs.run_after(copy, own_keys)
+        alone = _judge(report, [r.finding], mine, maps, {k: runs.before[k] for k in own_keys}, after, files)[0]
+        r.status, r.after, r.outputs, r.message = alone.status, alone.after, alone.outputs, alone.message
+    restore(copy, touched)
+
+
+# ---------------------------------------------------------------- --run
+
+
+def _prove_command(report, fixes, files, copy, run_cmd, *, backend, timeout, memory_limit_mb, progress) -> Proof:
+    from compilelint.verify import _roots, proc, runner
+    from compilelint.verify.assemble import kind_of_code
+
+    mem = memory_limit_mb or proc.default_memory_limit_mb()
+    roots = _roots(report, kind_of_code)
+    before = runner.run_command(list(run_cmd), roots, sorted(files), backend=backend, timeout=timeout,
+                                memory_limit_mb=mem, progress=progress)
+    applied, maps = write_fixes(copy, fixes)
+    after = runner.run_command(list(run_cmd), {copy.to_copy(k): v for k, v in roots.items()},
+                               [copy.to_copy(f) for f in sorted(files)], backend=backend, timeout=timeout,
+                               memory_limit_mb=mem, progress=progress, pythonpath=copy.pythonpath)
+    same = {"equal": "bitwise" if before.command == after.command and not after.error else "differs",
+            "what": f"the command {before.command} before, {after.command} after", "max_abs": None}
+    as_runs = {}
+    for n, run in enumerate(before.runs):
+        t = TargetRun(index=n, mode="call", events=run.events, reached=run.reached or {}, error=run.error)
+        as_runs[(n, "call")] = t
+    after_runs = {}
+    events_after = [dict(e, file=copy.to_original(e["file"]),
+                         stack=[[copy.to_original(f), ln, nm] for f, ln, nm in e.get("stack", [])])
+                    for run in after.runs for e in run.events]
+    # The command's calls need not line up one to one: all after-events count against every call.
+    for k in as_runs:
+        after_runs[k] = TargetRun(index=k[0], mode="call", events=events_after if k == (0, "call") else [],
+                                  compare={"eager": same, "compiled": same}, error=after.error)
+    results = _judge(report, fixes, applied, maps, as_runs, after_runs, files)
+    return Proof(results, sum(_breaks(r.events) for r in before.runs), _breaks(events_after),
+                 error=before.error)
+
+
+# ---------------------------------------------------------------- writing proven fixes
+
+
+def write_proven(results: Sequence[FixResult]) -> List[str]:
+    """Write the proven fixes to the user's files; the paths written."""
+    by_file: Dict[str, List[Finding]] = {}
+    for r in results:
+        if r.status == "proven":
+            by_file.setdefault(r.finding.path, []).append(r.finding)
+    written = []
+    for path, todo in by_file.items():
+        source = _read(path)
+        text, done = apply_fixes(source.text, todo)
+        if done and _parses(text, path) is None:
+            atomic_write(path, encode(source, text))
+            written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------- text
+
+
+def _verdict(v: dict) -> str:
+    eq = v.get("equal") or "not compared"
+    if eq == "allclose":
+        return f"allclose (max |Δ| {v['max_abs']:.3g}, rtol {v['rtol']:g}, atol {v['atol']:g})"
+    if eq in ("differs", "mismatch"):
+        extra = f", max |Δ| {v['max_abs']:.3g}" if v.get("max_abs") is not None else ""
+        tol = f", rtol {v['rtol']:g}, atol {v['atol']:g}" if v.get("rtol") is not None else ""
+        return f"{eq} ({v.get('what', '')}{extra}{tol})"
+    return eq + (f" ({v['zero_grads']} gradients zero instead of None)" if v.get("zero_grads") else "")
+
+
+def render(proof: Proof, cwd: Optional[str] = None) -> str:
+    cwd = cwd or os.getcwd()
+    lines = []
+    for r in sorted(proof.results, key=lambda x: x.finding.sort_key):
+        f = r.finding
+        path = os.path.relpath(f.path, cwd) if os.path.isabs(f.path) else f.path
+        head = f"{path}:{f.span.row}:{f.span.col}: {f.code} {r.status}: {r.before} breaks → {r.after}"
+        if r.message:
+            head += f"; {r.message}"
+        lines.append(head)
+        for label, v in r.outputs:
+            lines.append(f"    {label}: eager {_verdict(v.get('eager') or {})}; "
+                         f"compiled {_verdict(v.get('compiled') or {})}")
+        lines.append(f"    fix ({f.fix.applicability}): {f.fix.message}")
+    counts = {s: sum(r.status == s for r in proof.results) for s in STATUSES}
+    lines.append("verify --fix: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+                 + f"; breaks {proof.breaks_before} → {proof.breaks_after}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,77 @@
+"""`verify --fix`: fixes applied to a copy, run before and after, judged per fix; `--proven-only`
+writes only the proven ones."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compilelint.verify.fixproof import line_map
+from compilelint.verify.prove import import_root, make_copy
+
+SOURCE = '''import torch
+import torch.nn.functional as F
+
+K = 4
+
+
+def scaled(x: torch.Tensor, idx: torch.Tensor):
+    assert x.abs().max().item() < 100
+    hot = F.one_hot(idx % K)
+    return x * 2, hot
+
+
+def make():
+    return [(scaled, (torch.ones(3), torch.tensor([0, 1, 1])), {})]
+'''
+
+
+def test_line_map_marks_written_lines():
+    old = "a\nb\nc\nd\n"
+    new = "a\nB1\nB2\nc\nd\n"
+    m = line_map(old, new)
+    assert m[1] == (1, False) and m[4] == (3, False) and m[5] == (4, False)
+    assert m[2] == (2, True) and m[3] == (2, True)
+
+
+def test_copy_holds_the_whole_package_and_maps_paths(tmp_path):
+    pkg = tmp_path / "proj" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for p in (pkg / "__init__.py", pkg / "sub" / "__init__.py", pkg / "sub" / "m.py", tmp_path / "proj" / "ex.py"):
+        p.write_text("x = 1\n")
+    (tmp_path / "proj" / ".venv").mkdir()
+    assert import_root(str(pkg / "sub" / "m.py")) == str(pkg)
+    copy = make_copy([str(pkg / "sub"), str(tmp_path / "proj" / "ex.py")])
+    try:
+        assert list(copy.roots) == [str(tmp_path / "proj")]  # the package lives inside the example's folder
+        moved = copy.to_copy(str(pkg / "sub" / "m.py"))
+        assert os.path.isfile(moved) and moved != str(pkg / "sub" / "m.py")
+        assert copy.to_original(moved) == str(pkg / "sub" / "m.py")
+        assert not os.path.exists(os.path.join(copy.roots[str(tmp_path / "proj")], ".venv"))
+        assert copy.pythonpath == [copy.roots[str(tmp_path / "proj")]]
+    finally:
+        copy.remove()
+    assert not os.path.exists(copy.base)
+
+
+def test_each_fix_is_judged_and_only_proven_ones_are_written(tmp_path):
+    pytest.importorskip("torch")
+    path = tmp_path / "scaled.py"
+    path.write_text(SOURCE)
+    cmd = [sys.executable, "-m", "compilelint", "verify", "scaled.py", "--example", "scaled.py:make", "--fix",
+           "--unsafe-fixes", "--entry", "scaled.py:scaled", "--isolated", "--no-cache", "--device", "cpu",
+           "--proven-only"]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, r.stderr  # one fix is not proven
+    out = r.stdout
+    assert "scaled.py:8:12: CL101 proven: 1 breaks → 0" in out, out
+    assert "#0 eval: eager bitwise; compiled bitwise" in out
+    assert "scaled.py:9:11: CL303 changed-output" in out
+    assert "eager mismatch (out[1]: (3, 2) torch.int64 vs (3, 4) torch.int64)" in out
+    assert "Eager change: a failed check raises RuntimeError" in out  # what the fix changes, said
+    assert "1 proven, 1 changed-output" in out
+    text = path.read_text()
+    assert "torch._assert_async(x.abs().max() < 100)" in text  # the proven fix, written
+    assert "F.one_hot(idx % K)\n" in text  # the one that changes outputs, not written
+    assert "fixed scaled.py" in r.stderr
+    assert not [p for p in os.listdir(tmp_path) if p != "scaled.py" and not p.startswith((".", "__"))]
