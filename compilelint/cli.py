@@ -271,8 +271,9 @@ class _Progress:
 @click.option("--fix", "fix", is_flag=True, help="Prove each safe fix: run the code before and after it (on a copy).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: the unsafe fixes too.")
 @click.option("--proven-only", is_flag=True, help="With --fix: write the proven fixes to your files.")
+@click.option("--try-settings", is_flag=True, help="Measure the Dynamo settings the findings point to (--example).")
 def verify(paths, run_cmd, example, device, backend, timeout, output_format, output_file, fix, unsafe_fixes,
-           proven_only, **options):
+           proven_only, try_settings, **options):
     """Run the flagged code under torch.compile and mark each finding confirmed or not.
 
     \b
@@ -292,6 +293,13 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
     if not paths:
         paths = ["."]
     settings = build_settings(paths, **options)
+    if try_settings:
+        from compilelint.verify.fix_command import verify_settings
+
+        if command:
+            _fail("--try-settings needs --example")
+        sys.exit(verify_settings(paths, settings, example=example, device=device, backend=backend,
+                                 timeout=timeout, output_file=output_file, progress=_Progress(sys.stderr.isatty())))
     if fix or unsafe_fixes or proven_only:
         from compilelint.verify.fix_command import verify_fixes
 

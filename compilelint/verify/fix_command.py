@@ -45,6 +45,32 @@ def verify_fixes(paths: Sequence[str], settings, *, example: Optional[str], run_
     return 0 if all(r.status == "proven" for r in proof.results) else 1
 
 
+def verify_settings(paths: Sequence[str], settings, *, example: Optional[str], device: str, backend: str,
+                    timeout: float, output_file: Optional[str], progress) -> int:
+    """Try the Dynamo settings the findings point to; print what each removes and the suggestion.
+    Exit 0 when a setting is suggested, 1 when none helps, 2 on a usage error."""
+    from compilelint.engine import UsageError, check_paths
+    from compilelint.verify import VerifyUsageError, _validate
+    from compilelint.verify.knobs import render, try_settings
+
+    try:
+        _validate(example, None, device, backend)
+        report = check_paths(list(paths), settings)
+    except (VerifyUsageError, UsageError) as e:
+        click.echo(f"compilelint: error: {e}", err=True)
+        return 2
+    search = try_settings(example, sorted({f.code for f in report.findings}),
+                          device="cpu" if device == "auto" and not _cuda() else device, backend=backend,
+                          timeout=timeout, progress=progress)
+    text = render(search)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        click.echo(text, nl=False)
+    return 0 if search.suggested is not None else 1
+
+
 def _cuda() -> bool:
     """Whether a CUDA device is visible, without importing torch in this process."""
     return bool(os.environ.get("CUDA_VISIBLE_DEVICES", "x")) and os.path.exists("/dev/nvidiactl") and \

@@ -140,6 +140,13 @@ def compare(ref: dict, got: dict) -> dict:
     return out
 
 
+def _resolve(dotted: str):
+    import importlib
+
+    module, _, attr = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
 def run(spec: dict, out: Results) -> None:
     import torch
 
@@ -176,6 +183,8 @@ def run(spec: dict, out: Results) -> None:
     saved = {name: getattr(torch._dynamo.config, name) for name in spec.get("dynamo_config") or {}}
     try:
         for name, value in (spec.get("dynamo_config") or {}).items():
+            if name == "reorderable_logging_functions":  # dotted names → the functions
+                value = {_resolve(dotted) for dotted in value}
             setattr(torch._dynamo.config, name, value)
         with Capture() as cap:
             try:

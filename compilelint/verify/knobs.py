@@ -1,0 +1,148 @@
+"""`compilelint verify --try-settings`: which Dynamo settings remove the breaks, measured.
+
+Many breaks vanish with a setting instead of a code change: `.item()` with
+`capture_scalar_outputs`, `nonzero()`/masks with `capture_dynamic_output_shape_ops`, print and
+`warnings.warn` with `reorderable_logging_functions`, recompiles with `dynamic=True`. The settings
+tried are the ones the findings (by rule) or the observed breaks (by gb_type) point to. Each target
+runs once with none of them (the reference: its eager outputs), then with each setting alone, then
+greedily with the best ones together; a setting counts only when the compiled outputs still equal
+the reference. The suggestion is the smallest set that removes the most breaks.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from compilelint.verify.prove import breaks, run_target
+
+# setting → (rule codes that point to it, words of the gb_types it answers)
+KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
+    "capture_scalar_outputs": (frozenset({"CL101", "CL102", "CL103"}), ("capture_scalar_outputs", "Tensor.item")),
+    "capture_dynamic_output_shape_ops": (frozenset({"CL301", "CL302", "CL105"}),
+                                         ("Dynamic shape operator", "Data dependent operator")),
+    "reorderable_logging_functions": (frozenset({"CL201", "CL203"}), ("Failed to trace builtin operator",)),
+    "dynamic": (frozenset({"CL401", "CL402", "CL403", "CL405"}), ()),
+}
+EQUAL = ("bitwise", "allclose")
+
+
+def spelled(knob: str) -> str:
+    if knob == "dynamic":
+        return "torch.compile(..., dynamic=True)"
+    if knob == "reorderable_logging_functions":
+        return "torch._dynamo.config.reorderable_logging_functions = {print, warnings.warn}"
+    return f"torch._dynamo.config.{knob} = True"
+
+
+def run_kwargs(knobs: Sequence[str]) -> dict:
+    """The child's `dynamo_config` and `dynamic` for a set of settings."""
+    config = {k: True for k in knobs if k not in ("dynamic", "reorderable_logging_functions")}
+    if "reorderable_logging_functions" in knobs:
+        config["reorderable_logging_functions"] = ["builtins.print", "warnings.warn"]
+    return {"dynamo_config": config, "dynamic": True if "dynamic" in knobs else None}
+
+
+def pointed_to(codes: Sequence[str], gb_types: Sequence[str]) -> List[str]:
+    out = []
+    for knob, (rules, words) in KNOBS.items():
+        if set(codes) & rules or any(w.lower() in g.lower() for g in gb_types for w in words):
+            out.append(knob)
+    return out
+
+
+@dataclass
+class Trial:
+    knobs: Tuple[str, ...]
+    breaks: int = 0
+    recompiles: int = 0
+    equal: bool = True
+    worst: str = ""  # how the outputs differ, when they do
+    places: set = field(default_factory=set)  # (file, line) of the breaks left
+    errors: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Search:
+    baseline: Trial
+    trials: List[Trial]
+    suggested: Optional[Trial]
+
+
+def try_settings(example: str, codes: Sequence[str], *, trace_files: Sequence[str] = (), under: str = "",
+                 device: str = "cpu", backend: str = "eager", timeout: float = 300.0,
+                 memory_limit_mb: Optional[int] = None,
+                 progress: Optional[Callable[[int, int, str], None]] = None) -> Search:
+    """Try the settings the findings (`codes`) and the baseline's breaks point to; see the module doc.
+    `under`: count only the breaks in files under this folder."""
+    tmp = tempfile.mkdtemp(prefix="compilelint-knobs-")
+    kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb}
+    try:
+        first = run_target(example, 0, "eval", trace_files=trace_files, save=os.path.join(tmp, "0.pt"), **kw)
+        count = first.count or 0
+        base_runs = [first] + [run_target(example, i, "eval", save=os.path.join(tmp, f"{i}.pt"), **kw)
+                               for i in range(1, count)]
+        baseline = _trial((), base_runs, under)
+        knobs = pointed_to(codes, [e["gb_type"] for r in base_runs for e in r.events])
+        done = [0]
+
+        def trial(ks: Tuple[str, ...]) -> Trial:
+            done[0] += 1
+            if progress:
+                progress(done[0], len(knobs) * 2, " + ".join(ks))
+            runs = [run_target(example, i, "eval", reference=os.path.join(tmp, f"{i}.pt"), **kw, **run_kwargs(ks))
+                    for i in range(count)]
+            return _trial(ks, runs, under)
+
+        singles = [trial((k,)) for k in knobs]
+        trials = list(singles)
+        good = sorted([t for t in singles if t.equal and t.breaks < baseline.breaks], key=lambda t: t.breaks)
+        best = good[0] if good else None
+        chosen = list(best.knobs) if best else []
+        for t in good[1:]:  # greedy: add a setting while it removes more with outputs equal
+            both = trial(tuple(chosen + list(t.knobs)))
+            trials.append(both)
+            if both.equal and both.breaks < best.breaks:
+                best, chosen = both, chosen + list(t.knobs)
+        return Search(baseline, trials, best)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _trial(knobs, runs, under) -> Trial:
+    t = Trial(tuple(knobs))
+    for r in runs:
+        t.breaks += breaks(r.events, under)
+        t.places |= {(e["file"], e["line"]) for e in r.events if e["event"] != "recompile"
+                     and (not under or os.path.realpath(e["file"]).startswith(os.path.realpath(under) + os.sep))}
+        t.recompiles += sum(e.get("count", 1) for e in r.events if e["event"] == "recompile" and not e.get("input_driven"))
+        if r.error:
+            t.errors.append(r.error)
+            t.equal = False
+        v = (r.compare or {}).get("compiled")
+        if r.compare is not None and (v or {}).get("equal") not in EQUAL:
+            t.equal = False
+            t.worst = t.worst or f"{v.get('equal')} ({v.get('what', '')})"
+    return t
+
+
+def render(search: Search) -> str:
+    b = search.baseline
+    lines = [f"settings: without any, {b.breaks} breaks, {b.recompiles} recompiles"]
+    for t in search.trials:
+        removed = b.breaks - t.breaks
+        outputs = "outputs equal" if t.equal else f"outputs differ: {t.worst or '; '.join(t.errors[:1])}"
+        gone = sorted(b.places - t.places)
+        where = f" ({', '.join(f'{os.path.relpath(f)}:{n}' for f, n in gone[:6])}{', ...' if len(gone) > 6 else ''})" \
+            if gone else ""
+        lines.append(f"    {' + '.join(spelled(k) for k in t.knobs)}: removes {removed} of {b.breaks} breaks{where}, "
+                     f"{t.recompiles} recompiles; {outputs}")
+    s = search.suggested
+    if s is None:
+        lines.append("suggested: none (no setting removes a break with outputs equal)")
+    else:
+        lines.append(f"suggested: {'; '.join(spelled(k) for k in s.knobs)} removes {b.breaks - s.breaks} of "
+                     f"{b.breaks} breaks; outputs equal")
+    return "\n".join(lines) + "\n"
