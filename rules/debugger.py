@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import guard_statement
+from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 DEBUGGER_CALLS = frozenset({
@@ -52,10 +53,10 @@ class Debugger(Rule):
         func = node.func
         name = self.ctx.resolve(func)
         if name in DEBUGGER_CALLS:
-            self.report(node, fix=guard_statement(self.ctx, node, "the breakpoint"))
+            self.report(node, fix=explained(guard_statement(self.ctx, node, "the breakpoint"), NOT_UNDER_COMPILE))
         elif isinstance(func, ast.Attribute) and func.attr == "set_trace" and isinstance(func.value, ast.Call) \
                 and self.ctx.resolve(func.value.func) in DEBUGGER_CLASSES:
-            self.report(node, fix=guard_statement(self.ctx, node, "the breakpoint"))
+            self.report(node, fix=explained(guard_statement(self.ctx, node, "the breakpoint"), NOT_UNDER_COMPILE))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

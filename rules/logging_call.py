@@ -2,6 +2,7 @@ import ast
 
 from compilelint import tensors as T
 from compilelint.fix.builders import guard_statement
+from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 LOGGER_METHODS = frozenset({
@@ -56,10 +57,10 @@ class LoggingCall(Rule):
         if name in LOGGING_FUNCTIONS:
             self.report(node, f"`{name}()` graph-breaks: guard it with `if not torch.compiler.is_compiling():` "
                               f"or add it to torch._dynamo.config.reorderable_logging_functions",
-                        fix=guard_statement(self.ctx, node, f"`{name}()`"))
+                        fix=explained(guard_statement(self.ctx, node, f"`{name}()`"), NOT_UNDER_COMPILE))
             return
         if isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS and self._is_logger(func.value):
-            self.report(node, fix=guard_statement(self.ctx, node, "the logging call"))
+            self.report(node, fix=explained(guard_statement(self.ctx, node, "the logging call"), NOT_UNDER_COMPILE))
 
     def _is_logger(self, value: ast.AST) -> bool:
         if self.ctx.kind(value) == T.LOGGER:

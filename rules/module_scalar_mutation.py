@@ -2,6 +2,7 @@ import ast
 
 from compilelint.astutil import self_attr
 from compilelint.fix.builders import buffer_counter
+from compilelint.fix.rewrites.notes import BUFFER, explained
 from compilelint.rule import Rule
 
 
@@ -62,7 +63,7 @@ class ModuleScalarMutation(Rule):
                           "every call until recompile_limit (8), then the frame runs eager; keep it in a registered "
                           "buffer updated in place (`self.%s.add_(1)`), or set "
                           "torch._dynamo.config.allow_unspec_int_on_nn_module = True" % attr,
-                    fix=buffer_counter(self.ctx, node, attr))
+                    fix=explained(buffer_counter(self.ctx, node, attr), BUFFER))
 
     def visit_AugAssign(self, node: ast.AugAssign):
         self._check(node.target, node)

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import one_hot_num_classes
+from compilelint.fix.rewrites.notes import FIXED_WIDTH, explained
 from compilelint.rule import Rule
 
 ONE_HOT = frozenset({"torch.nn.functional.one_hot", "torch._C._nn.one_hot"})
@@ -53,7 +54,7 @@ class OneHotDynamic(Rule):
             elif k.arg is None:
                 return  # **kwargs: can't tell
         if classes is None or _minus_one(classes):
-            self.report(node, fix=one_hot_num_classes(self.ctx, node))
+            self.report(node, fix=explained(one_hot_num_classes(self.ctx, node), FIXED_WIDTH))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import guard_statement
+from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 
@@ -37,7 +38,7 @@ class PrintCall(Rule):
 
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) == "builtins.print":
-            self.report(node, fix=guard_statement(self.ctx, node, "`print()`"))
+            self.report(node, fix=explained(guard_statement(self.ctx, node, "`print()`"), NOT_UNDER_COMPILE))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import where_for_if, where_for_ifexp
+from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
 from compilelint.fix.rewrites.paths import tensor_on_every_path
 from compilelint.rule import Rule
 
@@ -56,6 +57,7 @@ class TensorBranch(Rule):
         for expr in truth_tested(test):
             if self.ctx.is_tensor(expr):
                 fix = build(self.ctx, owner, expr) if build is not None and tensor_on_every_path(self.ctx, expr) else None
+                fix = explained(fix, BOTH_BRANCHES)
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks (GB0170): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
 

@@ -2,6 +2,7 @@ import ast
 
 from compilelint import tensors as T
 from compilelint.fix.builders import drop_item
+from compilelint.fix.rewrites.notes import ZERO_D, explained
 from compilelint.fix.rewrites.tensor_assert import assert_async
 from compilelint.rule import Rule
 
@@ -47,7 +48,7 @@ class TensorItem(Rule):
         # `.item()` is a tensor (or numpy) method; only a value known to be something else is exempt.
         if self.ctx.kind(func.value) in (T.SCALAR, T.MODULE, T.LOGGER, T.NONE):
             return
-        self.report(node, fix=drop_item(self.ctx, node) or assert_async(self.ctx, node))
+        self.report(node, fix=explained(drop_item(self.ctx, node), ZERO_D) or assert_async(self.ctx, node))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import guard_statement
+from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
@@ -44,7 +45,7 @@ class WarningsWarn(Rule):
 
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) in WARN_FUNCTIONS:
-            self.report(node, fix=guard_statement(self.ctx, node, "`warnings.warn()`"))
+            self.report(node, fix=explained(guard_statement(self.ctx, node, "`warnings.warn()`"), NOT_UNDER_COMPILE))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [
