@@ -1,6 +1,7 @@
 import ast
 
 from compilelint import tensors as T
+from compilelint.fix.rewrites.mask_sum import where_for_mask_sum
 from compilelint.rule import Rule
 
 
@@ -44,7 +45,7 @@ class BooleanMaskIndex(Rule):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if any(self.ctx.kind(p) == T.BOOL for p in parts):
-            self.report(node)
+            self.report(node, fix=where_for_mask_sum(self.ctx, node))
 
     INVALID = [
         """

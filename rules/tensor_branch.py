@@ -3,6 +3,7 @@ import ast
 from compilelint.fix.builders import where_for_if, where_for_ifexp
 from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
 from compilelint.fix.rewrites.paths import tensor_on_every_path
+from compilelint.fix.rewrites.tensor_raise import raise_to_assert_async
 from compilelint.rule import Rule
 
 
@@ -15,6 +16,10 @@ def truth_tested(test: ast.AST):
         yield from truth_tested(test.operand)
     else:
         yield test
+
+
+def _where_or_check(ctx, node, expr):
+    return where_for_if(ctx, node, expr) or raise_to_assert_async(ctx, node, expr)
 
 
 class TensorBranch(Rule):
@@ -62,7 +67,7 @@ class TensorBranch(Rule):
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
 
     def visit_If(self, node: ast.If):
-        self._check(node.test, "if", where_for_if, node)
+        self._check(node.test, "if", _where_or_check, node)
 
     def visit_While(self, node: ast.While):
         self._check(node.test, "while")

@@ -17,7 +17,8 @@ from compilelint.verify.events import Capture, dedupe, metrics_events  # noqa: E
 from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
-CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval")]
+CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
+         ("checks_and_masks", "eval")]
 
 
 def _load(path, name):
@@ -73,6 +74,12 @@ def test_assert_async_still_raises():
     module, (ids, _), _ = after[0]
     with pytest.raises(RuntimeError):
         module(ids, 1)  # a row has 2 or 3 tokens: lengths.max() <= 1 is false
+
+
+def test_raise_check_still_raises_on_bad_data():
+    module, (x,), _ = _targets("checks_and_masks", ".unsafe-fixed")[0]
+    with pytest.raises(RuntimeError, match="NaN in the input"):
+        module(torch.full_like(x, float("nan")))
 
 
 def test_mixed_python_tensor_condition_gets_no_fix():
