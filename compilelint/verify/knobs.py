@@ -73,12 +73,14 @@ class Search:
 
 def try_settings(example: str, codes: Sequence[str], *, trace_files: Sequence[str] = (), under: str = "",
                  device: str = "cpu", backend: str = "eager", timeout: float = 300.0,
-                 memory_limit_mb: Optional[int] = None,
+                 memory_limit_mb: Optional[int] = None, copy=None,
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Search:
     """Try the settings the findings (`codes`) and the baseline's breaks point to; see the module doc.
-    `under`: count only the breaks in files under this folder."""
+    `under`: count only the breaks in files under this folder; `copy`: run the code of this copy
+    (prove.Copy), e.g. after its fixes."""
     tmp = tempfile.mkdtemp(prefix="compilelint-knobs-")
-    kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb}
+    kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb,
+          "copy": copy}
     try:
         first = run_target(example, 0, "eval", trace_files=trace_files, save=os.path.join(tmp, "0.pt"), **kw)
         count = first.count or 0
