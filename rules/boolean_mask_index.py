@@ -38,6 +38,27 @@ class BooleanMaskIndex(Rule):
                "torch.where(mask, x, 0) / masked_fill, or set torch._dynamo.config.capture_dynamic_output_shape_ops = True")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
+    fix = "sometimes"  # unsafe: `x[x > 0].sum()` → `torch.where(x > 0, x, 0).sum()` (rewrites/mask_sum.py)
+
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+
+@torch.compile
+def positive_total(x: torch.Tensor):
+    return x[x > 0].sum()
+""",
+            """
+import torch
+
+@torch.compile
+def positive_total(x: torch.Tensor):
+    return torch.where(x > 0, x, 0).sum()
+""",
+        ),
+    ]
 
     def visit_Subscript(self, node: ast.Subscript):
         if not isinstance(node.ctx, ast.Load) or not self.ctx.is_tensor(node.value):

@@ -45,6 +45,7 @@ class DynamicShapeOp(Rule):
                "torch._dynamo.config.capture_dynamic_output_shape_ops = True or keep shapes static (torch.where)")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
+    fix = "sometimes"  # unsafe: the Mixtral-style expert loop → every expert on every token (rewrites/expert_loop.py)
 
     def _say(self, node, what: str):
         self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks (GB0036): set "
@@ -79,6 +80,40 @@ class DynamicShapeOp(Rule):
             # torch.repeat_interleave(counts): the tensor is its own repeats.
             return index == 1 and len(node.args) == 1 and self.ctx.is_tensor(node.args[0])
         return self.ctx.is_tensor(repeats)
+
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Experts(nn.ModuleDict):
+    def forward(self, hidden_states, selected_experts, routing_weights):
+        final_hidden_states = torch.zeros_like(hidden_states)
+        expert_mask = selected_experts.permute(2, 1, 0)
+        expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
+            out = self[f"expert_{expert_idx[0]}"](hidden_states[top_x]) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, out)
+        return final_hidden_states
+""",
+            """
+import torch
+from torch import nn
+
+class Experts(nn.ModuleDict):
+    def forward(self, hidden_states, selected_experts, routing_weights):
+        final_hidden_states = torch.zeros_like(hidden_states)
+        expert_mask = selected_experts.permute(2, 1, 0)
+        for expert_idx in range(expert_mask.shape[0]):
+            out = self[f"expert_{expert_idx}"](hidden_states) * torch.where(expert_mask[expert_idx].transpose(0, 1) != 0, routing_weights, 0).sum(dim=-1, keepdim=True)
+            final_hidden_states.add_(out)
+        return final_hidden_states
+""",
+        ),
+    ]
 
     INVALID = [
         """
