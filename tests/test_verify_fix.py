@@ -75,3 +75,20 @@ def test_each_fix_is_judged_and_only_proven_ones_are_written(tmp_path):
     assert "F.one_hot(idx % K)\n" in text  # the one that changes outputs, not written
     assert "fixed scaled.py" in r.stderr
     assert not [p for p in os.listdir(tmp_path) if p != "scaled.py" and not p.startswith((".", "__"))]
+
+
+def test_run_command_sees_the_fixed_copy(tmp_path):
+    """--run: the user's command runs in the copy of its folder, so `python use.py` imports the
+    fixed module (not the original next to it); its exit status stands in for the outputs."""
+    pytest.importorskip("torch")
+    (tmp_path / "checked.py").write_text(
+        "import torch\n\n\ndef checked(x: torch.Tensor):\n    assert x.abs().max().item() < 100\n    return x * 2\n")
+    (tmp_path / "use.py").write_text(
+        "import torch\nimport checked\nassert checked.checked(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]\n")
+    cmd = [sys.executable, "-m", "compilelint", "verify", "checked.py", "--fix", "--unsafe-fixes", "--entry",
+           "checked.py:checked", "--isolated", "--no-cache", "--", sys.executable, "use.py"]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "checked.py:5:12: CL101 proven: 1 breaks → 0" in r.stdout, r.stdout
+    assert "1 proven, 0 changed-output" in r.stdout
+    assert "assert x.abs().max().item() < 100" in (tmp_path / "checked.py").read_text()  # nothing written

@@ -158,7 +158,10 @@ def prove_fixes(report: Report, paths: Sequence[str], *, example: Optional[str] 
     if not fixes:
         return Proof([])
     files = {M.norm(f) for f in _python_files(paths)} | {M.norm(f.path) for f in report.findings}
-    copy = make_copy(sorted({os.path.dirname(M.norm(f.path)) for f in fixes}) + list(paths))
+    # --run: the command runs in the copy of the working folder, so `python script.py` and the
+    # script's own folder on sys.path see the fixed code, not the original.
+    here = [os.getcwd()] if run_cmd else []
+    copy = make_copy(sorted({os.path.dirname(M.norm(f.path)) for f in fixes}) + list(paths) + here)
     try:
         if run_cmd:
             return _prove_command(report, fixes, files, copy, run_cmd, backend=backend, timeout=timeout,
@@ -316,10 +319,28 @@ def _prove_command(report, fixes, files, copy, run_cmd, *, backend, timeout, mem
     roots = _roots(report, kind_of_code)
     before = runner.run_command(list(run_cmd), roots, sorted(files), backend=backend, timeout=timeout,
                                 memory_limit_mb=mem, progress=progress)
-    applied, maps = write_fixes(copy, fixes)
-    after = runner.run_command(list(run_cmd), {copy.to_copy(k): v for k, v in roots.items()},
-                               [copy.to_copy(f) for f in sorted(files)], backend=backend, timeout=timeout,
-                               memory_limit_mb=mem, progress=progress, pythonpath=copy.pythonpath)
+
+    def judged(subset):
+        applied, maps = write_fixes(copy, subset)
+        after = runner.run_command(list(run_cmd), {copy.to_copy(k): v for k, v in roots.items()},
+                                   [copy.to_copy(f) for f in sorted(files)], backend=backend, timeout=timeout,
+                                   memory_limit_mb=mem, progress=progress, pythonpath=copy.pythonpath,
+                                   cwd=copy.to_copy(os.getcwd()))
+        restore(copy, {M.norm(f.path) for f in applied})
+        if before.runs and not after.runs:
+            why = "no wrapped call ran from the fixed copy (the command imports the code from elsewhere)"
+            return [FixResult(f, "error", message=why) for f in subset], after
+        return _command_results(report, subset, applied, maps, before, after, copy, files), after
+
+    results, after = judged(fixes)
+    if len(fixes) > 1 and any(r.status == "changed-output" for r in results):
+        # The command fails with all of them: run it once per fix to name the one(s) to blame.
+        results = [judged([f])[0][0] for f in fixes]
+    return Proof(results, sum(_breaks(r.events) for r in before.runs),
+                 sum(_breaks(r.events) for r in after.runs), error=before.error)
+
+
+def _command_results(report, fixes, applied, maps, before, after, copy, files) -> List[FixResult]:
     same = {"equal": "bitwise" if before.command == after.command and not after.error else "differs",
             "what": f"the command {before.command} before, {after.command} after", "max_abs": None}
     as_runs = {}
@@ -334,9 +355,7 @@ def _prove_command(report, fixes, files, copy, run_cmd, *, backend, timeout, mem
     for k in as_runs:
         after_runs[k] = TargetRun(index=k[0], mode="call", events=events_after if k == (0, "call") else [],
                                   compare={"eager": same, "compiled": same}, error=after.error)
-    results = _judge(report, fixes, applied, maps, as_runs, after_runs, files)
-    return Proof(results, sum(_breaks(r.events) for r in before.runs), _breaks(events_after),
-                 error=before.error)
+    return _judge(report, fixes, applied, maps, as_runs, after_runs, files)
 
 
 # ---------------------------------------------------------------- writing proven fixes

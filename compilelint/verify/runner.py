@@ -164,7 +164,8 @@ def _wait_for_count(path: str, future) -> Optional[int]:
 
 def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: Sequence[str], *, backend: str,
                 timeout: float, memory_limit_mb: int, calls: int = 3,
-                progress: Optional[Callable[[int, int, str], None]] = None, pythonpath: Sequence[str] = ()) -> Outcome:
+                progress: Optional[Callable[[int, int, str], None]] = None, pythonpath: Sequence[str] = (),
+                cwd: Optional[str] = None) -> Outcome:
     tmp = tempfile.mkdtemp(prefix="compilelint-verify-")
     try:
         site = os.path.join(tmp, "site")
@@ -183,7 +184,7 @@ def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: S
         if progress:
             progress(0, 1, label)
         try:
-            res = proc.run(list(argv), env=env, cwd=os.getcwd(), timeout=timeout, memory_limit_mb=memory_limit_mb)
+            res = proc.run(list(argv), env=env, cwd=cwd or os.getcwd(), timeout=timeout, memory_limit_mb=memory_limit_mb)
             command = res.failure(timeout, memory_limit_mb) or "exited with status 0"
             killed = res.timed_out or res.memory_exceeded or (res.returncode or 0) < 0
         except OSError as e:  # the command does not exist, is not executable, ...
