@@ -47,6 +47,8 @@ class Copy:
         return out
 
     def to_copy(self, path: str) -> str:
+        if not path or path.startswith("<"):
+            return path
         real = os.path.realpath(os.path.abspath(path))
         for orig, copy in self.roots.items():
             if real == orig or real.startswith(orig + os.sep):
@@ -54,7 +56,9 @@ class Copy:
         return path
 
     def to_original(self, path: str) -> str:
-        real = os.path.realpath(os.path.abspath(path)) if path and not path.startswith("<") else path
+        if not path or path.startswith("<"):
+            return path  # "<string>", or no file at all (a compilation metric without one)
+        real = os.path.realpath(os.path.abspath(path))
         for orig, copy in self.roots.items():
             if real == copy or real.startswith(copy + os.sep):
                 return orig + real[len(copy):]
