@@ -22,11 +22,12 @@ from compilelint.finding import Span
 from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, ImportTable, dotted, module_name_for
 from compilelint.rule import registry
 from compilelint.source import SourceFile
-from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
 
 # Modes whose compiled code is captured in CUDA graphs.
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 # Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
+MARKED_CONSTANT = "_dynamo_marked_constant"
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
@@ -320,6 +321,7 @@ class FileAnalyzer:
             is_generator=self._is_generator(node),
         )
         self._predicate_returns(node, info)
+        info.marks_constant = _marks_constant(self.nodes(node))
         self.summary.functions[qual] = info
         self.scope = Scope(self, node, cls, info)
         self._walk_block(node.body)
@@ -332,24 +334,41 @@ class FileAnalyzer:
         return is_generator(func)
 
     def _predicate_returns(self, node, info: FunctionInfo):
-        """Record `return torch.compiler.is_compiling()`-style bodies: project wrappers of predicates."""
-        if not PREDICATE_NAME.search(node.name) or node.args.args:
+        """Record the bodies of project wrappers of compile predicates: `return is_compiling()`, and
+        transformers' `is_tracing(t=None)`, which builds a local flag with `or` and `|=` and returns
+        it. Per return, the predicate calls of its `or` chain (`or_returns`): any one of them true
+        makes that return true."""
+        if not PREDICATE_NAME.search(node.name):
             return
-        preds, only = [], True
+        flags: Dict[str, List[ast.AST]] = {}
         for sub in self.nodes(node):
-            if isinstance(sub, ast.Return) and sub.value is not None:
-                values = sub.value.values if isinstance(sub.value, ast.BoolOp) and isinstance(sub.value.op, ast.Or) else [sub.value]
-                for v in values:
-                    if isinstance(v, ast.Call) and not v.args:
-                        name = self.imports.resolve(v.func) or dotted(v.func)
-                        if name:
-                            preds.append(name)
-                            continue
-                    if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                flags.setdefault(sub.targets[0].id, []).extend(_or_operands(sub.value))
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, (ast.BitOr, ast.Or)) \
+                    and isinstance(sub.target, ast.Name):
+                flags.setdefault(sub.target.id, []).extend(_or_operands(sub.value))
+        preds, only, or_returns = [], True, []
+        for sub in self.nodes(node):
+            if not (isinstance(sub, ast.Return) and sub.value is not None):
+                continue
+            operands = []
+            for v in _or_operands(sub.value):
+                operands.extend(flags.get(v.id, [v]) if isinstance(v, ast.Name) else [v])
+            names = []
+            for v in operands:
+                name = (self.imports.resolve(v.func) or dotted(v.func)) if isinstance(v, ast.Call) else None
+                if name:
+                    names.append(name)
+                    if not v.args and not v.keywords:
+                        preds.append(name)
                         continue
-                    only = False
+                if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+                    continue
+                only = False
+            or_returns.append(tuple(n for n in names if PREDICATE_NAME.search(n.rsplit(".", 1)[-1])))
         info.returns_predicates = preds
         info.returns_only_predicates = only and bool(preds)
+        info.or_returns = or_returns if or_returns and all(or_returns) else []
 
     # ----- the walk -------------------------------------------------------------------------------
     def _walk_block(self, stmts):
@@ -371,6 +390,8 @@ class FileAnalyzer:
             hook(node)
         if isinstance(node, ast.Call):
             self._record_call(node)
+        if isinstance(node, ast.Assign):
+            self._note_flag(node)
         if isinstance(node, ast.If):
             self._visit(node.test)
             self._guarded(node.test, True, node.body)
@@ -439,11 +460,27 @@ class FileAnalyzer:
             if isinstance(test.op, ast.And) and branch or isinstance(test.op, ast.Or) and not branch:
                 return [g for v in test.values for g in self._branch_guards(v, branch)]
             return []
-        if isinstance(test, ast.Call) and not test.args:
+        if isinstance(test, ast.Call):
             name = self.resolve(test.func) or dotted(test.func)
             if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
                 return [(name, branch)]
+        if isinstance(test, ast.Name) and test.id in self.scope.flags:
+            name, polarity = self.scope.flags[test.id]
+            return [(name, branch == polarity)]
+        if isinstance(test, ast.Attribute) and test.attr == "training" and is_self(test.value):
+            return [(TRAINING, branch)]
         return []
+
+    def _note_flag(self, node: ast.Assign):
+        """`tracing = is_tracing(x)` / `eager = not is_compiling()`: the local is a predicate's value."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name = node.targets[0].id
+        guards = self._branch_guards(node.value, True)
+        if len(guards) == 1 and not isinstance(node.value, ast.BoolOp) and guards[0][0] != TRAINING:
+            self.scope.flags[name] = guards[0]
+        else:
+            self.scope.flags.pop(name, None)
 
     def _is_stopped(self, node) -> bool:
         from compilelint.regions import is_stop_decorator
@@ -698,11 +735,30 @@ class Scope:
         self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
         self.seen_calls: Set[tuple] = set()
         self.constructed: Dict[str, str] = {}  # local name → class constructed into it
+        self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
         if node is not None:
             self.inference = function_inference(analyzer, node, cls, self)
         else:  # module level: no locals
             self.inference = T.TensorInference(analyzer._resolve_plain, {}, lambda a: None, analyzer.global_kind,
                                                lambda key: None)
+
+
+def _marks_constant(nodes) -> bool:
+    """The body sets `_dynamo_marked_constant`, the attribute Dynamo reads for a constant result."""
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and len(n.args) >= 2:
+            if isinstance(n.args[1], ast.Constant) and n.args[1].value == MARKED_CONSTANT:
+                return True
+        if isinstance(n, ast.Attribute) and n.attr == MARKED_CONSTANT and isinstance(n.ctx, ast.Store):
+            return True
+    return False
+
+
+def _or_operands(expr: ast.AST) -> List[ast.AST]:
+    """`a or b or c` → [a, b, c]; anything else → [expr]."""
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return [v for value in expr.values for v in _or_operands(value)]
+    return [expr]
 
 
 def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:

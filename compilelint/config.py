@@ -17,6 +17,7 @@ else:  # pragma: no cover - exercised on older Pythons only
 
 SCOPES = ("modules", "compiled", "all")
 PROFILES = ("default", "vllm")
+MODES = ("any", "eval", "train")
 UNUSED_NOQA = "CL900"  # reported by the engine, not by a rule: selectable like one
 
 
@@ -34,6 +35,8 @@ class Settings:
     extend_exclude: List[str] = field(default_factory=list)
     scope: str = "modules"
     profile: str = "default"
+    mode: str = "any"  # "eval" / "train": keep only the findings that can run in that mode
+    follow_swapped: bool = False  # follow forwards a decorator may replace (@use_experts_implementation)
     extra_roots: List[str] = field(default_factory=list)
     extra_stops: List[str] = field(default_factory=list)
     torch_version: str = DEFAULT_TORCH_VERSION
@@ -113,6 +116,7 @@ KEYS = {
     "select": ("select", list), "ignore": ("ignore", list), "extend-select": ("extend_select", list),
     "per-file-ignores": ("per_file_ignores", dict), "exclude": ("exclude", list),
     "extend-exclude": ("extend_exclude", list), "scope": ("scope", str), "profile": ("profile", str),
+    "mode": ("mode", str), "follow-swapped": ("follow_swapped", bool),
     "extra-roots": ("extra_roots", list), "extra-stops": ("extra_stops", list),
     "torch-version": ("torch_version", str), "respect-gitignore": ("respect_gitignore", bool),
     "force-exclude": ("force_exclude", bool), "cache-dir": ("cache_dir", str),
@@ -188,6 +192,8 @@ def validate(settings: Settings, source: str = "settings") -> None:
         raise ConfigError(f"'scope' in {source} must be one of {', '.join(SCOPES)}, not '{settings.scope}'")
     if settings.profile not in PROFILES:
         raise ConfigError(f"'profile' in {source} must be one of {', '.join(PROFILES)}, not '{settings.profile}'")
+    if settings.mode not in MODES:
+        raise ConfigError(f"'mode' in {source} must be one of {', '.join(MODES)}, not '{settings.mode}'")
     if settings.torch_version not in KNOWN_TORCH_VERSIONS:
         raise ConfigError(f"'torch-version' in {source} must be one of {', '.join(KNOWN_TORCH_VERSIONS)}")
     codes = set(registry()) | {UNUSED_NOQA}

@@ -22,7 +22,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report, Span
 from compilelint.names import module_name_for
-from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
+from compilelint.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.rule import registry
 from compilelint.source import SourceError, decode, read_bytes
 from compilelint.summary import Candidate, FileSummary
@@ -215,10 +215,13 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue
-            region = Region(r.root, r.reason)
             for c in info.candidates:
-                if project.dead(c.guards):
+                mode = meet(r.mode, edge_mode(c.guards))
+                if mode == "never" or project.dead(c.guards):
                     continue
+                if settings.mode != "any" and mode not in ("any", settings.mode):
+                    continue
+                region = Region(r.root, r.reason, mode, r.condition)
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)
@@ -252,7 +255,8 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
     key = None
     if cache is not None:
         h = hashlib.blake2b(digest_size=20)
-        h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops)).encode())
+        h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops,
+                       settings.follow_swapped)).encode())
         for summary in summaries:
             h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
         key = "reach-" + h.hexdigest()
@@ -264,8 +268,8 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
                 summary, info = project.functions[caller]
                 disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
             return roots, reached, disabled
-    roots = compile_roots(project, entries, settings.scope)
-    reached, disabled = reach(project, roots)
+    roots = compile_roots(project, entries, settings.scope, settings.follow_swapped)
+    reached, disabled = reach(project, roots, settings.follow_swapped)
     if key is not None:
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
         cache.put_run(key, (roots, reached, refs))

@@ -84,6 +84,8 @@ def finding_block(finding, *, rule, source, unsafe_fixes: bool, style: Style) ->
         out.append(f"{style('help', 'bold', 'cyan')}: {advice}")
     if finding.region is not None:
         out.append(f"  = note: reached from {finding.region.root} via {finding.region.reason}")
+        if finding.region.note():
+            out.append(f"  = note: {finding.region.note()}")
     if finding.fix is not None:
         title = "" if advice == finding.fix.message else finding.fix.message  # said once is enough
         out += _fix(finding, source, unsafe_fixes, style, title)
