@@ -16,13 +16,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analyze import analyze
+from compilelint.analysis import analyze
 from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report, Span
-from compilelint.names import module_name_for
-from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
+from compilelint.analysis.names import module_name_for
+from compilelint.analysis.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
 from compilelint.rule import registry
 from compilelint.source import SourceError, decode, read_bytes
 from compilelint.summary import Candidate, FileSummary

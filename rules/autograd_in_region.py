@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)

@@ -70,7 +70,7 @@ def _assert_valid_cache(cache_dir, paths):
     """Every entry loads and equals a fresh analysis of its file; no temporary files are left."""
     from compilelint.cache import Cache
     from compilelint.engine import analyze_bytes
-    from compilelint.names import module_name_for
+    from compilelint.analysis.names import module_name_for
 
     files = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != ".gitignore"]
     assert not [p for p in files if p.name.startswith(".tmp-")], "a temporary cache file was left"

@@ -171,7 +171,7 @@ def test_stdin_binary_and_syntax_error():
 # ----- internal errors: one line, the other files still checked, traceback only with --debug ---------
 FAIL_ONE = """
 import sys
-import compilelint.analyze as analyze
+import compilelint.analysis as analyze
 real = analyze.analyze
 def boom(path, *args, **kwargs):
     if path.endswith("boom.py"):

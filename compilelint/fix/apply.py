@@ -381,7 +381,7 @@ def _parses(text: str, path: str) -> Optional[str]:
 # ----- noqa comments --------------------------------------------------------------------------------
 def add_noqa_comments(text: str, rows: Dict[int, List[str]], nl: str, note) -> str:
     """`  # noqa: CODE, CODE` at the end of each row (merged into an existing `# noqa: X`)."""
-    from compilelint.analyze import NOQA
+    from compilelint.analysis.facts import NOQA
 
     ft = FileText(text)
     edits = []

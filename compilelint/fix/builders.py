@@ -13,8 +13,8 @@ import os
 import re
 from typing import List, Optional, Sequence, Tuple
 
-from compilelint import tensors as T
-from compilelint.astutil import module_statements, self_attr
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import module_statements, self_attr
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.text import FileText
 
