@@ -4,13 +4,23 @@ A rule is a small class in `compilelint/rules/<name>.py`: its code, kebab name, 
 message, fix safety, the `visit_<ast node>` hooks the file walker calls, and its own examples
 (`VALID`: must not flag, `INVALID`: must flag every line marked `# <-`). The examples are its tests
 and its documentation (`compilelint rule CL101`).
+
+While a file is walked a rule sees one `RuleContext` (`self.ctx`), declared here; fix builders
+read the file through its `FixContext` (`ctx.fixes`).
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import textwrap
-from typing import ClassVar, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set, Tuple, Type
+
+from compilelint.fix.text import FileText
+
+if TYPE_CHECKING:
+    from compilelint.finding import Span
+    from compilelint.summary import FunctionInfo
 
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html"
@@ -20,6 +30,127 @@ KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 
 _REGISTRY: Dict[str, Type["Rule"]] = {}
 _LOADED = False
+
+
+class RuleContext:
+    """What a rule sees while the file is walked (`self.ctx`): the node's surroundings, name
+    resolution and tensor inference, and `report()`. The walker implements it; these members are
+    the whole interface, and rules use nothing else.
+    """
+
+    # ----- names and values -----------------------------------------------------------------------
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        """The dotted name a Name/Attribute refers to through the imports (`F.relu` →
+        `torch.nn.functional.relu`), None when a local shadows it or it is not an imported name."""
+        raise NotImplementedError
+
+    def kind(self, node: ast.AST) -> Optional[str]:
+        """What an expression holds: `tensors.TENSOR`, `BOOL` (a boolean tensor), `SEQ`, `SCALAR`,
+        `MODULE`, `LOGGER`, or None when unknown (say nothing rather than guess)."""
+        raise NotImplementedError
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """`kind(node)` is a tensor or a boolean tensor."""
+        raise NotImplementedError
+
+    def is_global_number(self, name: str) -> bool:
+        """`name` is a module-level int/float that this function does not rebind locally."""
+        raise NotImplementedError
+
+    def is_global_list(self, name: str) -> bool:
+        """`name` is a module-level list that this function does not rebind."""
+        raise NotImplementedError
+
+    # ----- where the node is ------------------------------------------------------------------------
+    @property
+    def function(self) -> Optional["FunctionInfo"]:
+        """The enclosing top-level function or method (None at module level)."""
+        raise NotImplementedError
+
+    @property
+    def function_node(self) -> Optional[ast.AST]:
+        """The `def` node of `function`."""
+        raise NotImplementedError
+
+    @property
+    def cls(self):
+        """The enclosing class's facts (`ClassFacts`: what its methods assign to `self`), or None."""
+        raise NotImplementedError
+
+    @property
+    def locals(self) -> Set[str]:
+        """Names bound in the enclosing function (they shadow imports)."""
+        raise NotImplementedError
+
+    @property
+    def stack(self) -> List[ast.AST]:
+        """Ancestors of the node being visited, outermost first, the node itself last."""
+        raise NotImplementedError
+
+    @property
+    def loops(self) -> int:
+        """How many loops enclose the node within its function."""
+        raise NotImplementedError
+
+    def parent(self, depth: int = 1) -> Optional[ast.AST]:
+        """The node's ancestor `depth` levels up."""
+        raise NotImplementedError
+
+    def statement(self) -> Optional[ast.stmt]:
+        """The statement holding the node."""
+        raise NotImplementedError
+
+    def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
+        """The compile predicates the node runs under, as (predicate, value it must have): branches
+        of `if is_compiling():`, early returns, operands after `and`/`or`. The project pass drops a
+        finding whose condition cannot hold while Dynamo traces."""
+        raise NotImplementedError
+
+    def span(self, node: ast.AST) -> "Span":
+        """The node's 1-based span, columns in characters."""
+        raise NotImplementedError
+
+    # ----- output -----------------------------------------------------------------------------------
+    def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "") -> None:
+        """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule)."""
+        raise NotImplementedError
+
+    @property
+    def fixes(self) -> "FixContext":
+        """The file as fix builders need it."""
+        raise NotImplementedError
+
+
+class FixContext:
+    """What fix builders read besides the `RuleContext`: the file's text, tree and imports, and
+    what builders compute once per file (the `FileText`, the names bound to torch, the edit that
+    imports torch)."""
+
+    def __init__(self, source, tree: ast.Module, module: str, imports, classes):
+        self.source = source
+        self.tree = tree
+        self.module = module
+        self.imports = imports  # ImportTable
+        self.classes = classes  # class qualname → ClassInfo, this file's
+        self._text: Optional[FileText] = None
+        self.memo: Dict[str, object] = {}  # per-file results of builders, by name
+
+    @property
+    def text(self) -> FileText:
+        """The file as a `FileText` (rows, columns, tokens), built on first use."""
+        if self._text is None:
+            self._text = FileText(self.source.text)
+        return self._text
+
+    @property
+    def newline(self) -> str:
+        return self.source.newline or "\n"
+
+    def once(self, key: str, compute: Callable[[], object]):
+        """`compute()` the first time `key` is asked for in this file, the same value after."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
 
 class Rule:
@@ -49,8 +180,8 @@ class Rule:
                 raise RuntimeError(f"duplicate rule code {cls.code}")
             _REGISTRY[cls.code] = cls
 
-    def __init__(self, ctx):
-        self.ctx = ctx  # the file walker's context: names, tensor inference, report()
+    def __init__(self, ctx: RuleContext):
+        self.ctx = ctx
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = ""):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition)

@@ -19,7 +19,7 @@ from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, sc
 from compilelint.analysis.names import dotted
 from compilelint.analysis.regions import is_stop_decorator
 from compilelint.finding import Span
-from compilelint.rule import registry
+from compilelint.rule import FixContext, RuleContext, registry
 from compilelint.source import SourceFile
 from compilelint.summary import Candidate, FileSummary, FunctionInfo
 
@@ -32,7 +32,10 @@ def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, pr
     return FileAnalyzer(path, source, tree, prefilter).run()
 
 
-class FileAnalyzer:
+class FileAnalyzer(RuleContext):
+    """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
+    the walker's own business)."""
+
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
         self.facts = FileFacts(path, source, tree)
@@ -43,11 +46,12 @@ class FileAnalyzer:
         self.imports = self.facts.imports
         self.summary = FileSummary(path=path, module=self.module)
         self.calls = CallRecorder(self.facts, self.summary)
+        self._fixes = FixContext(source, tree, self.module, self.imports, self.summary.classes)
 
     # ----- driver -----------------------------------------------------------------------------
     def run(self) -> FileSummary:
         facts = self.facts.collect()
-        self.summary.classes = {name: c.info for name, c in facts.classes.items()}
+        self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
@@ -189,8 +193,20 @@ class FileAnalyzer:
         return self.scope.info
 
     @property
+    def function_node(self) -> Optional[ast.AST]:
+        return self.scope.node
+
+    @property
     def cls(self) -> Optional[ClassFacts]:
         return self.scope.cls
+
+    @property
+    def locals(self) -> Set[str]:
+        return self.scope.locals
+
+    @property
+    def fixes(self) -> FixContext:
+        return self._fixes
 
     @property
     def stack(self) -> List[ast.AST]:
@@ -247,6 +263,9 @@ class FileAnalyzer:
 
     def is_global_list(self, name: str) -> bool:
         return name in self.facts.global_lists and name not in self.scope.locals
+
+    def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
+        return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
     def report(self, rule, node, message, fix=None, condition=""):
         path = self._path_to(node)
