@@ -7,7 +7,7 @@ set -u
 OUT=${1:?usage: bench/same_output.sh OUTDIR}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-CL=.venv/bin/compilelint
+CL=${CL:-.venv/bin/compilelint}  # CL="env PYTHONPATH=DIR .venv/bin/python -m compilelint" checks another checkout
 for d in $(.venv/bin/python bench/corpus.py --list) fixtures; do
   n=$(basename "$(dirname "$d")")-$(basename "$d")
   for tv in 2.13 2.11; do
