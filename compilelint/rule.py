@@ -13,20 +13,24 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 import textwrap
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set, Tuple, Type
 
 from compilelint.fix.text import FileText
 
 if TYPE_CHECKING:
-    from compilelint.finding import Span
-    from compilelint.summary import FunctionInfo
+    from compilelint.finding import Region, Span
+    from compilelint.summary import FileSummary, FunctionInfo
 
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html"
 # The truth the messages assume unless `torch-version` says otherwise.
 DEFAULT_TORCH_VERSION = "2.13"
 KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
+
+# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
+GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
 
 _REGISTRY: Dict[str, Type["Rule"]] = {}
 _LOADED = False
@@ -153,6 +157,51 @@ class FixContext:
         return self.memo[key]
 
 
+class ProjectContext:
+    """What a rule's project-pass hook (`Rule.check_project`) sees: the summaries of every checked
+    file and what the project pass computed over them. The engine implements it."""
+
+    @property
+    def summaries(self) -> List["FileSummary"]:
+        """Every checked file's summary."""
+        raise NotImplementedError
+
+    @property
+    def roots(self) -> List[Tuple[str, str, bool, bool]]:
+        """Compile roots: (function id, how it is compiled, in a CUDA-graph mode, written explicitly)."""
+        raise NotImplementedError
+
+    @property
+    def disabled_calls(self) -> list:
+        """Calls from a function to one decorated `torch.compiler.disable` (`regions.DisabledCall`)."""
+        raise NotImplementedError
+
+    def function(self, fid: str) -> Optional[Tuple["FileSummary", "FunctionInfo"]]:
+        """The file and function behind a function id (`module.Class.method`)."""
+        raise NotImplementedError
+
+    def region(self, fid: str) -> Optional["Region"]:
+        """How torch.compile reaches the function, None when it does not."""
+        raise NotImplementedError
+
+    def dead(self, guards) -> bool:
+        """Code under these guards never runs while Dynamo traces (`if not is_compiling():`)."""
+        raise NotImplementedError
+
+    def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
+        """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
+        the `after_suppressions` phase)."""
+        raise NotImplementedError
+
+    def report(self, rule: Type["Rule"], summary: "FileSummary", function: str, span: "Span",
+               message: Optional[str] = None, region: Optional["Region"] = None, *, guards=(),
+               distinct: str = "") -> None:
+        """A finding in `function` of `summary`'s file; selection, per-file ignores and noqa apply
+        unless the rule says `noqa_applies = False`. `distinct` tells apart several findings of the
+        rule at one span."""
+        raise NotImplementedError
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
@@ -170,6 +219,13 @@ class Rule:
     # through imports always appears, at least in the import). Empty: the rule always runs.
     # The prefilter skips the rule elsewhere; `--no-prefilter` runs every rule on every file.
     triggers: ClassVar[Tuple[str, ...]] = ()
+    # False: `# noqa` and per-file ignores do not silence it (the unused-noqa rule itself).
+    noqa_applies: ClassVar[bool] = True
+    # Rules with a project-pass hook: run after the per-file candidates ("reach"), or once every
+    # other finding has been suppressed or kept ("after_suppressions").
+    project_phase: ClassVar[str] = "reach"
+    # Codes only `verify` reports (a break no rule found): the verify event they stand for.
+    verify_event: ClassVar[str] = ""
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
 
@@ -185,6 +241,28 @@ class Rule:
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = ""):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition)
+
+    @classmethod
+    def check_project(cls, project: ProjectContext) -> None:
+        """The project-pass hook: findings that need every file (reach, roots, noqa use) are
+        reported here through `project.report`. Most rules need none."""
+
+    @classmethod
+    def has_project_hook(cls) -> bool:
+        return cls.check_project.__func__ is not Rule.check_project.__func__
+
+    @classmethod
+    def render(cls, message: str, torch_version: str = DEFAULT_TORCH_VERSION) -> str:
+        """`message` with its `{gb}` placeholders filled from this rule's GB ids for the version."""
+        if "{gb" not in message:
+            return message
+        ids = cls.gb_ids.get(torch_version) or cls.gb_ids.get(DEFAULT_TORCH_VERSION) or ()
+
+        def fill(m):
+            i = int(m.group(1) or 0)
+            return ids[i] if i < len(ids) else m.group(0)
+
+        return GB_PLACEHOLDER.sub(fill, message)
 
     @classmethod
     def gb_id(cls, torch_version: str = DEFAULT_TORCH_VERSION) -> str:

@@ -25,10 +25,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
 from compilelint.fix.text import FileText, lines_with_ends
+from compilelint.rule import registry
 from compilelint.source import SourceError, SourceFile, decode, encode
 
 MAX_ROUNDS = 5
-NOQA_CODE = "CL900"  # unused-noqa findings are never noqa'd
 
 
 @dataclass
@@ -126,7 +126,7 @@ class _Fixer:
     def _has_work(self, findings: List[Finding]) -> bool:
         if self.fix and any(applicable(f.fix, self.unsafe) for f in findings):
             return True
-        return self.add_noqa and any(f.code != NOQA_CODE for f in findings)
+        return self.add_noqa and any(_noqa_applies(f.code) for f in findings)
 
     def _load(self, path: str):
         if self.stdin is not None and path == self.stdin[0]:
@@ -269,7 +269,7 @@ class _Fixer:
         for path, f in self.files.items():
             rows: Dict[int, List[str]] = defaultdict(list)
             for x in by_path.get(path, []):
-                if x.code != NOQA_CODE and x.noqa_row and x.code not in rows[x.noqa_row]:
+                if _noqa_applies(x.code) and x.noqa_row and x.code not in rows[x.noqa_row]:
                     rows[x.noqa_row].append(x.code)
             if not rows:
                 continue
@@ -481,3 +481,9 @@ def _diff(path: str, before: str, after: str) -> str:
             line += "\n\\ No newline at end of file\n"
         out.append(line)
     return "".join(out)
+
+
+def _noqa_applies(code: str) -> bool:
+    """Whether `# noqa: CODE` can silence the code (not for unused-noqa findings themselves)."""
+    rule = registry().get(code)
+    return rule is None or rule.noqa_applies
