@@ -6,7 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
 
 RULE = '''
 import ast

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 BAD = """\
 import torch
 

@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 HEAD = "import torch\n\n@torch.compile\ndef f(x):\n"
 
 

@@ -12,6 +12,8 @@ import pytest
 from compilelint.config import Settings
 from compilelint.rule import registry
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 MODEL = """\
 import copy
 import torch

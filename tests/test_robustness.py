@@ -21,6 +21,8 @@ from compilelint.source import SourceFile, decode
 
 from conftest import FIXTURES, ROOT
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 COMPILED_PRINT = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
 ERROR_LINE = re.compile(r"^compilelint: error: (?P<path>.+?): (?P<why>.+)$")
 

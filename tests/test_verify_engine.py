@@ -8,6 +8,8 @@ from compilelint import config
 from compilelint.verify import STATUSES, run_verify, summarize
 from compilelint.verify.selftest import FIXTURES, marked_findings
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 pytest.importorskip("torch")  # the verify extra; compilelint's own modules are imported plainly
 
 MODELS = os.path.join(FIXTURES, "models.py")
