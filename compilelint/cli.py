@@ -11,7 +11,7 @@ import click
 
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
-from compilelint.rule import DEFAULT_TORCH_VERSION, registry
+from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
@@ -95,7 +95,7 @@ def selection_options(f):
                      help="Keep the findings that can run in this mode: code under `if self.training:` is train only."),
         click.option("--follow-swapped", is_flag=True, default=None,
                      help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
-        click.option("--torch-version", type=click.Choice(["2.11", "2.13"]), default=None,
+        click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
                      help="Which measured torch behaviour messages and links assume."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
                      help="A pyproject.toml to read [tool.compilelint] from."),

@@ -18,7 +18,6 @@ else:  # pragma: no cover - exercised on older Pythons only
 SCOPES = ("modules", "compiled", "all")
 PROFILES = ("default", "vllm")
 MODES = ("any", "eval", "train")
-UNUSED_NOQA = "CL900"  # reported by the engine, not by a rule: selectable like one
 
 
 class ConfigError(Exception):
@@ -60,7 +59,7 @@ class Settings:
         selector deciding within a layer (`ignore = ["CL2"]` with `extend-select = ["CL201"]` keeps
         CL201), `ignore` winning a tie; later layers win over earlier ones."""
         rules = registry()
-        codes = list(rules) + [UNUSED_NOQA]
+        codes = list(rules)
         if self.select is None:
             enabled = {c for c, r in rules.items() if r.default_enabled}
             if self.profile == "vllm":
@@ -87,7 +86,7 @@ class Settings:
             return set()
         rel = os.path.relpath(os.path.abspath(path), self.project_root or os.getcwd()).replace(os.sep, "/")
         out = set()
-        codes = list(registry()) + ["CL900"]
+        codes = list(registry())
         for pattern, ignored in self.per_file_ignores.items():
             if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(os.path.basename(rel), pattern) \
                     or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*"):
@@ -196,7 +195,7 @@ def validate(settings: Settings, source: str = "settings") -> None:
         raise ConfigError(f"'mode' in {source} must be one of {', '.join(MODES)}, not '{settings.mode}'")
     if settings.torch_version not in KNOWN_TORCH_VERSIONS:
         raise ConfigError(f"'torch-version' in {source} must be one of {', '.join(KNOWN_TORCH_VERSIONS)}")
-    codes = set(registry()) | {UNUSED_NOQA}
+    codes = set(registry())
     selectors = [(key.replace("_", "-"), pattern) for key in ("select", "ignore", "extend_select")
                  for pattern in getattr(settings, key) or []]
     selectors += [(f"per-file-ignores '{glob}'", pattern) for glob, patterns in settings.per_file_ignores.items()

@@ -125,6 +125,14 @@ class FileSummary:
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
 
+    def enclosing_function(self, row: int) -> str:
+        """The innermost function whose lines hold `row` ('' at module level)."""
+        best = ""
+        for qual, info in self.functions.items():
+            if info.row <= row <= info.end_row and len(qual) >= len(best):
+                best = qual
+        return best
+
     def compute_graph_key(self) -> str:
         parts = (
             self.module,

@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
