@@ -1,28 +1,12 @@
-"""Small helpers the rewrites share (kept here so the rewrites do not reach into builders' privates)."""
+"""Small helpers the rewrites share, on top of `compilelint.fix.builders._common`."""
 from __future__ import annotations
 
 import ast
-import functools
-import os
 from typing import Dict, Iterable, Optional
 
 from compilelint.finding import Edit, Span
+from compilelint.fix.builders._common import never_raise  # noqa: F401  (the rewrites' one import of it)
 from compilelint.fix.text import FileText
-
-
-def never_raise(fn):
-    """A builder bug costs the fix, never the finding (COMPILELINT_DEBUG re-raises, for tests)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception:
-            if os.environ.get("COMPILELINT_DEBUG"):
-                raise
-            return None
-
-    return wrapper
 
 
 def parents(root: ast.AST) -> Dict[int, ast.AST]:

@@ -43,7 +43,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders import expr_text, file_text, torch_name
+from compilelint.fix.builders._common import expr_text, file_text, torch_name
 from compilelint.fix.rewrites._shared import delete_lines, int_const, names_loaded, names_stored, never_raise, parents
 
 MESSAGE = ("Run every expert on every token, weighted by the routing mask (no data-dependent shapes). "
@@ -56,7 +56,7 @@ MESSAGE = ("Run every expert on every token, weighted by the routing mask (no da
 @never_raise
 def dense_expert_loop(ctx, call: ast.Call) -> Optional[Fix]:
     """The fix for a `nonzero()` / `torch.where(mask)` finding that belongs to an expert loop."""
-    func = ctx.scope.node
+    func = ctx.function_node
     if func is None:
         return None
     loop = _loop_of(ctx, call, func)

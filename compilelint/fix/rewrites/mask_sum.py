@@ -19,7 +19,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders import expr_text, file_text, torch_name
+from compilelint.fix.builders._common import expr_text, file_text, torch_name
 from compilelint.fix.rewrites._shared import never_raise
 
 MESSAGE = ("Sum `torch.where(mask, x, 0)` instead of `x[mask]`. Eager change: float sums may round differently "
@@ -63,7 +63,7 @@ def _same_shape_mask(ctx, mask: ast.AST, x: ast.AST, depth: int = 0) -> bool:
 
 
 def _single_local_value(ctx, name: str) -> Optional[ast.AST]:
-    func = ctx.scope.node
+    func = ctx.function_node
     if func is None:
         return None
     stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]

@@ -12,7 +12,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     """Every local name `expr` reads is bound only to tensors in its function: each assignment's
     value is inferred a tensor, and no other kind of binding (loop target, augmented assignment,
     `with ... as`, walrus, import) or non-None parameter default gives it another value."""
-    func = ctx.scope.node
+    func = ctx.function_node
     if func is None:
         return True
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -7,7 +7,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders import expr_text, file_text
+from compilelint.fix.builders._common import expr_text, file_text
 from compilelint.fix.rewrites._shared import never_raise, whole_lines
 
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders import file_text, torch_name
+from compilelint.fix.builders._common import file_text, torch_name
 from compilelint.fix.rewrites._shared import never_raise, whole_lines
 
 MESSAGE = ("Check with `torch._assert_async(cond)` on the 0-d tensor. Eager change: a failed check raises "

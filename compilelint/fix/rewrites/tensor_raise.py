@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders import expr_text, file_text, torch_name
+from compilelint.fix.builders._common import expr_text, file_text, torch_name
 from compilelint.fix.rewrites._shared import never_raise, whole_lines
 from compilelint.fix.rewrites.paths import tensor_on_every_path
 
