@@ -13,7 +13,9 @@ Per fix:
 - `new-break`       Dynamo breaks in the lines it wrote;
 - `no-effect`       its finding still breaks, or never broke in these runs;
 - `not-reached`     no run executed its line;
-- `error`           the runs failed (the message says how).
+- `error`           the runs failed (the message says how), or every run that reached it computes
+                    something else each time even without the fix (a model that reseeds from the
+                    clock): each original run is repeated once to find those, marked nondeterministic.
 
 When a run that reached several fixes changed its outputs, each of those fixes is run again on its
 own, so the verdict names the fix that changed them. `--proven-only` then writes the proven fixes,
@@ -110,6 +112,7 @@ class _Runs:
         self.modes, self.progress = modes, progress
         self.tmp = tempfile.mkdtemp(prefix="compilelint-fixproof-")
         self.before: Dict[Tuple[int, str], TargetRun] = {}
+        self.unstable: set = set()  # (target, mode) whose original outputs differ from run to run
 
     def keys(self):
         return list(self.before)
@@ -126,6 +129,13 @@ class _Runs:
         for n, (i, m) in enumerate(todo, 2):
             self._tick(n, len(todo) + 1, f"before #{i} {m}")
             self.before[(i, m)] = run_target(self.example, i, m, trace_files=self.files, save=self._ref(i, m), **self.kw)
+        # The original against itself: a model that reseeds from the clock (`torch.seed()`) can't
+        # prove anything about outputs.
+        for n, key in enumerate(self.before, 1):
+            self._tick(n, len(self.before), f"again #{key[0]} {key[1]}")
+            again = run_target(self.example, key[0], key[1], reference=self._ref(*key), **self.kw)
+            if any((again.compare or {}).get(side, {}).get("equal") not in EQUAL for side in ("eager", "compiled")):
+                self.unstable.add(key)
         return ""
 
     def run_after(self, copy: Copy, keys) -> Dict[Tuple[int, str], TargetRun]:
@@ -175,7 +185,8 @@ def prove_fixes(report: Report, paths: Sequence[str], *, example: Optional[str] 
             keys = [k for k, r in runs.before.items() if not _not_a_module(r)]
             applied, maps = write_fixes(copy, fixes)
             after = runs.run_after(copy, keys)
-            results = _judge(report, fixes, applied, maps, {k: runs.before[k] for k in keys}, after, files)
+            results = _judge(report, fixes, applied, maps, {k: runs.before[k] for k in keys}, after, files,
+                             runs.unstable)
             _isolate(results, applied, copy, runs, keys, files, report)
             before_n = sum(_breaks(runs.before[k].events) for k in keys)
             after_n = sum(_breaks(after[k].events) for k in keys)
@@ -223,7 +234,7 @@ def _to_old_lines(events, maps) -> List[dict]:
     return out
 
 
-def _judge(report, fixes, applied, maps, before, after, files) -> List[FixResult]:
+def _judge(report, fixes, applied, maps, before, after, files, unstable=frozenset()) -> List[FixResult]:
     index_of = {id(f): i for i, f in enumerate(report.findings)}
     ids = {id(f) for f in applied}
     before_counts: Dict[int, int] = {}
@@ -252,7 +263,9 @@ def _judge(report, fixes, applied, maps, before, after, files) -> List[FixResult
         r = FixResult(f, before=sum(before_counts.get(index_of[id(x)], 0) for x in same),
                       after=sum(after_counts.get(index_of[id(x)], 0) for x in same))
         reached = [k for k, run in before.items() if any(_reached(run, x) for x in same)]
-        r.outputs = [(f"#{k[0]} {k[1]}", after[k].compare or {}) for k in reached if k in after]
+        r.outputs = [(f"#{k[0]} {k[1]}", after[k].compare or {}) for k in reached if k in after and k not in unstable]
+        unknown = {"equal": "nondeterministic"}
+        r.outputs += [(f"#{k[0]} {k[1]}", {"eager": unknown, "compiled": unknown}) for k in reached if k in unstable]
         failed = [after[k].error or before[k].error for k in reached if after[k].error or before[k].error]
         mine = [e for e in written_breaks if M.norm(e["file"]) == M.norm(f.path) and _in_edits(f, e["line"])]
         if id(f) not in ids:
@@ -263,7 +276,10 @@ def _judge(report, fixes, applied, maps, before, after, files) -> List[FixResult
             r.status, r.message = "error", failed[0]
         elif mine:
             r.status, r.message = "new-break", f"{mine[0]['gb_type']} at line {mine[0]['line']}"
-        elif any(v.get(side, {}).get("equal") not in EQUAL for _, v in r.outputs for side in ("eager", "compiled")):
+        elif reached and all(k in unstable for k in reached):
+            r.status, r.message = "error", "the original's outputs differ from run to run: not comparable"
+        elif any(v.get(side, {}).get("equal") not in EQUAL + ("nondeterministic",) for _, v in r.outputs
+                 for side in ("eager", "compiled")):
             r.status = "changed-output"
         elif r.before == 0 or r.after > 0:
             r.status = "no-effect"
@@ -303,7 +319,8 @@ def _isolate(results, applied, copy, runs, keys, files, report) -> None:
         mine, maps = write_fixes(copy, [r.finding])
         own_keys = [k for k in keys if r in shared.get(k, [])]
         after = runs.run_after(copy, own_keys)
-        alone = _judge(report, [r.finding], mine, maps, {k: runs.before[k] for k in own_keys}, after, files)[0]
+        alone = _judge(report, [r.finding], mine, maps, {k: runs.before[k] for k in own_keys}, after, files,
+                       runs.unstable)[0]
         r.status, r.after, r.outputs, r.message = alone.status, alone.after, alone.outputs, alone.message
     restore(copy, touched)
 
