@@ -15,6 +15,7 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
 - a finding is *true* when a site of its kind (break findings: break sites; recompile findings:
   recompile sites) lies within ±2 lines in the mode it claims (eval findings vs eval runs, train
   vs train; a finding with no condition claims both, and is true if either mode agrees);
+  `eval_precision` / `train_precision` judge every finding that claims the mode on that mode's run;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
@@ -98,11 +99,13 @@ def score_model(model: dict, findings: list) -> dict:
     place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
     break_places = [place(f) for f in findings if not is_recompile_finding(f)]
     recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
-    verdicts = []
+    verdicts, per_mode = [], {"eval": [], "train": []}
     for f in findings:
         truth = rsites if is_recompile_finding(f) else fsites
-        ok = any(near(s, [place(f)]) for m in finding_modes(f) for s in truth[m])
-        verdicts.append((f, ok))
+        by_mode = {m: any(near(s, [place(f)]) for s in truth[m]) for m in finding_modes(f)}
+        verdicts.append((f, any(by_mode.values())))
+        for m, ok in by_mode.items():
+            per_mode[m].append(ok)
     break_sites = fsites["eval"] | fsites["train"]
     recompile_sites = rsites["eval"] | rsites["train"]
     eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
@@ -114,6 +117,7 @@ def score_model(model: dict, findings: list) -> dict:
         "recompile_sites": sorted(recompile_sites),
         "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places)),
         "findings": verdicts,
+        "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
         "alarm_eval": bool(eval_findings),
     }
@@ -126,6 +130,7 @@ def totals(scored: list) -> dict:
     rf = sum(len(s["recompile_found"]) for s in scored)
     nf = sum(len(s["findings"]) for s in scored)
     tf = sum(ok for s in scored for _, ok in s["findings"])
+    per_mode = {m: [ok for s in scored for ok in s["per_mode"][m]] for m in ("eval", "train")}
     clean = [s for s in scored if s["clean_eval"]]
     alarmed = [s for s in clean if s["alarm_eval"]]
     right = sum(1 for s in scored if s["alarm_eval"] == (not s["clean_eval"]))
@@ -135,6 +140,8 @@ def totals(scored: list) -> dict:
         "break_sites": bs, "break_sites_found": bf, "break_site_recall": pct(bf, bs),
         "recompile_sites": rs, "recompile_sites_found": rf, "recompile_site_recall": pct(rf, rs),
         "findings": nf, "true_findings": tf, "finding_precision": pct(tf, nf),
+        "eval_precision": pct(sum(per_mode["eval"]), len(per_mode["eval"])),
+        "train_precision": pct(sum(per_mode["train"]), len(per_mode["train"])),
         "clean_models": len(clean), "clean_models_alarmed": len(alarmed),
         "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
         "model_accuracy": pct(right, len(scored)),
@@ -277,6 +284,7 @@ def main(argv=None):
 
 def render(per_lib, total, extra) -> str:
     keys = ("models", "breaking_models", "break_site_recall", "recompile_site_recall", "finding_precision",
+            "eval_precision", "train_precision",
             "clean_model_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
     lines = ["# Truth score", "",
