@@ -202,3 +202,34 @@ async def test_the_server_never_imports_torch(tmp_path):
     finally:
         await client.stop()
     assert record.read_text() == "[]"
+
+
+@pytest.mark.asyncio
+async def test_settings_come_from_the_projects_pyproject(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.compilelint]\nper-file-ignores = { "helpers.py" = ["CL303"] }\n')
+    (tmp_path / "other.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        class Other(nn.Module):
+            def forward(self, x):
+                return F.one_hot(torch.arange(8)) + x
+        """))
+    helpers = _open(client, tmp_path / "helpers.py")
+    other = _open(client, tmp_path / "other.py")
+    assert _codes(await diagnostics(client, other, lambda ds: ds)) == ["CL303"]
+    assert _codes(await diagnostics(client, helpers)) == []
+
+
+@pytest.mark.asyncio
+async def test_a_configuration_error_is_one_diagnostic_not_a_crash(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.compilelint]\nselect = ["CL999"]\n')
+    uri = _open(client, tmp_path / "helpers.py")
+    [d] = await diagnostics(client, uri, lambda ds: ds)
+    assert d.message.startswith("compilelint: unknown rule selector 'CL999'")
+    (tmp_path / "pyproject.toml").write_text('[tool.compilelint]\nselect = ["CL3"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(
+        uri=(tmp_path / "pyproject.toml").as_uri(), type=lsp.FileChangeType.Changed)]))
+    assert _codes(await diagnostics(client, uri, lambda ds: _codes(ds) == ["CL303"])) == ["CL303"]

@@ -8,6 +8,7 @@ so a burst of keystrokes costs one analysis per handler that is still current, n
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
@@ -231,4 +232,8 @@ def hover(ls: CompilelintServer, params: lsp.HoverParams):
 
 
 def serve() -> None:
+    # Loading a project analyses its files in a process pool, from one of pygls' threads: a forked
+    # child of a threaded process can inherit a lock some other thread held and hang for ever.
+    # A fork server forks from a clean single-threaded process instead.
+    multiprocessing.set_start_method("forkserver", force=True)
     server.start_io()
