@@ -21,7 +21,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from compilelint import __version__
 from compilelint.config import ConfigError
 from compilelint.finding import Finding
-from compilelint.rule import registry
+from compilelint.rule import registry, rule_page
 from compilelint.server import convert
 from compilelint.server.contexts import Contexts
 from compilelint.server.project import ProjectContext, split_root
@@ -160,8 +160,6 @@ class CompilelintServer(LanguageServer):
             return actions
 
     def hover(self, params: lsp.HoverParams) -> Optional[lsp.Hover]:
-        from compilelint.cli import rule_text
-
         with self.lock:
             found = self.findings_at(params.text_document.uri)
             if found is None:
@@ -174,7 +172,7 @@ class CompilelintServer(LanguageServer):
             for f in findings:
                 if convert.contains(f.span, at.line + 1, at.character + 1) and f.code not in codes:
                     codes.append(f.code)
-            pages = [rule_text(rules[c], examples=False) for c in codes if c in rules]
+            pages = [rule_page(rules[c], examples=False) for c in codes if c in rules]
             return convert.hover(pages) if pages else None
 
 
