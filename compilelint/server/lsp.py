@@ -41,6 +41,8 @@ class CompilelintServer(LanguageServer):
             if version is not None and document.version is not None and document.version != version:
                 return  # a newer edit is queued behind this one; it analyses the latest text
             path = _path(uri)
+            if not _is_python(path, document.language_id):
+                return
             context = self._context(path)
             if context is None:
                 self._publish_config_error(uri, path)
@@ -174,6 +176,11 @@ class CompilelintServer(LanguageServer):
                     codes.append(f.code)
             pages = [rule_page(rules[c], examples=False) for c in codes if c in rules]
             return convert.hover(pages) if pages else None
+
+
+def _is_python(path: str, language_id: Optional[str]) -> bool:
+    """Clients may send every open document; only Python source is ours."""
+    return path.endswith((".py", ".pyi")) or language_id == "python"
 
 
 def _path(uri: str) -> str:
