@@ -89,6 +89,7 @@ async def test_open_publishes_the_finding_with_its_reach_path(client: LanguageCl
     ds = await diagnostics(client, uri, lambda ds: ds)
     assert _codes(ds) == ["CL303"]
     d = ds[0]
+    assert "\n" not in d.message  # no path condition here
     assert d.range.start == lsp.Position(line=6, character=11)
     assert d.severity == lsp.DiagnosticSeverity.Error
     assert d.source == "compilelint"
@@ -97,6 +98,16 @@ async def test_open_publishes_the_finding_with_its_reach_path(client: LanguageCl
     assert note.message == "reached via Router.forward → route"
     assert note.location.uri == (tmp_path / "model.py").as_uri()
     assert note.location.range.start.line == 7  # `def forward` in model.py
+
+
+@pytest.mark.asyncio
+async def test_the_path_condition_is_the_messages_second_line(client: LanguageClient, tmp_path):
+    (tmp_path / "helpers.py").write_text(HELPERS.replace(
+        "    return F.one_hot(ids) + x\n", "    if x.ndim == 3:\n        return F.one_hot(ids) + x\n    return x\n"))
+    uri = _open(client, tmp_path / "helpers.py")
+    [d] = await diagnostics(client, uri, lambda ds: ds)
+    first, second = d.message.split("\n")
+    assert first.startswith("`F.one_hot()` without num_classes") and second == "only when x.ndim == 3"
 
 
 @pytest.mark.asyncio

@@ -35,13 +35,15 @@ class Lines:
 
 def diagnostic(finding: Finding, lines: Lines, root: Optional[lsp.Location]) -> lsp.Diagnostic:
     """Severity from the finding (rules that only recompile are warnings); the reach path, from the
-    compiled root to the function the finding is in, as related information at that root."""
+    compiled root to the function the finding is in, as related information at that root; the path
+    condition (`only when x.ndim == 3`), when there is one, as the message's second line."""
     related = None
     if finding.region is not None and root is not None:
         related = [lsp.DiagnosticRelatedInformation(location=root, message=f"reached via {finding.region.reason}")]
+    note = finding.region.note() if finding.region is not None else ""
     return lsp.Diagnostic(
         range=lines.range(finding.span),
-        message=finding.message,
+        message=f"{finding.message}\n{note}" if note else finding.message,
         severity=SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error),
         code=finding.code,
         code_description=lsp.CodeDescription(href=finding.url) if finding.url else None,
