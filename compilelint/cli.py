@@ -1,4 +1,4 @@
-"""The command line: `compilelint check | rule | rules | verify`. Parses flags, calls the engine,
+"""The command line: `compilelint check | rule | rules | verify | server`. Parses flags, calls the engine,
 prints, exits 0 (clean) / 1 (findings) / 2 (usage or file errors). Never a traceback unless --debug.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import click
 
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
-from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry
+from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry, rule_page
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
@@ -380,20 +380,19 @@ def rule_command(code):
     selected = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code.lower()), None)
     if selected is None:
         _fail(f"unknown rule '{code}' (see `compilelint rules`)")
-    r = selected
-    click.echo(f"# {r.name} ({r.code})\n")
-    if r.gb_types:
-        click.echo(f"Dynamo: {'; '.join(r.gb_types)}  ({r.gb_id() or 'no GB id'})")
-    click.echo(f"Fix: {r.fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
-    click.echo(r.doc())
-    if r.INVALID:
-        click.echo("\n## Flagged (lines marked `# <-`)\n")
-        for example in r.INVALID:
-            click.echo("```python\n" + example.strip("\n") + "\n```")
-    if r.VALID:
-        click.echo("\n## Not flagged\n")
-        for example in r.VALID:
-            click.echo("```python\n" + example.strip("\n") + "\n```")
+    click.echo(rule_page(selected))
+
+
+@main.command("server")
+def server_command():
+    """Run the language server over stdio, for editors (needs the `server` extra: pygls)."""
+    try:
+        from compilelint.server.lsp import serve
+    except ImportError as e:
+        if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        _fail("the language server needs pygls: python -m pip install 'compilelint[server]'")
+    serve()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -197,8 +197,9 @@ def _run_key(files: List[str], settings: Settings):
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings,
-                     cache: Optional[Cache] = None) -> List[Finding]:
-    project = Project(summaries, settings.extra_roots, settings.extra_stops)
+                     cache: Optional[Cache] = None, project: Optional[Project] = None) -> List[Finding]:
+    """`project`: one built before from the same summaries and settings (reused across entries)."""
+    project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     entries = []
     for entry in settings.entries:
         fid = resolve_entry(project, entry)

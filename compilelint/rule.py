@@ -304,3 +304,20 @@ def expand_selection(patterns, codes) -> set:
             continue
         out.update(c for c in codes if p == "ALL" or c.startswith(p))
     return out
+
+
+def rule_page(r, examples: bool = True) -> str:
+    """A rule's page as Markdown: `compilelint rule` prints it, the language server's hover shows it
+    (without the examples)."""
+    out = [f"# {r.name} ({r.code})\n"]
+    if r.gb_types:
+        out.append(f"Dynamo: {'; '.join(r.gb_types)}  ({r.gb_id() or 'no GB id'})")
+    out.append(f"Fix: {r.fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
+    out.append(r.doc())
+    if examples and r.INVALID:
+        out.append("\n## Flagged (lines marked `# <-`)\n")
+        out.extend("```python\n" + example.strip("\n") + "\n```" for example in r.INVALID)
+    if examples and r.VALID:
+        out.append("\n## Not flagged\n")
+        out.extend("```python\n" + example.strip("\n") + "\n```" for example in r.VALID)
+    return "\n".join(out)

@@ -188,6 +188,9 @@ class InProcess:
             self.settings = settings_for([lib])
             files = discover([lib], self.settings.all_excludes, self.settings.respect_gitignore, False).files
             self.summaries, _ = analyze_files(files, self.settings)
+            from compilelint.analysis.regions import Project
+
+            self.project = Project(self.summaries, self.settings.extra_roots, self.settings.extra_stops)
             self.cache = Cache(default_directory(self.settings.project_root))
         finally:
             os.chdir(cwd)
@@ -204,7 +207,7 @@ class InProcess:
         cwd = os.getcwd()
         os.chdir(self.site_packages)
         try:
-            findings = project_findings(self.summaries, settings, None)
+            findings = project_findings(self.summaries, settings, None, self.project)
         finally:
             os.chdir(cwd)
         return list(finding_dicts(Report(findings=findings, errors=[], files_checked=len(self.summaries)),

@@ -1,0 +1,8 @@
+"""`compilelint server`: the language server. Diagnostics, fixes as code actions and rule docs on
+hover, from the same engine and configuration as `check`, kept warm in memory between edits.
+
+- `project.py`  one project's summaries and findings, updated one file at a time
+- `contexts.py` which project a file belongs to (its configuration, its workspace folder)
+- `convert.py`  findings, fixes and rules as LSP values
+- `lsp.py`      the pygls wiring: document events in, diagnostics out
+"""
