@@ -1,0 +1,93 @@
+import ast
+
+from compilelint import tensors as T
+from compilelint.rule import Rule
+
+NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
+
+
+class RequiresGradAssign(Rule):
+    """
+    ## What it does
+    Finds `t.requires_grad = ...` (the attribute form) inside compiled code.
+
+    ## Why is this bad?
+    Dynamo does not trace a store to `Tensor.requires_grad`: measured on torch 2.13, on an
+    input or on an intermediate, with `True` or `False`, it graph-breaks with "setattr() on
+    Tensor.requires_grad" (GB0206). The method form `t.requires_grad_()` breaks too (CL209).
+
+    ## Example
+    ```python
+    def forward(self, hidden_states):
+        hidden_states.requires_grad = True
+        return self.block(hidden_states)
+    ```
+
+    ## Use instead
+    Set `requires_grad` before calling the compiled module (on the inputs), or drop it:
+    tensors computed from parameters already require grad.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0206.html
+    """
+
+    code = "CL215"
+    name = "requires-grad-assign"
+    triggers = ("requires_grad",)
+    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206): set it on the inputs "
+               "before the compiled call")
+    gb_types = ("setattr() on Tensor.requires_grad",)
+    gb_ids = {"2.13": ("GB0206",), "2.11": ("GB0206",)}
+
+    def _check(self, target):
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
+                self.ctx.kind(target.value) not in NOT_TENSORS and not _is_self(target.value):
+            self.report(target)
+
+    def visit_Assign(self, node: ast.Assign):
+        for target in node.targets:
+            self._check(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is not None:
+            self._check(node.target)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, hidden_states):
+        if self.training:
+            hidden_states.requires_grad = True  # <-
+        y = hidden_states * 2
+        y.requires_grad = False  # <-
+        return y
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.requires_grad = False  # a plain attribute of the module
+        self.proj = nn.Linear(4, 4)
+        for p in self.proj.parameters():
+            p.requires_grad = False  # in __init__, not compiled
+
+    def forward(self, x):
+        return self.proj(x)
+
+def prepare(x):  # nothing compiles this
+    x.requires_grad = True
+    return x
+""",
+    ]
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
