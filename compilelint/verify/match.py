@@ -15,6 +15,9 @@ An event confirms a finding when
   are never reported as missed.
 - A recompile that names no user line (a shape guard names only the function) confirms every
   recompile finding of that function.
+- A recompile Dynamo blames on 0/1 specialization names the compiled function, never the
+  `mark_dynamic(t, dim)` call that declared the dimension: it confirms the findings of those
+  calls (CL409) in the checked files.
 Everything left over is *missed*: a break or recompile that no rule predicted.
 """
 from __future__ import annotations
@@ -23,6 +26,11 @@ import ast
 import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
+
+
+# Dynamo's hint in a guard that fails only because sizes 0 and 1 are specialized.
+ZERO_ONE = "0/1 specialization"
+ZERO_ONE_CODE = "CL409"
 
 
 def event_kind(event: str) -> str:
@@ -155,7 +163,12 @@ def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: 
 
     # Second pass: a use-site report whose gb_type no rule lists still confirms the nearest
     # preceding finding, as long as no event of its own confirmed it.
+    zero_one = [t for t in targets if t.code == ZERO_ONE_CODE]
     for ev, cands in deferred:
+        if ev["event"] == "recompile" and ZERO_ONE in ev.get("reason", "") and zero_one:
+            for t in zero_one:
+                t.events.append(ev)
+            continue
         chosen = _nearest([t for t in cands if t.end_row < ev["line"] and not t.events], ev["line"])
         if chosen:
             for t in chosen:
