@@ -40,7 +40,8 @@ class FirstCallState(Rule):
     Finds state that compiled code sets on its first call and then reads in a condition (state of
     `self` or of an argument, such as a cache object):
     `if self.cache is None: self.cache = ...`, `if not self.warmed_up: self.warmed_up = True`,
-    `if self.seed == 0: self.seed = ...` inside a compiled `forward`.
+    `if self.seed == 0: self.seed = ...` inside a compiled `forward`, and flags flipped after the
+    condition that read them (`if self.first: ...` then `self.first = False`).
 
     ## Why is this bad?
     Dynamo guards on the value the condition read (`self.cache is None`, `self.warmed_up ==
@@ -75,27 +76,41 @@ class FirstCallState(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.locals: Dict[int, Set[str]] = {}  # function (by id) → names assigned in it so far
+        # function (by id) → state read by its conditions so far: dump → (condition, expression)
+        self.tested: Dict[int, Dict[str, tuple]] = {}
+        self.reported: Set[int] = set()
+
+    def _say(self, condition, expr):
+        if id(condition) in self.reported:
+            return
+        self.reported.add(id(condition))
+        self.report(condition, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
+                               "the second call fails the guard and recompiles; initialize it in __init__ (a "
+                               "buffer for tensors), or warm up eagerly before compiling")
 
     def visit_Assign(self, node: ast.Assign):
-        if self.ctx.function is not None:
-            names = self.locals.setdefault(id(self.ctx.function), set())
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        fn = self.ctx.function
+        if fn is None:
+            return
+        self.locals.setdefault(id(fn), set()).update(t.id for t in node.targets if isinstance(t, ast.Name))
+        # a flag flipped after the condition that read it: `if self.first: ...` then `self.first = False`
+        tested = self.tested.get(id(fn), {})
+        if isinstance(node.value, ast.Constant):
+            for key in _assigned([node]):
+                if key in tested:
+                    self._say(*tested[key])
 
     def visit_If(self, node: ast.If):
-        if self.ctx.function is None:
-            return
-        tested = _tested(node.test)
-        changed = sorted(set(tested) & _assigned(node.body))
+        fn = self.ctx.function
+        if fn is None or self.ctx.is_tensor(node.test):
+            return  # a tensor-valued condition breaks instead (CL104)
+        made = self.locals.get(id(fn), set())
         # only state that outlives the call: self's or an argument's (a cache object passed in),
         # not an object this call made
-        made = self.locals.get(id(self.ctx.function), set())
-        for key in changed:
-            expr = tested[key]
-            if _root(expr) in made:
-                continue
-            self.report(node.test, f"`{ast.unparse(expr)}` is set here on the first call and read by this condition: the "
-                                   "second call fails the guard and recompiles; initialize it in __init__ (a buffer "
-                                   "for tensors), or warm up eagerly before compiling")
+        tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
+        self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
+        for key in sorted(set(tested) & _assigned(node.body)):
+            self._say(node.test, tested[key])
             return
 
     INVALID = [
@@ -116,6 +131,17 @@ class Cached(nn.Module):
             self.warmed_up = True
             return x * 2
         return x + self.cache
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = True
+
+    def forward(self, x):
+        if self.first:  # <-
+            x = x * 2
+        self.first = False
+        return x
 
 class Attention(nn.Module):
     def forward(self, x, past_key_values, layer_idx: int):

@@ -7,7 +7,10 @@ from compilelint.rule import Rule
 CONSTANT_CALLS = frozenset({"numpy.dtype", "numpy.random.seed", "numpy.random.rand", "numpy.random.randn"})
 # Random planning that Dynamo cannot trace (permutation: GB0294) or reads back as data (randint: GB0033).
 RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "GB0033"}
-CASTS = {"builtins.int": "int", "builtins.float": "float", "builtins.bool": "bool", "builtins.range": "range"}
+# Metadata of an array: static under Dynamo, like a tensor's shape.
+METADATA = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
+REDUCTIONS = frozenset({"sum", "prod", "max", "min", "lcm", "gcd", "argmax", "argmin", "count_nonzero"})
+CASTS = {"builtins.int": "int", "builtins.range": "range"}
 
 
 class NumpyValue(Rule):
@@ -15,15 +18,17 @@ class NumpyValue(Rule):
     ## What it does
     Finds NumPy values that decide control flow inside compiled code: a NumPy call (or a name or
     same-file helper holding one: `n = np.lcm(a, b)`, `arr = t.cpu().numpy()`) in an `if`, `while`
-    or ternary condition, converted with `int()`/`float()`/`bool()`/`range()`, and NumPy random
+    or ternary condition, an integer reduction (`np.sum`, `np.lcm`, `a.max()`) passed to `int()` or
+    `range()`, and NumPy random
     planning (`np.random.permutation`, `np.random.randint`).
 
     ## Why is this bad?
     Dynamo traces NumPy through `torch._numpy`: every NumPy result is a tensor in the graph,
     even `np.lcm(4, 6)` of two Python ints. Measured on torch 2.13: branching on it graph-breaks
     with "Data-dependent branching" (GB0170) (transformers' Reformer: `if len % np.lcm(...)`),
-    `int(np.sum(...))` with "Data dependent operator" (GB0033), `range(np.sum(...))` with "Failed
-    to trace builtin operator" (GB0059), `np.random.permutation` with "attempted to trace numpy
+    even `np.sqrt` of a size; `int(np.sum(...))` with "Data dependent operator" (GB0033),
+    `int(np.lcm(a, b))` with GB0208, `range(np.sum(...))` with "Failed to trace builtin operator"
+    (GB0059) (while `int(np.sqrt(n))` and `int(np.ceil(n / 3))` traced cleanly); `np.random.permutation` with "attempted to trace numpy
     function unsupported by PyTorch" (GB0294, BigBird's random attention) and
     `np.random.randint` with GB0033.
 
@@ -47,8 +52,9 @@ class NumpyValue(Rule):
     message = ("a NumPy value in a condition is a traced tensor and graph-breaks (GB0170): use Python's math "
                "on Python numbers (math.lcm, sum), or compute it in __init__")
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
-                "attempted to trace numpy function unsupported by PyTorch")
-    gb_ids = {"2.13": ("GB0170", "GB0033", "GB0059", "GB0294"), "2.11": ("GB0170", "GB0033", "GB0059", "GB0294")}
+                "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
+    gb_ids = {"2.13": ("GB0170", "GB0033", "GB0059", "GB0294", "GB0208"),
+              "2.11": ("GB0170", "GB0033", "GB0059", "GB0294")}
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -71,9 +77,32 @@ class NumpyValue(Rule):
         return isinstance(func, ast.Name) and func.id in self.helpers
 
     def _numpy_valued(self, node, names: Set[str]) -> bool:
-        for sub in ast.walk(node):
-            if self._is_numpy_call(sub) or (isinstance(sub, ast.Name) and sub.id in names):
+        """Whether the expression's value is a NumPy value (a traced tensor under Dynamo); metadata
+        (`len(a)`, `a.shape`, `a.dtype`), `is None` tests and `int(...)` results are not."""
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if isinstance(node, ast.Call):
+            if self._is_numpy_call(node):
                 return True
+            func = node.func
+            return isinstance(func, ast.Attribute) and func.attr not in METADATA and \
+                self._numpy_valued(func.value, names)  # a.sum(), a.max()
+        if isinstance(node, ast.Attribute):
+            return node.attr not in METADATA and self._numpy_valued(node.value, names)
+        if isinstance(node, ast.Subscript):
+            return self._numpy_valued(node.value, names)
+        if isinstance(node, ast.BinOp):
+            return self._numpy_valued(node.left, names) or self._numpy_valued(node.right, names)
+        if isinstance(node, ast.UnaryOp):
+            return self._numpy_valued(node.operand, names)
+        if isinstance(node, ast.BoolOp):
+            return any(self._numpy_valued(v, names) for v in node.values)
+        if isinstance(node, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                return False
+            return any(self._numpy_valued(v, names) for v in [node.left] + node.comparators)
+        if isinstance(node, ast.IfExp):
+            return self._numpy_valued(node.body, names) or self._numpy_valued(node.orelse, names)
         return False
 
     def visit_FunctionDef(self, node):
@@ -91,6 +120,18 @@ class NumpyValue(Rule):
         for target in node.targets:
             if isinstance(target, ast.Name):
                 (names.add if holds else names.discard)(target.id)
+
+    def _integer_reduction(self, node) -> bool:
+        """`np.sum(a)`, `a.max()`, `np.lcm(m, n)`: measured to break under int()/range(); float math
+        such as `int(np.sqrt(n))` or `int(np.ceil(n / 3))` traced cleanly, so it is left alone."""
+        if not isinstance(node, ast.Call):
+            return False
+        name = self.ctx.resolve(node.func) or ""
+        if name.startswith("numpy."):
+            return name.rsplit(".", 1)[-1] in REDUCTIONS
+        func = node.func
+        return isinstance(func, ast.Attribute) and func.attr in REDUCTIONS and \
+            self._numpy_valued(func.value, self._locals())
 
     # ----- where it breaks ------------------------------------------------------------------------
     def _condition(self, test):
@@ -113,7 +154,7 @@ class NumpyValue(Rule):
         if name in RANDOM_CALLS:
             self.report(node, f"`{name.replace('numpy', 'np')}()` inside compiled code graph-breaks "
                               f"({RANDOM_CALLS[name]}): use torch.randperm / torch.randint, or plan outside the region")
-        elif name in CASTS and node.args and self._numpy_valued(node.args[0], self._locals()):
+        elif name in CASTS and node.args and self._integer_reduction(node.args[0]):
             self.report(node, f"`{CASTS[name]}()` of a NumPy value reads a traced tensor and graph-breaks "
                               "(GB0033): compute it with Python numbers, or outside the compiled region")
 
@@ -163,6 +204,10 @@ class Block(nn.Module):
             x = x * 2
         if x.dtype == np.float32:
             x = x + 1
+        plan = np.zeros((4, 2))
+        n = int(np.ceil(x.shape[-1] / 3))  # float math cast to int: traced cleanly
+        if len(plan) == 0 or plan.shape[0] > n or plan is None:  # metadata and None tests
+            x = x * 2
         return x / np.sqrt(d)
 """,
     ]

@@ -187,3 +187,20 @@ CASES = {
     "id_of_input": (id_of_input, lambda: [(X(),) for _ in range(4)]),
     "id_key_dict": (id_key_dict, lambda: [(X(),) for _ in range(4)]),
 }
+
+
+def flag_flipped_after():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = True
+
+        def forward(self, x):
+            if self.first:
+                x = x * 2
+            self.first = False
+            return x
+    return M()
+
+
+CASES["flag_flipped_after"] = (flag_flipped_after, [(X(),)] * 3)

@@ -461,3 +461,70 @@ CASES.update({
     "np_dtype_compare": (np_dtype_compare, [(X(),)] * 2),
     "np_isscalar_const": (np_isscalar_const, [(X(), 2)] * 2),
 })
+
+
+def np_metadata_branch():
+    def f(x):
+        plan = np.zeros((4, 2))
+        if len(plan) == 0 or plan.shape[0] > 3 or plan is None:
+            return x * 2
+        return x
+    return f
+
+
+def np_random_uniform_ternary():
+    def f(x):
+        p = np.random.uniform(0, 1)
+        skip = True if p < 0.1 else False
+        return x * 2 if not skip else x
+    return f
+
+
+def np_sqrt_int():
+    def f(x):
+        n = int(np.sqrt(x.shape[1]))
+        return x * n
+    return f
+
+
+CASES.update({
+    "np_metadata_branch": (np_metadata_branch, [(X(),)] * 2),
+    "np_random_uniform_ternary": (np_random_uniform_ternary, [(X(),)] * 2),
+    "np_sqrt_int": (np_sqrt_int, [(X(),)] * 2),
+})
+
+
+def np_sqrt_branch():
+    def f(x):
+        if np.sqrt(x.shape[1]) > 2:
+            return x * 2
+        return x
+    return f
+
+
+def np_lcm_int():
+    def f(x, a, b):
+        return x * int(np.lcm(a, b))
+    return f
+
+
+def np_ceil_int():
+    def f(x):
+        return x * int(np.ceil(x.shape[1] / 3))
+    return f
+
+
+def np_lcm_shape_branch():
+    def f(x):
+        if x.shape[-1] % np.lcm(2, 4) != 0:
+            return x * 2
+        return x
+    return f
+
+
+CASES.update({
+    "np_sqrt_branch": (np_sqrt_branch, [(X(),)] * 2),
+    "np_lcm_int": (np_lcm_int, [(X(), 2, 4)] * 2),
+    "np_ceil_int": (np_ceil_int, [(X(),)] * 2),
+    "np_lcm_shape_branch": (np_lcm_shape_branch, [(X(),)] * 2),
+})
