@@ -32,6 +32,12 @@ class Row:
     reason: str  # key of gb_reasons.REASONS when no rule claims it; "" when nothing explains it
 
 
+def load_measured() -> Dict[str, List[str]]:
+    """gb id → the measurements that hit it (bench/measure/collect.py writes the file)."""
+    with open(os.path.join(DATA, "gb_measured.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def load_registry(version: str) -> Dict[str, List[str]]:
     with open(os.path.join(DATA, f"gb_registry-{version}.json"), encoding="utf-8") as f:
         return json.load(f)["titles"]
@@ -82,15 +88,20 @@ def render(table: List[Row]) -> str:
     for key, (label, why) in REASONS.items():
         n = sum(1 for r in table if r.reason == key)
         lines.append(f"| {label} | {n} | {why} |")
-    lines += ["", "| id | gb_type | torch | predicted by / reason |", "|---|---|---|---|"]
+    lines += ["", "Measured: the snippets of `bench/measure/` (their `.out` files) and the truth probes "
+              "(`truth/dynamo_probe.py`), collected by `bench/measure/collect.py`; the first two are named.",
+              "", "| id | gb_type | torch | predicted by / reason | measured by |", "|---|---|---|---|---|"]
     rules = registry()
+    measured = load_measured()
     for r in table:
         if r.rules:
             what = ", ".join(f"{c} `{rules[c].name}`" for c in r.rules)
         else:
             what = REASONS[r.reason][0] if r.reason else "**unexplained**"
         title = "<br>".join(_code(t) for t in r.titles)
-        lines.append(f"| {r.gb_id} | {title} | {', '.join(r.versions)} | {what} |")
+        seen = measured.get(r.gb_id, [])
+        where = "; ".join(seen[:2]) + (f" (+{len(seen) - 2})" if len(seen) > 2 else "")
+        lines.append(f"| {r.gb_id} | {title} | {', '.join(r.versions)} | {what} | {where} |")
     return "\n".join(lines) + "\n"
 
 

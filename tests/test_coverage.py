@@ -58,3 +58,9 @@ def test_the_2_13_data_is_the_installed_registry():
 def test_the_table_never_imports_torch():
     code = "import sys, compilelint.coverage as c; c.render(c.rows()); assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_predicted_gb_type_was_measured():
+    measured = coverage.load_measured()
+    unmeasured = [r.gb_id for r in coverage.rows() if r.rules and r.gb_id not in measured]
+    assert unmeasured == []

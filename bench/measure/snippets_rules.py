@@ -528,3 +528,36 @@ CASES.update({
     "np_ceil_int": (np_ceil_int, [(X(),)] * 2),
     "np_lcm_shape_branch": (np_lcm_shape_branch, [(X(),)] * 2),
 })
+
+
+def tensor_resize_as_():
+    def f(x):
+        y = x * 2
+        y.resize_as_(torch.zeros(2, 8))
+        return y + 1
+    return f
+
+
+def repr_tensor():
+    def f(x):
+        s = repr(x)
+        return x * 2, s
+    return f
+
+
+def open_file_ctx():
+    import os
+
+    def f(x):
+        y = x * 2
+        with open(os.devnull, "w") as fh:
+            fh.write("x")
+        return y + 1
+    return f
+
+
+CASES.update({
+    "tensor_resize_as_": (tensor_resize_as_, [(X(),)] * 2),
+    "repr_tensor": (repr_tensor, [(X(),)] * 2),
+    "open_file_ctx": (open_file_ctx, [(X(),)] * 2),
+})
