@@ -18,6 +18,7 @@ from compilelint.astutil import (
     module_statements, self_targets, walk,
 )
 from compilelint.bindings import function_inference
+from compilelint.compiled_names import compiled_names
 from compilelint.finding import Span
 from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, ImportTable, dotted, module_name_for
 from compilelint.rule import registry
@@ -101,6 +102,7 @@ class FileAnalyzer:
                 self._class_facts(stmt)
         self._scan_noqa()
         text = self.source.text
+        self.compiled_names = compiled_names(self.tree, text, self._resolve_plain)
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
         self.hooks: Dict[str, list] = {}

@@ -52,7 +52,8 @@ def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], 
     params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
     decorators = scope.info.decorators if scope.info is not None else []
     tensor_by_default = (cls is not None and node.name == "forward") or any(
-        d.split("#")[0] in COMPILE_FUNCS for d in decorators)
+        d.split("#")[0] in COMPILE_FUNCS for d in decorators) or (
+        cls is None and node.name in getattr(analyzer, "compiled_names", ()))  # f = torch.compile(f)
     kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
     nodes = analyzer.nodes(node)
     global_names: Set[str] = set()
