@@ -32,6 +32,8 @@ PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
+ITEMS = "[]"
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
 
 
@@ -51,6 +53,8 @@ class ClassFacts:
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+        self.init_params: List[str] = []  # __init__'s parameters after self, in order
+        self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
 
     def attr_kind(self, attr: str) -> Optional[str]:
         if attr == "training":
@@ -74,6 +78,7 @@ class FileAnalyzer:
         self.global_numbers: Set[str] = set()
         self.global_lists: Set[str] = set()
         self.module_defs: Set[str] = set()
+        self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
 
@@ -142,6 +147,10 @@ class FileAnalyzer:
                 self.global_kinds[name] = T.LOGGER
             elif isinstance(value, ast.Constant):
                 self.global_kinds[name] = T.SCALAR
+            elif isinstance(value, ast.Dict) and value.values and all(
+                    isinstance(v, (ast.Name, ast.Attribute)) and is_class_name(self.imports.resolve(v) or "")
+                    for v in value.values):
+                self.class_registries[name] = [self.imports.resolve(v) for v in value.values]
             else:
                 aliased = self.imports.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
                 if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
@@ -165,6 +174,7 @@ class FileAnalyzer:
                 facts.init_numbers |= parent.init_numbers
                 facts.init_lists |= parent.init_lists
                 facts.tensor_attrs |= parent.tensor_attrs
+                facts.init_params, facts.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         self.classes[node.name] = facts
@@ -174,6 +184,8 @@ class FileAnalyzer:
             if not isinstance(method, FUNCS):
                 continue
             in_init = method.name == "__init__"
+            if in_init:
+                self._constructor_params(method, facts)
             if method.name == "forward":
                 facts.forward_returns = T.annotation_kind(method.returns, self._resolve_plain)
             self._class_names = self._class_valued_names(method)
@@ -185,6 +197,19 @@ class FileAnalyzer:
                     for t in targets:
                         for attr, value in self_targets(t, sub.value):
                             self._record_attr(facts, attr, value, probe, in_init)
+                        if isinstance(t, ast.Subscript) and is_self(t.value):  # self[f"expert_{i}"] = Expert()
+                            self._record_attr(facts, ITEMS, sub.value, probe, in_init)
+                elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
+                        len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
+                        isinstance(sub.args[1].value, str):
+                    self._record_attr(facts, sub.args[1].value, sub.args[2], probe, in_init)
+                elif in_init and isinstance(sub, ast.Call) and _is_super_init(sub.func):
+                    parent = next((self.classes[b.id] for b in node.bases
+                                   if isinstance(b, ast.Name) and b.id in self.classes), None)
+                    if parent is not None:  # super().__init__(Gate(), Router())
+                        # the parent's methods read them (resolved on the parent's class), and ours
+                        self._constructor_flow(parent, parent, sub)
+                        self._constructor_flow(parent, facts, sub)
                 elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
                     if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
                         name = sub.args[0]
@@ -196,7 +221,39 @@ class FileAnalyzer:
                         if isinstance(name, ast.Constant) and isinstance(name.value, str):
                             self._record_attr(facts, name.value, sub.args[1], probe, in_init)
 
+    def _constructor_params(self, init, facts: ClassFacts):
+        """`self.gate = gate` for an __init__ parameter: what a constructor call passes there lands in
+        `self.gate` (followed by `_constructor_flow` at the calls of this file)."""
+        args = init.args
+        params = [a.arg for a in (args.posonlyargs + args.args)[1:] + args.kwonlyargs]
+        facts.init_params = params
+        for sub in self.nodes(init):
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
+                for t in sub.targets:
+                    if isinstance(t, ast.Attribute) and is_self(t.value):
+                        facts.param_attrs[sub.value.id] = t.attr
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
+                    len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
+                    isinstance(sub.args[1].value, str) and isinstance(sub.args[2], ast.Name) and sub.args[2].id in params:
+                facts.param_attrs[sub.args[2].id] = sub.args[1].value
+
+    def _constructor_flow(self, callee: ClassFacts, owner: ClassFacts, call: ast.Call):
+        """Modules constructed in the arguments of a call to `callee`'s constructor are submodules
+        of the instance made (`owner`: the callee itself, or the subclass calling super().__init__)."""
+        passed = list(zip(callee.init_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        for param, value in passed:
+            attr = callee.param_attrs.get(param)
+            if attr is None:
+                continue
+            for c in self._constructed_classes(value):
+                subs = owner.info.submodules.setdefault(attr, [])
+                if c not in subs:
+                    subs.append(c)
+
     def _record_attr(self, facts: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
+        for sub in ast.walk(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.classes:
+                self._constructor_flow(self.classes[sub.func.id], self.classes[sub.func.id], sub)
         kinds = facts.kinds.setdefault(attr, set())
         if isinstance(value, ast.Constant):
             if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
@@ -234,6 +291,10 @@ class FileAnalyzer:
         found = []
         for sub in ast.walk(value):
             if isinstance(sub, ast.Call):
+                registry = self._registry_of(sub.func)
+                if registry:
+                    found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
+                    continue
                 if isinstance(sub.func, ast.Name) and sub.func.id in self._class_names:
                     found.extend(self._class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
                     continue
@@ -242,12 +303,23 @@ class FileAnalyzer:
                     found.append(name)
         return found
 
+    def _registry_of(self, node) -> List[str]:
+        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return self.class_registries.get(node.value.id, [])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
+                isinstance(node.func.value, ast.Name):
+            return self.class_registries.get(node.func.value.id, [])
+        return []
+
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
         """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
         (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
         def classes(expr) -> List[str]:
             if isinstance(expr, ast.IfExp):
                 return classes(expr.body) + classes(expr.orelse)
+            if isinstance(expr, ast.Subscript):
+                return list(self._registry_of(expr))
             if isinstance(expr, (ast.Name, ast.Attribute)):
                 name = self.imports.resolve(expr)
                 return [name] if name and is_class_name(name) else []
@@ -510,6 +582,8 @@ class FileAnalyzer:
             return []
         if isinstance(func, ast.Subscript):
             base = func.value
+            if is_self(base):  # self[f"expert_{i}"](x) in an nn.ModuleDict subclass
+                return [("attr", ITEMS, "forward", "self[...]")]
             if isinstance(base, ast.Attribute) and is_self(base.value):
                 return [("attr", base.attr, "forward", f"self.{base.attr}[i]")]
             return []
@@ -683,6 +757,11 @@ class FileAnalyzer:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
             self.scope.info.candidates.append(candidate)
+
+
+def _is_super_init(func) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \
+        isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
 class Scope:
