@@ -10,6 +10,8 @@ RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "G
 # Metadata of an array: static under Dynamo, like a tensor's shape.
 METADATA = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 REDUCTIONS = frozenset({"sum", "prod", "max", "min", "lcm", "gcd", "argmax", "argmin", "count_nonzero"})
+# Array constructors whose first argument is a size: a NumPy reduction there is data (BigBird's plan).
+SIZED = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.arange"})
 CASTS = {"builtins.int": "int", "builtins.range": "range"}
 
 
@@ -19,7 +21,7 @@ class NumpyValue(Rule):
     Finds NumPy values that decide control flow inside compiled code: a NumPy call (or a name or
     same-file helper holding one: `n = np.lcm(a, b)`, `arr = t.cpu().numpy()`) in an `if`, `while`
     or ternary condition, an integer reduction (`np.sum`, `np.lcm`, `a.max()`) passed to `int()` or
-    `range()`, and NumPy random
+    `range()` or used as the size of `np.zeros(...)`, and NumPy random
     planning (`np.random.permutation`, `np.random.randint`).
 
     ## Why is this bad?
@@ -146,6 +148,14 @@ class NumpyValue(Rule):
     def visit_IfExp(self, node: ast.IfExp):
         self._condition(node.test)
 
+    def visit_BoolOp(self, node: ast.BoolOp):
+        # `a and b` tests the truth of every operand but the last (Reformer: `len % np.lcm(...) != 0 and ...`)
+        if self.ctx.function is None:
+            return
+        for value in node.values[:-1]:
+            if self._numpy_valued(value, self._locals()):
+                self.report(value)
+
     def visit_Call(self, node: ast.Call):
         if self.ctx.function is None:
             return
@@ -153,6 +163,9 @@ class NumpyValue(Rule):
         if name in RANDOM_CALLS:
             self.report(node, f"`{name.replace('numpy', 'np')}()` inside compiled code graph-breaks "
                               f"({RANDOM_CALLS[name]}): use torch.randperm / torch.randint, or plan outside the region")
+        elif name in SIZED and node.args and any(self._integer_reduction(sub) for sub in ast.walk(node.args[0])):
+            self.report(node, f"`{name.replace('numpy', 'np')}()` sized by a NumPy reduction reads a traced tensor and "
+                              "graph-breaks (GB0033): compute the size with Python numbers (sum(), math.lcm)")
         elif name in CASTS and node.args and self._integer_reduction(node.args[0]):
             self.report(node, f"`{CASTS[name]}()` of a NumPy value reads a traced tensor and graph-breaks "
                               "(GB0033): compute it with Python numbers, or outside the compiled region")
@@ -169,10 +182,17 @@ def _lcm_chunk_len(config):
 class Reformer(nn.Module):
     def forward(self, x):
         chunk = _lcm_chunk_len(self.config)
+        must_pad = (
+            x.shape[-1] % chunk != 0  # <-
+            and x.shape[-1] > 4
+        )
+        if must_pad:  # <-
+            x = x * 2
         if x.shape[-1] % chunk != 0:  # <-
             x = x[..., : x.shape[-1] - x.shape[-1] % chunk]
         plan = np.array([x.shape[0], 2]) // 2
         total = int(np.sum(plan))  # <-
+        rand = np.zeros((4, np.sum(plan[:1])), dtype=np.int32)  # <-
         perm = np.random.permutation(np.arange(1, 7))[:3]  # <-
         return x * total, perm
 """,

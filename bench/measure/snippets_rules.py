@@ -561,3 +561,13 @@ CASES.update({
     "repr_tensor": (repr_tensor, [(X(),)] * 2),
     "open_file_ctx": (open_file_ctx, [(X(),)] * 2),
 })
+
+
+def np_zeros_sized_by_sum():
+    def f(x, plan):
+        rand = np.zeros((4, np.sum(plan[:2])), dtype=np.int32)
+        return x + torch.from_numpy(rand).sum()
+    return f
+
+
+CASES["np_zeros_sized_by_sum"] = (np_zeros_sized_by_sum, [(X(), [1, 2, 3])] * 2)
