@@ -3,7 +3,7 @@ coverage table (`python -m compilelint.coverage`) for its "measured by" column.
 
     python bench/measure/collect.py /work/shared/truth/results-cpu-2.13.json /work/shared/truth/results-gpu-2.11.json
 
-Sources: the `*.out` files of this folder (bench/measure/run.py, torch 2.13 CPU) and the truth
+Sources: the `snippets_*.out` files of this folder (bench/measure/run.py, torch 2.13 CPU) and the truth
 corpus probe results (truth/dynamo_probe.py; the JSON names its torch and device).
 """
 import glob
@@ -19,7 +19,7 @@ HIT = re.compile(r"\b(GB\d{4})\b")
 
 def main(truth_files):
     found = {}
-    for path in sorted(glob.glob(os.path.join(HERE, "*.out"))):
+    for path in sorted(glob.glob(os.path.join(HERE, "snippets_*.out"))):
         with open(path, encoding="utf-8") as f:
             header = f.readline()
             torch = re.search(r"torch (\S+?)[,+]", header).group(1)
