@@ -20,7 +20,9 @@ from compilelint.gb_reasons import REASONS, reason_for
 from compilelint.rule import KNOWN_TORCH_VERSIONS, registry
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
-DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "coverage.md")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(REPO, "docs", "coverage.md")
+TRUTH = os.path.join(REPO, "bench", "truth")  # the truth corpus: real models run under Dynamo
 
 
 @dataclass
@@ -58,6 +60,24 @@ def rows() -> List[Row]:
     return out
 
 
+def truth_hits() -> Dict[str, Tuple[int, int]]:
+    """gb_type → (break events, models) over the truth corpus files (bench/truth/*.json)."""
+    events: Dict[str, int] = {}
+    models: Dict[str, set] = {}
+    for name in sorted(os.listdir(TRUTH)) if os.path.isdir(TRUTH) else []:
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(TRUTH, name), encoding="utf-8") as f:
+            data = json.load(f)
+        for model in data.get("models", []):
+            for mode in ("eval", "train"):
+                for e in (model.get(mode) or {}).get("events", []):
+                    if e.get("event") in ("graph-break", "frame-skipped") and e.get("gb_type"):
+                        events[e["gb_type"]] = events.get(e["gb_type"], 0) + 1
+                        models.setdefault(e["gb_type"], set()).add(f"{data.get('lib')}:{model.get('name')}")
+    return {t: (n, len(models[t])) for t, n in events.items()}
+
+
 def unclaimed_titles() -> List[str]:
     """gb_types named by a rule that no registry knows (a typo, or a title Dynamo renamed)."""
     known = {t for v in KNOWN_TORCH_VERSIONS for ts in load_registry(v).values() for t in ts}
@@ -88,7 +108,19 @@ def render(table: List[Row]) -> str:
     for key, (label, why) in REASONS.items():
         n = sum(1 for r in table if r.reason == key)
         lines.append(f"| {label} | {n} | {why} |")
-    lines += ["", "Measured: the snippets of `bench/measure/` (their `.out` files) and the truth probes "
+    hits = truth_hits()
+    if hits:
+        by_title = {t: r for r in table for t in r.titles}
+        lines += ["", "## What real models hit", "",
+                  "Break gb_types in the truth corpus (`bench/truth/*.json`: transformers, timm and diffusers "
+                  "models run under Dynamo, eval and train), most frequent first.", "",
+                  "| gb_type | events | models | predicted by / reason |", "|---|---|---|---|"]
+        for title, (n, m) in sorted(hits.items(), key=lambda kv: (-kv[1][0], kv[0])):
+            r = by_title.get(title)
+            what = "**not in the registry**" if r is None else \
+                ", ".join(r.rules) if r.rules else REASONS[r.reason][0] if r.reason else "**unexplained**"
+            lines.append(f"| {_code(title)} | {n} | {m} | {what} |")
+    lines += ["", "## Every registry id", "", "Measured: the snippets of `bench/measure/` (their `.out` files) and the truth probes "
               "(`truth/dynamo_probe.py`), collected by `bench/measure/collect.py`; the first two are named.",
               "", "| id | gb_type | torch | predicted by / reason | measured by |", "|---|---|---|---|---|"]
     rules = registry()

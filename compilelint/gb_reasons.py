@@ -46,7 +46,6 @@ BY_ID: Dict[str, str] = {
     "GB0011": "internal",
     "GB0012": "internal",
     "GB0013": "autograd-function",
-    "GB0014": "runtime-type",  # RNN/GRU/LSTM modules: known only from the module's class at run time
     "GB0019": "autograd-function",
     "GB0029": "config",
     "GB0034": "runtime-value",  # assert on data that cannot compile a partial graph

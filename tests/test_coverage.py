@@ -64,3 +64,13 @@ def test_every_predicted_gb_type_was_measured():
     measured = coverage.load_measured()
     unmeasured = [r.gb_id for r in coverage.rows() if r.rules and r.gb_id not in measured]
     assert unmeasured == []
+
+
+def test_every_gb_type_real_models_hit_is_predicted_or_explained():
+    hits = coverage.truth_hits()
+    assert hits, "bench/truth/*.json holds the truth corpus"
+    by_title = {t: r for r in coverage.rows() for t in r.titles}
+    for title in hits:
+        row = by_title.get(title)
+        assert row is not None, f"{title!r} is not a registry title"
+        assert row.rules or row.reason, title

@@ -571,3 +571,31 @@ def np_zeros_sized_by_sum():
 
 
 CASES["np_zeros_sized_by_sum"] = (np_zeros_sized_by_sum, [(X(), [1, 2, 3])] * 2)
+
+
+def lstm_in_forward():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(8, 8, batch_first=True)
+
+        def forward(self, x):
+            y, _ = self.rnn(x.unsqueeze(0))
+            return y * 2
+    return M()
+
+
+def gru_in_forward():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(8, 8)
+
+        def forward(self, x):
+            y, _ = self.rnn(x)
+            return y * 2
+    return M()
+
+
+CASES["lstm_in_forward"] = (lstm_in_forward, [(X(),)] * 2)
+CASES["gru_in_forward"] = (gru_in_forward, [(X(),)] * 2)
