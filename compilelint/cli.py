@@ -11,7 +11,7 @@ import click
 
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
-from compilelint.rule import DEFAULT_TORCH_VERSION, registry
+from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
 
@@ -91,7 +91,11 @@ def selection_options(f):
                      help="Roots: every nn.Module.forward too (modules, default), only compiled code, or everything."),
         click.option("--profile", type=click.Choice(["default", "vllm"]), default=None,
                      help="vllm: recompiles are errors, shape specialisation and CUDA-graph rules on."),
-        click.option("--torch-version", type=click.Choice(["2.11", "2.13"]), default=None,
+        click.option("--mode", type=click.Choice(["any", "eval", "train"]), default=None,
+                     help="Keep the findings that can run in this mode: code under `if self.training:` is train only."),
+        click.option("--follow-swapped", is_flag=True, default=None,
+                     help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
+        click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
                      help="Which measured torch behaviour messages and links assume."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
                      help="A pyproject.toml to read [tool.compilelint] from."),
@@ -113,12 +117,13 @@ def selection_options(f):
 
 def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_path,
                    isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
-                   jobs, no_prefilter, **_ignored) -> Settings:
+                   jobs, no_prefilter, mode=None, follow_swapped=None, **_ignored) -> Settings:
     try:
         settings = settings_for(
             list(paths), config=config_path, isolated=isolated,
             select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
-            entries=list(entries), scope=scope, profile=profile, torch_version=torch_version,
+            entries=list(entries), scope=scope, profile=profile, torch_version=torch_version, mode=mode,
+            follow_swapped=follow_swapped or None,
             exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
         )
     except ConfigError as e:

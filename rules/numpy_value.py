@@ -27,10 +27,10 @@ class NumpyValue(Rule):
     ## Why is this bad?
     Dynamo traces NumPy through `torch._numpy`: every NumPy result is a tensor in the graph,
     even `np.lcm(4, 6)` of two Python ints. Measured on torch 2.13: branching on it graph-breaks
-    with "Data-dependent branching" (GB0170) (transformers' Reformer: `if len % np.lcm(...)`),
-    even `np.sqrt` of a size; `int(np.sum(...))` with "Data dependent operator" (GB0033),
+    with "Data-dependent branching" (GB0170 on torch 2.13) (transformers' Reformer: `if len % np.lcm(...)`),
+    even `np.sqrt` of a size; `int(np.sum(...))` with "Data dependent operator" (GB0033 on torch 2.13),
     `int(np.lcm(a, b))` with GB0208, `range(np.sum(...))` with "Failed to trace builtin operator"
-    (GB0059) (while `int(np.sqrt(n))` and `int(np.ceil(n / 3))` traced cleanly); `np.random.permutation` with "attempted to trace numpy
+    (GB0059 on torch 2.13) (while `int(np.sqrt(n))` and `int(np.ceil(n / 3))` traced cleanly); `np.random.permutation` with "attempted to trace numpy
     function unsupported by PyTorch" (GB0294, BigBird's random attention) and
     `np.random.randint` with GB0033.
 
@@ -51,7 +51,7 @@ class NumpyValue(Rule):
     code = "CL106"
     name = "numpy-value"
     triggers = ("numpy",)
-    message = ("a NumPy value in a condition is a traced tensor and graph-breaks (GB0170): use Python's math "
+    message = ("a NumPy value in a condition is a traced tensor and graph-breaks (GB0170 on torch 2.13): use Python's math "
                "on Python numbers (math.lcm, sum), or compute it in __init__")
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
                 "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
@@ -165,10 +165,10 @@ class NumpyValue(Rule):
                               f"({RANDOM_CALLS[name]}): use torch.randperm / torch.randint, or plan outside the region")
         elif name in SIZED and node.args and any(self._integer_reduction(sub) for sub in ast.walk(node.args[0])):
             self.report(node, f"`{name.replace('numpy', 'np')}()` sized by a NumPy reduction reads a traced tensor and "
-                              "graph-breaks (GB0033): compute the size with Python numbers (sum(), math.lcm)")
+                              "graph-breaks (GB0033 on torch 2.13): compute the size with Python numbers (sum(), math.lcm)")
         elif name in CASTS and node.args and self._integer_reduction(node.args[0]):
             self.report(node, f"`{CASTS[name]}()` of a NumPy value reads a traced tensor and graph-breaks "
-                              "(GB0033): compute it with Python numbers, or outside the compiled region")
+                              "(GB0033 on torch 2.13): compute it with Python numbers, or outside the compiled region")
 
     INVALID = [
         """

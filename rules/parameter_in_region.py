@@ -20,8 +20,8 @@ class ParameterInRegion(Rule):
     ## Why is this bad?
     Dynamo does not trace the creation of a new leaf that requires grad. Measured on torch 2.13:
     `nn.Parameter(t)` graph-breaks with "Attempted to use `torch.nn.Parameter()` constructor with
-    Dynamo" (GB0264), and `torch.zeros(..., requires_grad=True)` with "Attempted to use tensor
-    creation function with requires_grad=True" (GB0225). A lazily created parameter also
+    Dynamo" (GB0264 on torch 2.13), and `torch.zeros(..., requires_grad=True)` with "Attempted to use tensor
+    creation function with requires_grad=True" (GB0225 on torch 2.13). A lazily created parameter also
     recompiles once (`hasattr(self, ...)` guard).
 
     ## Example
@@ -42,7 +42,7 @@ class ParameterInRegion(Rule):
     code = "CL214"
     name = "parameter-in-region"
     triggers = ("Parameter", "requires_grad")
-    message = ("`nn.Parameter(...)` inside compiled code graph-breaks (GB0264): create the parameter in "
+    message = ("`nn.Parameter(...)` inside compiled code graph-breaks (GB0264 on torch 2.13): create the parameter in "
                "__init__, outside the compiled region")
     gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
                 "Attempted to use tensor creation function with requires_grad=True")
@@ -56,7 +56,7 @@ class ParameterInRegion(Rule):
             for kw in node.keywords:
                 if kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                     self.report(node, f"`{name}(..., requires_grad=True)` inside compiled code graph-breaks "
-                                      "(GB0225): create the tensor outside the compiled region and pass it in")
+                                      "(GB0225 on torch 2.13): create the tensor outside the compiled region and pass it in")
 
     INVALID = [
         """

@@ -2,7 +2,7 @@ import ast
 import re
 from typing import Dict, Optional, Set
 
-from compilelint.names import COMPILE_FUNCS
+from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
 # Constructor parameters that hold a per-instance position: layer_idx, block_id, stage_index...

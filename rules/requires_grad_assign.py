@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
@@ -14,7 +14,7 @@ class RequiresGradAssign(Rule):
     ## Why is this bad?
     Dynamo does not trace a store to `Tensor.requires_grad`: measured on torch 2.13, on an
     input or on an intermediate, with `True` or `False`, it graph-breaks with "setattr() on
-    Tensor.requires_grad" (GB0206). The method form `t.requires_grad_()` breaks too (CL209).
+    Tensor.requires_grad" (GB0206 on torch 2.13). The method form `t.requires_grad_()` breaks too (CL209).
 
     ## Example
     ```python
@@ -34,7 +34,7 @@ class RequiresGradAssign(Rule):
     code = "CL215"
     name = "requires-grad-assign"
     triggers = ("requires_grad",)
-    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206): set it on the inputs "
+    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206 on torch 2.13): set it on the inputs "
                "before the compiled call")
     gb_types = ("setattr() on Tensor.requires_grad",)
     gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only

@@ -1,7 +1,7 @@
 import ast
 import re
 
-from compilelint.names import COMPILE_FUNCS
+from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
 # Parameters that change on every call of a training or sampling loop.

@@ -4,8 +4,10 @@
     python bench/truth/score.py --lib transformers --only bert,longformer
     python bench/truth/score.py --site-packages DIR  # where the libraries' sources are
 
-For each model that ran (status `ok`), `compilelint check <lib> --entry <defining file>:<Class>`
-is run from the site-packages folder, and its findings are compared with the model's events:
+For each model that ran (status `ok`), the findings of `compilelint check <lib> --entry <defining
+file>:<Class>` (run from the site-packages folder) are compared with the model's events. The library
+is analysed once and the project pass runs per model, in this process, through the same engine
+functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for every model instead):
 - a **site** is a distinct library line where Dynamo broke (graph break or skipped frame) or
   recompiled (input-driven shape recompiles excluded: automatic dynamic shapes absorb them);
   it is *found* when a finding of its kind in the same file lies within ±2 lines (a skipped
@@ -161,6 +163,47 @@ def check(lib: str, model: dict, site_packages: str, extra) -> list:
         sys.exit(f"compilelint failed on {entry}: {proc.stderr.strip()[-400:]}")
 
 
+class InProcess:
+    """`compilelint check <lib> --entry E --output-format json` for many entries, the files analysed
+    once: discovery, per-file analysis (cached), then the project pass per entry."""
+
+    def __init__(self, lib: str, site_packages: str, extra):
+        from compilelint.cache import Cache, default_directory
+        from compilelint.config import settings_for
+        from compilelint.discover import discover
+        from compilelint.engine import analyze_files
+
+        if extra:
+            raise SystemExit("extra check arguments need --subprocess")
+        cwd = os.getcwd()
+        os.chdir(site_packages)
+        try:
+            self.settings = settings_for([lib])
+            files = discover([lib], self.settings.all_excludes, self.settings.respect_gitignore, False).files
+            self.summaries, _ = analyze_files(files, self.settings)
+            self.cache = Cache(default_directory(self.settings.project_root))
+        finally:
+            os.chdir(cwd)
+        self.site_packages = site_packages
+
+    def __call__(self, lib: str, model: dict, site_packages: str, extra) -> list:
+        from dataclasses import replace
+
+        from compilelint.engine import project_findings
+        from compilelint.finding import Report
+        from compilelint.report.json_output import finding_dicts
+
+        settings = replace(self.settings, entries=[f"{model['file']}:{model['class']}"])
+        cwd = os.getcwd()
+        os.chdir(self.site_packages)
+        try:
+            findings = project_findings(self.summaries, settings, None)
+        finally:
+            os.chdir(cwd)
+        return list(finding_dicts(Report(findings=findings, errors=[], files_checked=len(self.summaries)),
+                                  settings.torch_version))
+
+
 def load_truth(paths):
     out = []
     for path in paths:
@@ -194,6 +237,7 @@ def main(argv=None):
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--write", default=os.path.join(HERE, "SCORE.md"), help="'' to skip writing")
     ap.add_argument("--json", default="", help="also write the totals and per-model verdicts here")
+    ap.add_argument("--subprocess", action="store_true", help="run the compilelint CLI once per model")
     ap.add_argument("compilelint_args", nargs=argparse.REMAINDER, help="after --: extra check arguments")
     args = ap.parse_args(argv)
     extra = [a for a in args.compilelint_args if a != "--"]
@@ -208,8 +252,12 @@ def main(argv=None):
         if args.lib and lib not in args.lib:
             continue
         models = [m for m in doc["models"] if m["status"] == "ok" and (not only or m["name"] in only)]
-        with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+        if args.subprocess:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+        else:
+            run = InProcess(lib, site_packages, extra)
+            results = [run(lib, m, site_packages, extra) for m in models]
         scored = [score_model(m, r) for m, r in zip(models, results)]
         per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
         all_scored += scored

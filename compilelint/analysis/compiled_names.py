@@ -3,14 +3,14 @@
 `f = torch.compile(f)`, `opt = torch.compile(f, dynamic=True)`, `torch.compile(f)(x)`,
 `torch._dynamo.optimize("eager")(f)`, at module level or inside any function (`main()`): each makes
 `f` a compiled entry exactly like `@torch.compile`, so its untyped parameters get the same
-tensor inference (bindings.function_inference).
+tensor inference (bindings.function_bindings).
 """
 from __future__ import annotations
 
 import ast
 from typing import Callable, Optional, Set
 
-from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
 def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]]) -> Set[str]:
