@@ -288,6 +288,8 @@ class FindingBuilder:
         severity = rule.severity
         if rule.kind == "recompile" and self.settings.profile == "vllm":
             severity = "error"  # vLLM runs under fail_on_recompile: every recompile is fatal
+        if severity == "info" and self.settings.profile == "vllm":
+            severity = "error"  # a deliberate break still splits vLLM's single graph
         key = (path, c.span, c.code + distinct)
         if key in self.findings:
             return

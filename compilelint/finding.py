@@ -60,7 +60,7 @@ class Finding:
     url: str = ""
     noqa_row: int = 0
     region: Optional[Region] = None
-    severity: str = "error"  # "error" | "warning"
+    severity: str = "error"  # "error" | "warning" | "info"
     verification: Optional[dict] = None  # filled in by `compilelint verify`
 
     @property

@@ -15,8 +15,11 @@ class ExplicitBreak(Rule):
 
     ## Why is this bad?
     Both always split the graph: "Call to `torch._dynamo.graph_break()`" (GB0025) and
-    "Skip calling `torch.compiler.disable()`d function" (GB0098). `fullgraph=True` raises. They
-    are often left over from debugging, or wrap code that has since become traceable.
+    "Skip calling `torch.compiler.disable()`d function" (GB0098; "Skip inlining ..." GB0099 for
+    a disabled method or `disable(fn, recursive=False)`, measured on torch 2.13). `fullgraph=True`
+    raises. Both are written on purpose, so they are reported as `info`; under
+    `profile = "vllm"`, which needs one graph per model, they are errors. They are often left over
+    from debugging, or wrap code that has since become traceable.
 
     ## Example
     ```python
@@ -42,8 +45,10 @@ class ExplicitBreak(Rule):
     triggers = ('graph_break',)
     message = ("`torch._dynamo.graph_break()` always splits the graph ({gb}): remove it, or move the code "
                "around it out of the compiled region")
-    gb_types = ("Call to `torch._dynamo.graph_break()`", "Skip calling `torch.compiler.disable()`d function")
-    gb_ids = {"2.13": ("GB0025", "GB0098"), "2.11": ("GB0025", "GB0098")}
+    gb_types = ("Call to `torch._dynamo.graph_break()`", "Skip calling `torch.compiler.disable()`d function",
+                "Skip inlining `torch.compiler.disable()`d function")
+    gb_ids = {"2.13": ("GB0025", "GB0098", "GB0099"), "2.11": ("GB0025", "GB0098", "GB0099")}
+    severity = "info"  # deliberate; `profile = "vllm"` makes it an error
 
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) in GRAPH_BREAK:
@@ -74,8 +79,13 @@ def log_stats(x):
     return x.mean().item()
 
 class Block(nn.Module):
+    @torch.compiler.disable
+    def helper(self, x):
+        return x + 1
+
     def forward(self, x):
         log_stats(x)  # <-
+        x = self.helper(x)  # <-
         torch._dynamo.graph_break()  # <-
         return x * 2
 """,

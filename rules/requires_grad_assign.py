@@ -1,47 +1,62 @@
 import ast
 
+from compilelint.analysis import tensors as T
 from compilelint.fix.rewrites.requires_grad import requires_grad_call
 from compilelint.rule import Rule
+
+NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
 
 
 class RequiresGradAssign(Rule):
     """
     ## What it does
-    Finds `t.requires_grad = ...` on a tensor inside code that torch.compile traces.
+    Finds `t.requires_grad = ...` (the attribute form) inside compiled code.
 
     ## Why is this bad?
-    Dynamo does not trace attribute writes to `requires_grad`: a plain `torch.compile`
-    graph-breaks there ("setattr() on Tensor.requires_grad", measured on torch 2.13) and
-    `fullgraph=True` raises. `t.requires_grad_(False)` is traced.
+    Dynamo does not trace a store to `Tensor.requires_grad`: measured on torch 2.13, on an
+    input or on an intermediate, with `True` or `False`, it graph-breaks with "setattr() on
+    Tensor.requires_grad" (GB0206 on torch 2.13). The method form `t.requires_grad_()` breaks too (CL209).
 
     ## Example
     ```python
-    y = x * 2
-    y.requires_grad = False
+    def forward(self, hidden_states):
+        hidden_states.requires_grad = True
+        return self.block(hidden_states)
     ```
 
     ## Use instead
-    `y.requires_grad_(False)` (the fix: the same in eager, errors included), or `y = y.detach()`.
-    Turning gradients on inside the region breaks either way: do it before compiling.
+    `t.requires_grad_(False)` for `t.requires_grad = False` (the fix: the same in eager, errors
+    included), or `t = t.detach()`. Turning gradients on inside the region breaks either way: set
+    `requires_grad` on the inputs before calling the compiled module, or drop it: tensors computed
+    from parameters already require grad.
 
     ## References
-    https://docs.pytorch.org/docs/stable/compile/programming_model.common_graph_breaks.html
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0206.html
     """
 
-    code = "CL214"
+    code = "CL215"
     name = "requires-grad-assign"
     triggers = ("requires_grad",)
-    message = ("`t.requires_grad = ...` graph-breaks (setattr() on Tensor.requires_grad): use "
-               "`t.requires_grad_(False)`, or set requires_grad before compiling")
+    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206 on torch 2.13): use "
+               "`t.requires_grad_(False)`, or set it on the inputs before the compiled call")
     gb_types = ("setattr() on Tensor.requires_grad",)
-    gb_ids = {"2.13": (), "2.11": ()}
+    gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only
     fix = "sometimes"  # safe: `t.requires_grad = False` → `t.requires_grad_(False)`
+
+    def _check(self, target, fix=None):
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
+                self.ctx.kind(target.value) not in NOT_TENSORS and not _is_self(target.value):
+            self.report(target, fix=fix)
 
     def visit_Assign(self, node: ast.Assign):
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
-                    and self.ctx.is_tensor(target.value):
-                self.report(target, fix=requires_grad_call(self.ctx, node))
+            # the rewrite only where the value is known to be a tensor on every path
+            proven = isinstance(target, ast.Attribute) and self.ctx.is_tensor(target.value)
+            self._check(target, requires_grad_call(self.ctx, node) if proven else None)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is not None:
+            self._check(node.target)
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [
@@ -72,9 +87,11 @@ def frozen(x):
 import torch
 from torch import nn
 
-class Head(nn.Module):
-    def forward(self, x):
-        y = torch.tanh(x)
+class Block(nn.Module):
+    def forward(self, hidden_states):
+        if self.training:
+            hidden_states.requires_grad = True  # <-
+        y = hidden_states * 2
         y.requires_grad = False  # <-
         return y
 """,
@@ -84,15 +101,23 @@ class Head(nn.Module):
 import torch
 from torch import nn
 
-class Head(nn.Module):
+class Block(nn.Module):
     def __init__(self):
         super().__init__()
+        self.requires_grad = False  # a plain attribute of the module
         self.proj = nn.Linear(4, 4)
-        self.proj.weight.requires_grad = False  # __init__ is not compiled
+        for p in self.proj.parameters():
+            p.requires_grad = False  # in __init__, not compiled
 
     def forward(self, x):
-        y = torch.tanh(x)
-        y.requires_grad_(False)
-        return y
+        return self.proj(x)
+
+def prepare(x):  # nothing compiles this
+    x.requires_grad = True
+    return x
 """,
     ]
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"

@@ -61,7 +61,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     nodes = facts.nodes(node)
     global_names, non_tensor_names = _usage(nodes)
     tensor_by_default = (cls is not None and node.name == "forward") or any(
-        d.split("#")[0] in COMPILE_FUNCS for d in decorators)
+        d.split("#")[0] in COMPILE_FUNCS for d in decorators) or (
+        cls is None and node.name in facts.compiled_names)  # f = torch.compile(f), torch.compile(f)(x)
     params = _parameters(node.args)
     kinds = _parameter_kinds(node.args, params, tensor_by_default, non_tensor_names, resolve, out)
     assignments = _assignments(nodes, node, kinds, resolve, out)

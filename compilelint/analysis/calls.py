@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Optional
 
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
-from compilelint.analysis.facts import CUDAGRAPH_MODES, FileFacts
+from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
 from compilelint.summary import Call, FileSummary, Root
 
@@ -85,6 +85,8 @@ class CallRecorder:
             return []
         if isinstance(func, ast.Subscript):
             base = func.value
+            if is_self(base):  # self[f"expert_{i}"](x) in an nn.ModuleDict subclass
+                return [("attr", ITEMS, "forward", "self[...]")]
             if isinstance(base, ast.Attribute) and is_self(base.value):
                 return [("attr", base.attr, "forward", f"self.{base.attr}[i]")]
             return []

@@ -16,6 +16,7 @@ from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
     self_attr, self_targets, walk,
 )
+from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.source import SourceFile
 from compilelint.summary import ClassInfo, FunctionInfo
@@ -26,6 +27,8 @@ CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MARKED_CONSTANT = "_dynamo_marked_constant"
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+# The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
+ITEMS = "[]"
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
@@ -39,6 +42,8 @@ class ClassFacts:
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+        self.init_params: List[str] = []  # __init__'s parameters after self, in order
+        self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
 
     def attr_kind(self, attr: str) -> Optional[str]:
         if attr == "training":
@@ -63,6 +68,8 @@ class FileFacts:
         self.global_numbers: Set[str] = set()
         self.global_lists: Set[str] = set()
         self.module_defs: Set[str] = set()
+        self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
+        self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._module_constructed: Optional[Dict[str, str]] = None
 
@@ -80,6 +87,7 @@ class FileFacts:
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
+        self.compiled_names = compiled_names(self.tree, self.source.text, self.resolve_plain)
         return self
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
@@ -143,6 +151,10 @@ class FileFacts:
                 self.global_kinds[name] = T.LOGGER
             elif isinstance(value, ast.Constant):
                 self.global_kinds[name] = T.SCALAR
+            elif isinstance(value, ast.Dict) and value.values and all(
+                    isinstance(v, (ast.Name, ast.Attribute)) and is_class_name(self.imports.resolve(v) or "")
+                    for v in value.values):
+                self.class_registries[name] = [self.imports.resolve(v) for v in value.values]
             else:
                 aliased = self.imports.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
                 if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
@@ -250,6 +262,7 @@ class ClassCollector:
                 cls.init_numbers |= parent.init_numbers
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
+                cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
@@ -261,6 +274,8 @@ class ClassCollector:
 
     def _method(self, cls: ClassFacts, method, probe: T.TensorInference):
         in_init = method.name == "__init__"
+        if in_init:
+            self._constructor_params(method, cls)
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
@@ -272,6 +287,19 @@ class ClassCollector:
                 for t in targets:
                     for attr, value in self_targets(t, sub.value):
                         self._record_attr(cls, attr, value, probe, in_init)
+                    if isinstance(t, ast.Subscript) and is_self(t.value):  # self[f"expert_{i}"] = Expert()
+                        self._record_attr(cls, ITEMS, sub.value, probe, in_init)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
+                    len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
+                    isinstance(sub.args[1].value, str):
+                self._record_attr(cls, sub.args[1].value, sub.args[2], probe, in_init)
+            elif in_init and isinstance(sub, ast.Call) and _is_super_init(sub.func):
+                parent = next((self.facts.classes[b.id] for b in self.node.bases
+                               if isinstance(b, ast.Name) and b.id in self.facts.classes), None)
+                if parent is not None:  # super().__init__(Gate(), Router())
+                    # the parent's methods read them (resolved on the parent's class), and ours
+                    self._constructor_flow(parent, parent, sub)
+                    self._constructor_flow(parent, cls, sub)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
                 if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
                     name = sub.args[0]
@@ -290,7 +318,40 @@ class ClassCollector:
                     if c not in members:
                         members.append(c)
 
+    def _constructor_params(self, init, cls: ClassFacts):
+        """`self.gate = gate` for an __init__ parameter: what a constructor call passes there lands in
+        `self.gate` (followed by `_constructor_flow` at the calls of this file)."""
+        args = init.args
+        params = [a.arg for a in (args.posonlyargs + args.args)[1:] + args.kwonlyargs]
+        cls.init_params = params
+        for sub in self.facts.nodes(init):
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
+                for t in sub.targets:
+                    if isinstance(t, ast.Attribute) and is_self(t.value):
+                        cls.param_attrs[sub.value.id] = t.attr
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
+                    len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
+                    isinstance(sub.args[1].value, str) and isinstance(sub.args[2], ast.Name) and sub.args[2].id in params:
+                cls.param_attrs[sub.args[2].id] = sub.args[1].value
+
+    def _constructor_flow(self, callee: ClassFacts, owner: ClassFacts, call: ast.Call):
+        """Modules constructed in the arguments of a call to `callee`'s constructor are submodules
+        of the instance made (`owner`: the callee itself, or the subclass calling super().__init__)."""
+        passed = list(zip(callee.init_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        for param, value in passed:
+            attr = callee.param_attrs.get(param)
+            if attr is None:
+                continue
+            for c in self._constructed_classes(value):
+                subs = owner.info.submodules.setdefault(attr, [])
+                if c not in subs:
+                    subs.append(c)
+
     def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
+        for sub in ast.walk(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.facts.classes:
+                callee = self.facts.classes[sub.func.id]
+                self._constructor_flow(callee, callee, sub)
         kinds = cls.kinds.setdefault(attr, set())
         if isinstance(value, ast.Constant):
             if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
@@ -328,6 +389,10 @@ class ClassCollector:
         found = []
         for sub in ast.walk(value):
             if isinstance(sub, ast.Call):
+                registry = self._registry_of(sub.func)
+                if registry:
+                    found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
+                    continue
                 if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names:
                     found.extend(self.class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
                     continue
@@ -335,6 +400,16 @@ class ClassCollector:
                 if name and is_class_name(name):
                     found.append(name)
         return found
+
+    def _registry_of(self, node) -> List[str]:
+        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
+        registries = self.facts.class_registries
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return registries.get(node.value.id, [])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
+                isinstance(node.func.value, ast.Name):
+            return registries.get(node.func.value.id, [])
+        return []
 
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
         """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
@@ -344,6 +419,8 @@ class ClassCollector:
         def classes(expr) -> List[str]:
             if isinstance(expr, ast.IfExp):
                 return classes(expr.body) + classes(expr.orelse)
+            if isinstance(expr, ast.Subscript):
+                return list(self._registry_of(expr))
             if isinstance(expr, (ast.Name, ast.Attribute)):
                 name = imports.resolve(expr)
                 return [name] if name and is_class_name(name) else []
@@ -364,6 +441,11 @@ class ClassCollector:
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
         return out
+
+
+def _is_super_init(func) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \
+        isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
 def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:

@@ -23,7 +23,7 @@ def finding_line(finding) -> str:
         "endLine": span.end_row,
         "endColumn": span.end_col,
     }
-    command = "warning" if finding.severity == "warning" else "error"
+    command = {"warning": "warning", "info": "notice"}.get(finding.severity, "error")
     joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
     return f"::{command} {joined}::{escape_data(f'{finding.code} {finding.message}')}"
 

@@ -19,6 +19,9 @@ from ._rules import doc_sections, load_rules
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/compilelint/"
 
+# compilelint severity → SARIF level ("info" findings are deliberate breaks: a note)
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
 
 def artifact_uri(path: str) -> str:
     """A relative POSIX URI for a path under the working directory, a `file://` URI otherwise."""
@@ -47,7 +50,7 @@ def _rule_descriptor(code: str, rule, finding, torch_version: str) -> dict:
         "shortDescription": {"text": rule.message or finding.message},
         "fullDescription": {"text": doc_sections(doc).get("What it does") or doc},
         "help": {"text": doc, "markdown": doc},
-        "defaultConfiguration": {"level": "warning" if rule.severity == "warning" else "error",
+        "defaultConfiguration": {"level": LEVELS.get(rule.severity, "error"),
                                  "enabled": bool(rule.default_enabled)},
         "properties": {"gb_types": list(rule.gb_types), "gb_id": rule.gb_id(torch_version),
                        "fix": rule.fix, "tags": ["torch.compile", rule.kind]},
@@ -69,7 +72,7 @@ def _result(finding, index: int) -> dict:
     out = {
         "ruleId": finding.code,
         "ruleIndex": index,
-        "level": "warning" if finding.severity == "warning" else "error",
+        "level": LEVELS.get(finding.severity, "error"),
         "message": {"text": finding.message},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": artifact_uri(finding.path)},

@@ -30,6 +30,7 @@ import sys
 
 from compilelint.verify.events import Capture, dedupe, fullgraph_failure, metrics_events, one_line
 from compilelint.verify.trace import LineTracer
+from compilelint.verify.varying import Varying, args_at, call_count
 
 
 class Results:
@@ -78,7 +79,7 @@ def targets_of(factory) -> list:
     out = []
     for item in got:
         fn, args, kwargs = item
-        out.append((fn, tuple(args or ()), dict(kwargs or {})))
+        out.append((fn, args if isinstance(args, Varying) else tuple(args or ()), dict(kwargs or {})))
     return out
 
 
@@ -87,6 +88,8 @@ def to_device(obj, device):
 
     if isinstance(obj, (torch.Tensor, torch.nn.Module)):
         return obj.to(device)
+    if isinstance(obj, Varying):
+        return obj.map(lambda c: to_device(c, device))
     if isinstance(obj, tuple):
         return tuple(to_device(o, device) for o in obj)
     if isinstance(obj, list):
@@ -167,7 +170,7 @@ def run(spec: dict, out: Results) -> None:
     tracer = LineTracer(spec["trace_files"])
     try:
         with tracer:
-            fn(*args, **kwargs)
+            fn(*args_at(args, 0), **kwargs)
     except Exception as e:  # the user's code fails without torch.compile: nothing to verify
         out.emit(type="reached", lines=tracer.as_json())
         out.emit(type="error", phase="eager", message=f"raised in eager: {one_line(e)}")
@@ -181,8 +184,8 @@ def run(spec: dict, out: Results) -> None:
     with Capture() as cap:
         try:
             compiled = torch.compile(fn, backend=spec["backend"])
-            for _ in range(spec["calls"]):  # repeated calls on the same args surface recompiles
-                compiled(*args, **kwargs)
+            for i in range(call_count(args, spec["calls"])):  # repeated calls surface recompiles
+                compiled(*args_at(args, i), **kwargs)
         except Exception as e:
             compile_error = one_line(e)
     events = dedupe(cap.events + metrics_events())
@@ -194,7 +197,7 @@ def run(spec: dict, out: Results) -> None:
     fn, args, kwargs = place(targets_of(factory)[index], device)
     reset_dynamo()
     try:
-        torch.compile(fn, backend=spec["backend"], fullgraph=True)(*args, **kwargs)
+        torch.compile(fn, backend=spec["backend"], fullgraph=True)(*args_at(args, 0), **kwargs)
         out.emit(type="fullgraph", result="ok", where=None)
     except Exception as e:  # TorchDynamoException, and whatever the backend raises
         info = fullgraph_failure(e)

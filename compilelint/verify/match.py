@@ -18,6 +18,9 @@ An event confirms a finding when
   are never reported as missed.
 - A recompile that names no user line (a shape guard names only the function) confirms every
   recompile finding of that function.
+- A recompile Dynamo blames on 0/1 specialization names the compiled function, never the
+  `mark_dynamic(t, dim)` call that declared the dimension: it confirms the findings of those
+  calls (CL409) in the checked files.
 Everything left over is *missed*: a break or recompile that no rule predicted.
 """
 from __future__ import annotations
@@ -26,6 +29,11 @@ import ast
 import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
+
+
+# Dynamo's hint in a guard that fails only because sizes 0 and 1 are specialized.
+ZERO_ONE = "0/1 specialization"
+ZERO_ONE_CODE = "CL409"
 
 
 def event_kind(event: str) -> str:
@@ -136,6 +144,7 @@ def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: 
         kind = event_kind(ev["event"])
         return [t for t in by_file.get(file, ()) if t.kind == kind and index.innermost(file, t.row) == fn]
 
+    zero_one = [t for t in targets if t.code == ZERO_ONE_CODE]
     for ev in events:
         where = locate(ev, files)
         if where is None:
@@ -153,6 +162,9 @@ def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: 
                 chosen = [t for t in cands if t.row == line + 1]
         if chosen:
             for t in chosen:
+                t.events.append(ev)
+        elif ev["event"] == "recompile" and ZERO_ONE in ev.get("reason", "") and zero_one:
+            for t in zero_one:
                 t.events.append(ev)
         elif not _explained(ev, by_file.get(file, ())):
             missed.append(ev)

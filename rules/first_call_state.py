@@ -1,0 +1,176 @@
+import ast
+from typing import Dict, Optional, Set
+
+from compilelint.rule import Rule
+
+
+def _root(node) -> Optional[str]:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _state(node) -> bool:
+    """`self.x`, `self.x[0]`, `cache.is_updated[i]`: an object's attribute, not a local or a slot
+    of a list argument (a caller may hand a fresh list every call)."""
+    if not isinstance(node, (ast.Attribute, ast.Subscript)) or _root(node) is None:
+        return False
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Attribute)
+
+
+def _tested(test) -> Dict[str, ast.AST]:
+    return {ast.dump(sub): sub for sub in ast.walk(test) if _state(sub)}
+
+
+def _assigned(body) -> Set[str]:
+    out = set()
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            targets = sub.targets if isinstance(sub, ast.Assign) else \
+                [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
+            out.update(ast.dump(t).replace("ctx=Store()", "ctx=Load()") for t in targets if _state(t))
+    return out
+
+
+class FirstCallState(Rule):
+    """
+    ## What it does
+    Finds state that compiled code sets on its first call and then reads in a condition (state of
+    `self` or of an argument, such as a cache object):
+    `if self.cache is None: self.cache = ...`, `if not self.warmed_up: self.warmed_up = True`,
+    `if self.seed == 0: self.seed = ...` inside a compiled `forward`, and flags flipped after the
+    condition that read them (`if self.first: ...` then `self.first = False`).
+
+    ## Why is this bad?
+    Dynamo guards on the value the condition read (`self.cache is None`, `self.warmed_up ==
+    False`). The first call changes it, so the second call fails the guard and recompiles
+    (measured on torch 2.13: 1 recompile for each of the three forms). Under
+    `torch.compiler.set_stance("fail_on_recompile")` (vLLM) that is an error, and the first graph
+    is compiled for a state the model never returns to.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = torch.zeros(x.shape[-1])
+        return x + self.cache
+    ```
+
+    ## Use instead
+    Initialize the state in `__init__` (a registered buffer for tensors), or run one eager
+    warm-up call before compiling.
+
+    ## References
+    https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html
+    """
+
+    code = "CL407"
+    name = "first-call-state"
+    kind = "recompile"
+    severity = "warning"
+    message = ("state set on the first call and read by this condition recompiles once (the guard fails on "
+               "the second call): initialize it in __init__, or warm up eagerly before compiling")
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.locals: Dict[int, Set[str]] = {}  # function (by id) → names assigned in it so far
+        # function (by id) → state read by its conditions so far: dump → (condition, expression)
+        self.tested: Dict[int, Dict[str, tuple]] = {}
+        self.reported: Set[int] = set()
+
+    def _say(self, condition, expr):
+        if id(condition) in self.reported:
+            return
+        self.reported.add(id(condition))
+        self.report(condition, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
+                               "the second call fails the guard and recompiles; initialize it in __init__ (a "
+                               "buffer for tensors), or warm up eagerly before compiling")
+
+    def visit_Assign(self, node: ast.Assign):
+        fn = self.ctx.function
+        if fn is None:
+            return
+        self.locals.setdefault(id(fn), set()).update(t.id for t in node.targets if isinstance(t, ast.Name))
+        # a flag flipped after the condition that read it: `if self.first: ...` then `self.first = False`
+        tested = self.tested.get(id(fn), {})
+        if isinstance(node.value, ast.Constant):
+            for key in _assigned([node]):
+                if key in tested:
+                    self._say(*tested[key])
+
+    def visit_If(self, node: ast.If):
+        fn = self.ctx.function
+        if fn is None or self.ctx.is_tensor(node.test):
+            return  # a tensor-valued condition breaks instead (CL104)
+        made = self.locals.get(id(fn), set())
+        # only state that outlives the call: self's or an argument's (a cache object passed in),
+        # not an object this call made
+        tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
+        self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
+        for key in sorted(set(tested) & _assigned(node.body)):
+            self._say(node.test, tested[key])
+            return
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Cached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = None
+        self.warmed_up = False
+
+    def forward(self, x):
+        if self.cache is None:  # <-
+            self.cache = torch.zeros(x.shape[-1])
+        if not self.warmed_up:  # <-
+            self.warmed_up = True
+            return x * 2
+        return x + self.cache
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = True
+
+    def forward(self, x):
+        if self.first:  # <-
+            x = x * 2
+        self.first = False
+        return x
+
+class Attention(nn.Module):
+    def forward(self, x, past_key_values, layer_idx: int):
+        if not past_key_values.is_updated[layer_idx]:  # <-
+            past_key_values.is_updated[layer_idx] = True
+        return x
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Cached(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(n))
+        self.scale = None
+        if self.scale is None:  # __init__ is not compiled
+            self.scale = 2.0
+
+    def forward(self, x, past=None):
+        if past is None:
+            past = x
+        if self.training:
+            x = x * self.scale
+        state = {"hits": 0}
+        if state["hits"] == 0:  # an object made by this call: no guard outlives it
+            state["hits"] = 1
+        return x + self.cache + past
+""",
+    ]

@@ -1,0 +1,98 @@
+import ast
+
+from compilelint.rule import Rule
+
+PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Tensor factories that take `requires_grad=`: with True they make a new leaf that needs grad.
+FACTORIES = frozenset(f"torch.{n}" for n in (
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "arange", "linspace", "eye",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "as_tensor",
+))
+
+
+class ParameterInRegion(Rule):
+    """
+    ## What it does
+    Finds trainable leaf tensors created inside compiled code: `nn.Parameter(...)` (also a lazily
+    created `self.w = nn.Parameter(...)` in `forward`) and tensor factories called with
+    `requires_grad=True` (`torch.zeros(n, requires_grad=True)`).
+
+    ## Why is this bad?
+    Dynamo does not trace the creation of a new leaf that requires grad. Measured on torch 2.13:
+    `nn.Parameter(t)` graph-breaks with "Attempted to use `torch.nn.Parameter()` constructor with
+    Dynamo" (GB0264 on torch 2.13), and `torch.zeros(..., requires_grad=True)` with "Attempted to use tensor
+    creation function with requires_grad=True" (GB0225 on torch 2.13). A lazily created parameter also
+    recompiles once (`hasattr(self, ...)` guard).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        scale = nn.Parameter(torch.ones(x.shape[-1]))
+        return x * scale
+    ```
+
+    ## Use instead
+    Create parameters in `__init__` (or run one eager forward before compiling a lazily built
+    module), and make tensors that need grad outside the compiled region.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0264.html
+    """
+
+    code = "CL214"
+    name = "parameter-in-region"
+    triggers = ("Parameter", "requires_grad")
+    message = ("`nn.Parameter(...)` inside compiled code graph-breaks (GB0264 on torch 2.13): create the parameter in "
+               "__init__, outside the compiled region")
+    gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
+                "Attempted to use tensor creation function with requires_grad=True")
+    gb_ids = {"2.13": ("GB0264", "GB0225")}  # measured on 2.13 CPU only
+
+    def visit_Call(self, node: ast.Call):
+        name = self.ctx.resolve(node.func)
+        if name in PARAMETER:
+            self.report(node)
+        elif name in FACTORIES:
+            for kw in node.keywords:
+                if kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    self.report(node, f"`{name}(..., requires_grad=True)` inside compiled code graph-breaks "
+                                      "(GB0225 on torch 2.13): create the tensor outside the compiled region and pass it in")
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class LazyScale(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "scale"):
+            self.scale = nn.Parameter(torch.ones(x.shape[-1]))  # <-
+        return x * self.scale
+""",
+        """
+import torch
+from torch.nn import Parameter
+
+@torch.compile
+def affine(x):
+    w = Parameter(torch.ones(8))  # <-
+    b = torch.zeros(8, requires_grad=True)  # <-
+    return x * w + b
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Scale(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(n))
+        self.bias = torch.zeros(n, requires_grad=True)
+
+    def forward(self, x):
+        mask = torch.zeros(x.shape, requires_grad=False)
+        return x * self.scale + self.bias + mask
+""",
+    ]

@@ -1,0 +1,127 @@
+import ast
+from typing import Dict, List, Set
+
+from compilelint.rule import Rule
+
+RNN_CLASSES = frozenset(f"torch.nn.{n}" for n in ("RNN", "GRU", "LSTM")) | \
+    frozenset(f"torch.nn.modules.rnn.{n}" for n in ("RNN", "GRU", "LSTM"))
+
+
+class RnnModule(Rule):
+    """
+    ## What it does
+    Finds calls of `nn.RNN`, `nn.GRU` and `nn.LSTM` submodules inside compiled code: `self.rnn(x)`
+    where `self.rnn` is assigned one of them in this class or in a subclass in the same file
+    (timm's `RNN2dBase.forward` calls the `nn.LSTM` its subclass `LSTM2d` sets).
+
+    ## Why is this bad?
+    Dynamo does not trace the cuDNN-style RNN modules: measured on torch 2.13, calling one gives
+    "Attempted to wrap RNN, GRU, or LSTM" (GB0014) and the whole frame runs eager (the truth
+    corpus: timm's sequencer2d, eval and train).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y)
+    ```
+
+    ## Use instead
+    Keep the RNN out of the compiled region (compile the layers around it, or mark a wrapper
+    `@torch.compiler.disable`), or set `torch._dynamo.config.allow_rnn = True` to trace it.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0014.html
+    """
+
+    code = "CL216"
+    name = "rnn-module"
+    triggers = ("RNN", "GRU", "LSTM")
+    message = ("nn.RNN/GRU/LSTM modules are not traced: the frame runs eager (GB0014); keep the RNN outside "
+               "the compiled region, or set torch._dynamo.config.allow_rnn = True")
+    gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
+    gb_ids = {"2.13": ("GB0014",), "2.11": ("GB0014",)}  # 2.11: the truth corpus (timm sequencer2d)
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.rnn_attrs: Dict[str, Set[str]] = {}  # class → attributes assigned an RNN module
+        self.bases: Dict[str, List[str]] = {}  # class → its base class names in this file
+
+    def visit_ClassDef(self, node: ast.ClassDef):
+        if self.ctx.function is not None:
+            return
+        self.bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        attrs = self.rnn_attrs.setdefault(node.name, set())
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and \
+                    self.ctx.resolve(sub.value.func) in RNN_CLASSES:
+                for t in sub.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        attrs.add(t.attr)
+
+    def _ancestors(self, name: str) -> Set[str]:
+        out, todo = set(), [name]
+        while todo:
+            for b in self.bases.get(todo.pop(), ()):
+                if b not in out:
+                    out.add(b)
+                    todo.append(b)
+        return out
+
+    def visit_Call(self, node: ast.Call):
+        func, cls = node.func, self.ctx.cls
+        if cls is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                               and func.value.id == "self"):
+            return
+        name = cls.info.qualname
+        owners = [c for c, attrs in self.rnn_attrs.items() if func.attr in attrs]
+        if any(c == name or name in self._ancestors(c) for c in owners):
+            self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class RNN2dBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn_v = nn.Identity()
+
+    def forward(self, x):
+        v, _ = self.rnn_v(x)  # <-
+        return v
+
+class LSTM2d(RNN2dBase):
+    def __init__(self):
+        super().__init__()
+        self.rnn_v = nn.LSTM(8, 8, batch_first=True)
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(8, 8)
+
+    def forward(self, x):
+        y, _ = self.gru(x)  # <-
+        return y
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(x)
+
+def encode(model, x):  # not compiled
+    return model.gru(x)
+""",
+    ]
