@@ -32,9 +32,7 @@ def _color(output_file) -> bool:
 
 
 def _excluded(path: str, settings: Settings) -> bool:
-    from compilelint.discover import matches_any
-
-    return matches_any(path, settings.all_excludes)
+    return settings.is_excluded(path)
 
 
 def _without_summary(text: str, report, *, color: bool, unsafe_fixes: bool) -> str:
@@ -93,8 +91,9 @@ def selection_options(f):
                      help="vllm: recompiles are errors, shape specialisation and CUDA-graph rules on."),
         click.option("--torch-version", type=click.Choice(["2.11", "2.13"]), default=None,
                      help="Which measured torch behaviour messages and links assume."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-                     help="A pyproject.toml to read [tool.compilelint] from."),
+        click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
+                     help="The configuration file for every file (compilelint.toml or pyproject.toml), "
+                          "or a TOML `KEY = VALUE` pair overriding a setting (repeatable)."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--exclude", multiple=True, help="Paths or globs to skip."),
         click.option("--extend-exclude", multiple=True, help="Paths or globs to skip, on top of the configured ones."),
@@ -111,22 +110,33 @@ def selection_options(f):
     return f
 
 
-def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_path,
+def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_values,
                    isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
-                   jobs, no_prefilter, **_ignored) -> Settings:
+                   jobs, no_prefilter, ignore_noqa=False, **_ignored) -> Settings:
+    config_path, inline = None, []
+    for value in config_values or ():
+        if os.path.isfile(value) or "=" not in value:
+            if config_path is not None:
+                _fail(f"--config names two configuration files ({config_path}, {value}); give one")
+            if not os.path.isfile(value):
+                _fail(f"--config {value}: no such configuration file (or give a `KEY = VALUE` pair)")
+            config_path = value
+        else:
+            inline.append(value)
     try:
+        # Flags given on the command line only: each file's own configuration decides the rest.
         settings = settings_for(
-            list(paths), config=config_path, isolated=isolated,
+            list(paths), config=config_path, isolated=isolated, inline=tuple(inline),
             select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
             entries=list(entries), scope=scope, profile=profile, torch_version=torch_version,
             exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
+            force_exclude=True if force_exclude else None,
+            respect_gitignore=False if no_respect_gitignore else None,
+            cache=False if no_cache else None, prefilter=False if no_prefilter else None,
+            ignore_noqa=True if ignore_noqa else None,
         )
     except ConfigError as e:
         _fail(str(e))
-    settings.force_exclude = settings.force_exclude or force_exclude
-    settings.respect_gitignore = settings.respect_gitignore and not no_respect_gitignore
-    settings.cache = not no_cache
-    settings.prefilter = not no_prefilter
     return settings
 
 
@@ -159,8 +169,8 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
             paths = (".",)
     reading_stdin = list(paths) == ["-"]
     # Configuration is found from where the stdin file would live, as for a file on disk.
-    settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths, **options)
-    settings.ignore_noqa = ignore_noqa
+    settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths,
+                              ignore_noqa=ignore_noqa, **options)
     stdin = None
     if reading_stdin:
         stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())

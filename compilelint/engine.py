@@ -167,7 +167,7 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if stdin is not None:
         files, missing = [stdin[0]], []
     else:
-        found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
+        found = discover(paths, settings.is_excluded, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
     run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
     result = cache.get(run_key) if run_key else None
@@ -190,7 +190,7 @@ def _run_key(files: List[str], settings: Settings):
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     h = hashlib.blake2b(digest_size=20)
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
-    h.update(repr(sorted(shaping.items())).encode())
+    h.update(repr((sorted(shaping.items()), settings.configs_key(files))).encode())
     for path in files:
         signature = _signature(path)
         if signature is None:
@@ -281,38 +281,46 @@ def _enclosing(summary: FileSummary, row: int) -> str:
 
 
 class FindingBuilder:
-    """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order."""
+    """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order,
+    each decided by the settings of the finding's own file (its nearest configuration)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self.rules = registry()
-        self.enabled = settings.enabled_codes()
         self.findings: Dict[tuple, Finding] = {}
         self.used_noqa: set = set()  # (path, row, code) that suppressed something
-        self._ignored: Dict[str, set] = {}
+        self._judges: Dict[str, tuple] = {}
+        self._codes: Dict[int, tuple] = {}
+
+    def judge(self, path: str):
+        """(settings, enabled codes, codes ignored for this file, fixable codes) for `path`."""
+        if path not in self._judges:
+            s = self.settings.for_path(path)
+            if id(s) not in self._codes:
+                self._codes[id(s)] = (s, s.enabled_codes(), s.fixable_codes())
+            _, enabled, fixable = self._codes[id(s)]
+            self._judges[path] = (s, enabled, s.ignored_for(path), fixable)
+        return self._judges[path]
 
     def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region]):
         rule = self.rules.get(c.code)
-        if rule is None or c.code not in self.enabled:
-            return
         path = summary.path
-        if path not in self._ignored:
-            self._ignored[path] = self.settings.ignored_for(path)
-        if c.code in self._ignored[path]:
+        settings, enabled, ignored, fixable = self.judge(path)
+        if rule is None or c.code not in enabled or c.code in ignored:
             return
-        if not self.settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
+        if not settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
             return
         severity = rule.severity
-        if rule.kind == "recompile" and self.settings.profile == "vllm":
+        if rule.kind == "recompile" and settings.profile == "vllm":
             severity = "error"  # vLLM runs under fail_on_recompile: every recompile is fatal
         key = (path, c.span, c.code)
         if key in self.findings:
             return
-        tv = self.settings.torch_version
+        tv = settings.torch_version
         self.findings[key] = Finding(
             code=c.code, name=rule.name, message=c.message, path=path, span=c.span, function=function,
-            fix=c.fix, gb_type=rule.gb_types[0] if rule.gb_types else "", url=rule.url(tv),
-            noqa_row=c.span.row, region=region, severity=severity,
+            fix=c.fix if c.code in fixable else None, gb_type=rule.gb_types[0] if rule.gb_types else "",
+            url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity,
         )
 
     def _suppressed(self, summary: FileSummary, code: str, row: int) -> bool:
@@ -330,8 +338,9 @@ class FindingBuilder:
         return False
 
     def finish(self, summaries: List[FileSummary]) -> List[Finding]:
-        if UNUSED_NOQA_CODE in self.enabled and not self.settings.ignore_noqa:
-            for summary in summaries:
+        for summary in summaries:
+            settings, enabled, _, _ = self.judge(summary.path)
+            if UNUSED_NOQA_CODE in enabled and not settings.ignore_noqa:
                 for row, codes in summary.noqa.items():
                     for code in codes or ():
                         if code.startswith("CL") and (summary.path, row, code) not in self.used_noqa:

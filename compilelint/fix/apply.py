@@ -159,7 +159,7 @@ class _Fixer:
             from compilelint.discover import discover
 
             s = self.settings
-            files = discover(list(self.paths), s.all_excludes, s.respect_gitignore, s.force_exclude).files
+            files = discover(list(self.paths), s.is_excluded, s.respect_gitignore, s.force_exclude).files
         else:
             files = sorted({f.path for f in self.report.findings})
         summaries, _errors = analyze_files(files, self.settings, stdin=self.stdin)
