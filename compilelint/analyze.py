@@ -18,6 +18,7 @@ from compilelint.astutil import (
     module_statements, self_targets, walk,
 )
 from compilelint.bindings import function_inference
+from compilelint.comments import comments
 from compilelint.finding import Span
 from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, ImportTable, dotted, module_name_for
 from compilelint.rule import registry
@@ -270,7 +271,7 @@ class FileAnalyzer:
     def _scan_noqa(self):
         if "noqa" not in self.source.text.lower():
             return
-        for i, line in enumerate(self.source.lines, 1):
+        for i, line in comments(self.source.text):  # real comments only, never text in a string
             if "noqa" not in line.lower():
                 continue
             m = FILE_NOQA.search(line)
