@@ -11,9 +11,13 @@ import click
 
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
+from compilelint.report import FORMATS
 from compilelint.rule import DEFAULT_TORCH_VERSION, registry
 
-OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
+OUTPUT_FORMATS = FORMATS
+VERSION_TEXT = f"compilelint {__version__} (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)"
+# The rules table's FIX column: which fixes `--fix` applies, and which need `--unsafe-fixes`.
+FIX_WORDS = {"none": "", "safe": "safe", "unsafe": "unsafe", "sometimes": "safe/unsafe"}
 
 
 def _split(values) -> List[str]:
@@ -73,9 +77,15 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", message=f"compilelint %(version)s (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)")
+@click.version_option(__version__, "-V", "--version", message=VERSION_TEXT.replace(__version__, "%(version)s"))
 def main():
     """Find, fix and verify code that graph-breaks or recompiles under torch.compile."""
+
+
+@main.command("version")
+def version_command():
+    """Print compilelint's version."""
+    click.echo(VERSION_TEXT)
 
 
 def selection_options(f):
@@ -146,24 +156,32 @@ def build_settings(paths, select, ignore, extend_select, entries, scope, profile
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None,
               envvar="COMPILELINT_OUTPUT_FORMAT", help="How findings are printed (default concise).")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
-@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding (json too).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show) fixes that change eager behaviour.")
+@click.option("--fix-only", is_flag=True, help="Apply fixes and report only how many; implies --fix.")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list the fixes applied, per file and rule.")
 @click.option("--diff", is_flag=True, help="Print the diff fixes would make; write nothing.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied (for pre-commit).")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
 @click.option("--ignore-noqa", is_flag=True, help="Report findings that noqa comments suppress.")
-@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (with `-`).")
+@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`, or no path).")
+@click.option("--show-settings", is_flag=True, help="Print the settings that judge the first file, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary line.")
-def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_fixes, diff,
-          exit_non_zero_on_fix, add_noqa, ignore_noqa, stdin_filename, quiet, **options):
+def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_fixes, fix_only, show_fixes, diff,
+          exit_non_zero_on_fix, add_noqa, ignore_noqa, stdin_filename, show_settings, show_files, quiet, **options):
     """Check PATHS (files or folders; `-` for stdin) for code that breaks or recompiles torch.compile."""
     from compilelint.engine import UsageError, check_paths
+    from compilelint.file_errors import with_file_findings
     from compilelint.report import render, render_statistics
 
+    fix = fix or fix_only
     if not paths:
-        if options.get("force_exclude") or stdin_filename:
+        if stdin_filename:  # Ruff: a stdin file name alone means "read stdin"
+            paths = ("-",)
+        elif options.get("force_exclude"):
             paths = ()
         else:
             paths = (".",)
@@ -171,6 +189,16 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
     # Configuration is found from where the stdin file would live, as for a file on disk.
     settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths,
                               ignore_noqa=ignore_noqa, **options)
+    if show_settings:
+        from compilelint.show import settings_text
+
+        click.echo(settings_text(settings, (stdin_filename if reading_stdin else None) or (paths or ["."])[0]), nl=False)
+        sys.exit(0)
+    if show_files:
+        from compilelint.show import files_text
+
+        click.echo(files_text(list(paths), settings), nl=False)
+        sys.exit(0)
     stdin = None
     if reading_stdin:
         stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
@@ -189,6 +217,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
     except UsageError as e:
         _fail(str(e))
 
+    outcome = None
     if fix or diff or add_noqa:
         from compilelint.fix.apply import run_fixes
 
@@ -201,20 +230,68 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         report = outcome.report
         for message in outcome.messages:
             click.echo(message, err=True)
+        if add_noqa and not diff:
+            n = outcome.noqa_added
+            click.echo(f"Added {n} noqa directive{'s' if n != 1 else ''}.", err=True)
 
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    report, unreadable = with_file_findings(report)
 
     fmt = output_format or "concise"
     color = _color(output_file)
-    if statistics:
-        text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes)
-    elif stdin is not None and (fix and not diff):
+    if fix_only:
+        text = _fixed_text(report.fixed, outcome.fixed_codes if show_fixes else None)
+    elif statistics:
+        text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes, fmt=fmt)
+    elif add_noqa and not diff:
         text = ""
     else:
         text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
-        if quiet and fmt in ("concise", "full"):
+        if quiet and fmt in ("concise", "full", "grouped"):
             text = _without_summary(text, report, color=color, unsafe_fixes=unsafe_fixes)
+        if show_fixes and outcome is not None and fmt in ("concise", "full", "grouped"):
+            text = _fixed_text(report.fixed, outcome.fixed_codes) + text
+    if stdin is not None and fix and not diff:
+        # stdout holds the fixed code: what remains goes to stderr (Ruff)
+        if report.findings and not fix_only:
+            click.echo(text, nl=not text.endswith("\n"), err=True)
+        text = ""
+    _write_report(text, output_file, color, skip=diff and fmt == "concise" and not report.findings)
+
+    if report.errors or (unreadable and not exit_zero):
+        sys.exit(2)
+    if diff:
+        sys.exit(1 if outcome.diff else 0)
+    if fix and exit_non_zero_on_fix and report.fixed:
+        sys.exit(1)
+    if fix_only or (add_noqa and not diff):
+        sys.exit(0)
+    if report.findings and not exit_zero:
+        sys.exit(1)
+    sys.exit(0)
+
+
+def _fixed_text(fixed: int, by_file) -> str:
+    """"Fixed 2 errors." and, with `--show-fixes`, each file's fixes per rule (Ruff's wording)."""
+    from compilelint.rule import registry
+
+    if not fixed:
+        return "No errors fixed.\n" if by_file is not None else ""
+    plural = "s" if fixed != 1 else ""
+    if not by_file:
+        return f"Fixed {fixed} error{plural}.\n"
+    rules = registry()
+    out = [f"Fixed {fixed} error{plural}:"]
+    for path in sorted(by_file):
+        out.append(f"- {path}:")
+        for code, n in sorted(by_file[path].items()):
+            name = rules[code].name if code in rules else code
+            out.append(f"    {n} × {code} ({name})")
+    return "\n".join(out) + "\n\n"
+
+
+def _write_report(text: str, output_file, color: bool, skip: bool) -> None:
     if output_file:
         try:
             parent = os.path.dirname(os.path.abspath(output_file))
@@ -223,18 +300,8 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
                 f.write(text)
         except OSError as e:
             _fail(f"cannot write {output_file}: {e.strerror or e}")
-    elif text and not (diff and fmt == "concise" and not report.findings):
+    elif text and not skip:
         click.echo(text, nl=not text.endswith("\n"), color=color)
-
-    if report.errors:
-        sys.exit(2)
-    if diff:
-        sys.exit(1 if outcome.diff else 0)
-    if fix and exit_non_zero_on_fix and report.fixed:
-        sys.exit(1)
-    if report.findings and not exit_zero:
-        sys.exit(1)
-    sys.exit(0)
 
 
 def _split_command(paths):
@@ -340,7 +407,7 @@ def rules_command(output_format):
         return
     rows = [("CODE", "NAME", "FIX", "DEFAULT", "DYNAMO GB_TYPE")]
     for r in rules.values():
-        fix = {"none": "", "safe": "safe", "unsafe": "unsafe", "sometimes": "sometimes"}[r.fix]
+        fix = FIX_WORDS[r.fix]
         gb = "; ".join(r.gb_types) or ("(recompile)" if r.kind == "recompile" else "")
         rows.append((r.code, r.name, fix, "on" if r.default_enabled else "off", gb))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -354,24 +421,37 @@ def rules_markdown(rules) -> str:
     for r in rules.values():
         what = r.doc().split("## What it does", 1)[-1].split("##", 1)[0].strip().replace("\n", " ")
         gb = "; ".join(f"`{g}`" for g in r.gb_types) or ("recompile" if r.kind == "recompile" else "—")
-        fix = "" if r.fix == "none" else r.fix
+        fix = FIX_WORDS[r.fix]
         lines.append(f"| {r.code} | `{r.name}` | {what} | {gb} | {fix} | {'on' if r.default_enabled else 'off'} |")
     return "\n".join(lines)
 
 
 @main.command("rule")
-@click.argument("code")
-def rule_command(code):
-    """Print a rule's documentation and its examples."""
+@click.argument("code", required=False)
+@click.option("--all", "all_rules", is_flag=True, help="Print every rule's documentation.")
+def rule_command(code, all_rules):
+    """Print a rule's documentation and its examples (`--all`: every rule's)."""
     rules = registry()
+    if all_rules:
+        for i, r in enumerate(rules.values()):
+            if i:
+                click.echo("\n" + "-" * 80 + "\n")
+            _print_rule(r)
+        return
+    if not code:
+        _fail("give a rule code or name (`compilelint rule CL101`), or --all")
     selected = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code.lower()), None)
     if selected is None:
         _fail(f"unknown rule '{code}' (see `compilelint rules`)")
-    r = selected
+    _print_rule(selected)
+
+
+def _print_rule(r) -> None:
     click.echo(f"# {r.name} ({r.code})\n")
     if r.gb_types:
         click.echo(f"Dynamo: {'; '.join(r.gb_types)}  ({r.gb_id() or 'no GB id'})")
-    click.echo(f"Fix: {r.fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
+    fix = FIX_WORDS[r.fix] or "none"
+    click.echo(f"Fix: {fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
     click.echo(r.doc())
     if r.INVALID:
         click.echo("\n## Flagged (lines marked `# <-`)\n")

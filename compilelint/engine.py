@@ -49,7 +49,7 @@ def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool =
     except SourceError as e:
         return "error", str(e)
     except SyntaxError as e:
-        where = f" at line {e.lineno}" if e.lineno else ""
+        where = f" at line {e.lineno}" + (f", column {e.offset}" if e.offset else "") if e.lineno else ""
         return "error", f"syntax error{where}: {e.msg}{_newer_syntax_hint(source.text, e)}"
     except (RecursionError, MemoryError):
         return "error", "too deeply nested to analyze"

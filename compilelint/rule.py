@@ -30,7 +30,9 @@ class Rule:
     # GB ids per torch version ("2.13" -> ("GB0124",)); ids are version specific, titles are not.
     gb_ids: ClassVar[Dict[str, Tuple[str, ...]]] = {}
     kind: ClassVar[str] = "break"  # "break" | "recompile" | "usage" (what verify looks for)
-    fix: ClassVar[str] = "none"  # "none" | "safe" | "unsafe" | "sometimes"
+    # The fixes it can make: "none" | "safe" | "unsafe" (only with --unsafe-fixes) | "sometimes" (safe for
+    # some code, unsafe for other). A fix need not exist for every finding.
+    fix: ClassVar[str] = "none"
     default_enabled: ClassVar[bool] = True
     # Only findings inside compiled regions count; usage rules (CL5xx, compile-in-loop) count anywhere.
     region_only: ClassVar[bool] = True

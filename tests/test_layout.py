@@ -143,7 +143,7 @@ def test_fixing_stdin_prints_the_code_and_the_remaining_findings_on_stderr(write
     assert "if not torch.compiler.is_compiling():" in r.stdout  # the print is guarded
     assert "CL201" not in r.stderr
     # `.item()` in a return has no fix: it remains, and is reported where the code is not
-    assert "x.py:6:12: CL101" in r.stderr, r.stderr
+    assert "x.py:7:12: CL101" in r.stderr, r.stderr  # rows of the fixed code
     assert r.returncode == 1
 
 

@@ -37,6 +37,8 @@ class Outcome:
     diff: str = ""
     messages: List[str] = field(default_factory=list)
     stdin_text: Optional[str] = None
+    fixed_codes: Dict[str, Counter] = field(default_factory=dict)  # path -> code -> fixes applied
+    noqa_added: int = 0  # lines that got (or had merged into) a `# noqa` directive
 
 
 @dataclass
@@ -46,6 +48,7 @@ class _File:
     source: SourceFile  # as read (encoding, BOM, newline)
     text: str  # current text
     fixed: int = 0
+    fixed_codes: Counter = field(default_factory=Counter)
     blocked: set = field(default_factory=set)  # (code, edit contents) of fixes that failed
 
 
@@ -75,6 +78,7 @@ class _Fixer:
         self.files: Dict[str, _File] = {}
         self.summaries = None  # path -> FileSummary, in check order
         self.order: List[str] = []
+        self.noqa_added = 0
 
     # ----- driver ---------------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -106,6 +110,7 @@ class _Fixer:
                     failed = True
                     f.text = f.source.text
                     f.fixed = 0
+                    f.fixed_codes.clear()
                     self._reanalyze(f)
             if failed:
                 findings = self._project()
@@ -121,7 +126,8 @@ class _Fixer:
             stdin_text = self.files[self.stdin[0]].text
         out = Report(findings=findings, errors=list(self.report.errors),
                      files_checked=self.report.files_checked, fixed=fixed)
-        return Outcome(out, diff, list(dict.fromkeys(self.messages)), stdin_text)
+        fixed_codes = {f.path: f.fixed_codes for f in changed if f.fixed_codes}
+        return Outcome(out, diff, list(dict.fromkeys(self.messages)), stdin_text, fixed_codes, self.noqa_added)
 
     def _has_work(self, findings: List[Finding]) -> bool:
         if self.fix and any(applicable(f.fix, self.unsafe) for f in findings):
@@ -226,6 +232,7 @@ class _Fixer:
                     reverted = True
                 else:
                     f.fixed += len(applied)
+                    f.fixed_codes.update(x.code for x in applied)
             if reverted:
                 findings = self._project()
         return findings
@@ -288,6 +295,7 @@ class _Fixer:
                 self.messages.append(f"{path}: noqa comments not added: {error}")
                 continue
             touched.append(path)
+            self.noqa_added += sum(a != b for a, b in zip(lines_with_ends(previous), lines_with_ends(text)))
         return self._project() if touched else findings
 
     # ----- writing --------------------------------------------------------------------------------
