@@ -22,6 +22,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report, Span
 from compilelint.names import module_name_for
+from compilelint.project import named_only, with_context
 from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
 from compilelint.rule import registry
 from compilelint.source import SourceError, decode, read_bytes
@@ -83,7 +84,7 @@ def _worker(args):
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                   stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
     cache = None
-    if settings.cache and stdin is None:
+    if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     summaries: Dict[str, FileSummary] = {}
     errors: List[FileError] = []
@@ -94,7 +95,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     manifest = (cache.get(manifest_key) or {}) if cache else {}
     new_manifest = {}
     for path in paths:
-        signature = _signature(path) if cache else None
+        signature = _signature(path) if cache and not (stdin is not None and path == stdin[0]) else None
         known = manifest.get(path)
         if known is not None and signature is not None and known[0] == signature:
             hit = cache.get(known[1])
@@ -169,15 +170,17 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     else:
         found = discover(paths, settings.is_excluded, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
+    analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
+    run_key, cache = _run_key(analysed, settings) if settings.cache and stdin is None else (None, None)
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(files, settings, debug, stdin)
+        summaries, errors = analyze_files(analysed, settings, debug, stdin)
         findings = project_findings(summaries, settings, cache)
         if run_key:
             cache.put_run(run_key, (findings, errors))
+    findings, errors = named_only(findings, errors, files)
     errors = [FileError(p, "no such file or directory") for p in missing] + list(errors)
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors

@@ -158,6 +158,7 @@ class _Fixer:
 
     def _load_summaries(self):
         from compilelint.engine import analyze_files
+        from compilelint.project import with_context
 
         if self.stdin is not None:
             files = [self.stdin[0]]
@@ -168,6 +169,8 @@ class _Fixer:
             files = discover(list(self.paths), s.is_excluded, s.respect_gitignore, s.force_exclude).files
         else:
             files = sorted({f.path for f in self.report.findings})
+        self.named = set(files)
+        files = with_context(files, self.settings)  # the same project context as the check
         summaries, _errors = analyze_files(files, self.settings, stdin=self.stdin)
         self.summaries = {s.path: s for s in summaries}
         self.order = [p for p in files if p in self.summaries]
@@ -175,8 +178,10 @@ class _Fixer:
 
     def _project(self) -> List[Finding]:
         from compilelint.engine import project_findings
+        from compilelint.project import named_only
 
-        return project_findings([self.summaries[p] for p in self.order], self.settings)
+        findings = project_findings([self.summaries[p] for p in self.order], self.settings)
+        return named_only(findings, (), self.named)[0]
 
     def _reanalyze(self, f: _File) -> Optional[str]:
         """Re-analyse `f` from its current text; an error message, or None."""
