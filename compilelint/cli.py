@@ -253,8 +253,9 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         if show_fixes and outcome is not None and fmt in ("concise", "full", "grouped"):
             text = _fixed_text(report.fixed, outcome.fixed_codes) + text
     if stdin is not None and fix and not diff:
-        # stdout holds the fixed code: what remains goes to stderr (Ruff)
-        if report.findings and not fix_only:
+        # stdout holds the fixed code: the findings that remain go to stderr (Ruff), where a file
+        # that could not be read was already reported
+        if not unreadable and report.findings and not fix_only:
             click.echo(text, nl=not text.endswith("\n"), err=True)
         text = ""
     _write_report(text, output_file, color, skip=diff and fmt == "concise" and not report.findings)
