@@ -22,10 +22,11 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report, Span
 from compilelint.names import module_name_for
+from compilelint.notebook import decode_any, locate
 from compilelint.project import named_only, with_context
 from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
 from compilelint.rule import registry
-from compilelint.source import SourceError, decode, read_bytes
+from compilelint.source import SourceError, read_bytes
 from compilelint.summary import Candidate, FileSummary
 
 DISABLED_CALL_CODE = "CL210"
@@ -42,11 +43,13 @@ class UsageError(Exception):
 def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
     """('ok', FileSummary) or ('error', one-line message). Never raises."""
     try:
-        source = decode(path, data)
+        source = decode_any(path, data)  # a notebook's code cells as one module
         with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
             warnings.simplefilter("ignore")
             tree = ast.parse(source.text, filename=path)
-        return "ok", analyze(path, source, tree, prefilter)
+        summary = analyze(path, source, tree, prefilter)
+        summary.cells = getattr(source, "cells", ())
+        return "ok", summary
     except SourceError as e:
         return "error", str(e)
     except SyntaxError as e:
@@ -246,7 +249,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             span = Span(d.call.row, d.call.col, d.call.row, d.call.col + len(d.call.label))
             builder.add(d.summary, d.function.qualname, Candidate(DISABLED_CALL_CODE, message, span),
                         Region(reached[caller].root, reached[caller].reason))
-    return builder.finish(summaries)
+    return locate(builder.finish(summaries), summaries)  # notebooks: which cell
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,

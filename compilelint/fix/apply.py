@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
 from compilelint.fix.text import FileText, lines_with_ends
+from compilelint.notebook import decode_any
 from compilelint.source import SourceError, SourceFile, decode, encode
 
 MAX_ROUNDS = 5
@@ -123,7 +124,8 @@ class _Fixer:
                 self.messages.append(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.")
             fixed = 0
         if self.stdin is not None and self.stdin[0] in self.files:
-            stdin_text = self.files[self.stdin[0]].text
+            f = self.files[self.stdin[0]]
+            stdin_text = encode(f.source, f.text).decode(f.source.encoding) if f.text != f.source.text else stdin_text
         out = Report(findings=findings, errors=list(self.report.errors),
                      files_checked=self.report.files_checked, fixed=fixed)
         fixed_codes = {f.path: f.fixed_codes for f in changed if f.fixed_codes}
@@ -150,7 +152,7 @@ class _Fixer:
                 self.messages.append(f"{path}: cannot read ({e.strerror or e}); fixes not applied")
                 return
         try:
-            source = decode(path, data)
+            source = decode_any(path, data)
         except SourceError as e:
             self.messages.append(f"{path}: {e}; fixes not applied")
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ._style import Style
+from .location import where
 from .summary import is_fixable, summary_lines
 
 _STATUS_COLOR = {"confirmed": "red", "not reproduced": "yellow", "not reached": "dim", "missed": "red"}
@@ -17,10 +18,11 @@ def verification_tag(finding, style: Style) -> str:
 
 def finding_line(finding, *, unsafe_fixes: bool, style: Style) -> str:
     colon = style(":", "cyan")
-    where = f"{style(finding.path, 'bold')}{colon}{finding.span.row}{colon}{finding.span.col}{colon}"
+    place = colon.join([style(finding.path, "bold")] + where(finding, with_path=False).split(":"))
+    where_ = f"{place}{colon}"
     star = f" [{style('*', 'cyan')}]" if is_fixable(finding.fix, unsafe_fixes) else ""
     code = style(finding.code, "red", "bold")
-    return f"{where} {code}{star} {finding.message}{verification_tag(finding, style)}"
+    return f"{where_} {code}{star} {finding.message}{verification_tag(finding, style)}"
 
 
 def render(report, *, unsafe_fixes: bool = False, color: bool = False, **_) -> str:
