@@ -371,8 +371,11 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
                             backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))
     except (VerifyUsageError, UsageError) as e:
         _fail(str(e))
+    from compilelint.file_errors import with_file_findings
+
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    report, unreadable = with_file_findings(report)
     text = render(report, output_format or "concise", color=_color(output_file), torch_version=settings.torch_version)
     if output_file:
         with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -385,8 +388,15 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
             f"{counts['not-reached']} not reached, {counts['error']} error, {counts['missed']} missed"
             f" (torch {meta.get('torch') or '?'}, {meta.get('device') or device}, backend {backend})")
     click.echo(line, err=True)
-    if meta.get("error"):
-        click.echo(f"compilelint: verify: {meta['error']}", err=True)
+    problems = [meta["error"]] if meta.get("error") else []
+    problems += meta.get("failures") or []
+    command = meta.get("command")
+    if command and command != "exited with status 0" and f"the command {command}" not in problems:
+        problems.append(f"the command {command}")
+    for problem in dict.fromkeys(problems):
+        click.echo(f"compilelint: verify: {problem}", err=True)
+    if problems or report.errors or unreadable:
+        sys.exit(2)  # the verification is incomplete: what failed is said above
     sys.exit(1 if counts["confirmed"] or counts["missed"] else 0)
 
 

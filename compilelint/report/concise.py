@@ -9,11 +9,14 @@ _STATUS_COLOR = {"confirmed": "red", "not reproduced": "yellow", "not reached": 
 
 
 def verification_tag(finding, style: Style) -> str:
-    """` [confirmed]`, ` [not reproduced]`…: what `compilelint verify` found, when it ran."""
-    status = (finding.verification or {}).get("status")
+    """` [confirmed]`, ` [not reproduced]`, ` [error: why]`…: what `compilelint verify` found, when it ran."""
+    verification = finding.verification or {}
+    status = verification.get("status")
     if not status:
         return ""
-    return " " + style(f"[{status}]", _STATUS_COLOR.get(status, "bold"))
+    reason = verification.get("message") if status == "error" else ""
+    label = f"[{status}: {reason}]" if reason else f"[{status}]"
+    return " " + style(label, _STATUS_COLOR.get(status, "bold"))
 
 
 def finding_line(finding, *, unsafe_fixes: bool, style: Style) -> str:
