@@ -59,27 +59,30 @@ class Settings:
     # (extend-select, ignore) applied after select/extend-select/ignore above, in order: what the
     # command line adds on top of the configuration when it does not `--select` afresh.
     selection_overrides: List[Tuple[List[str], List[str]]] = field(default_factory=list)
-    # How these settings were made from the command line, to make a file's own settings the same way:
-    # (explicit config file, isolated, inline `--config KEY=VALUE` tables, flag overrides).
-    cli: tuple = field(default=(None, False, (), ()), repr=False)
+    # How `settings_for` made these settings, to make each file's own settings the same way:
+    # (explicit config file, isolated, inline `--config KEY=VALUE` pairs, flag overrides). None for
+    # settings built by hand, which judge every file alike.
+    cli: Optional[tuple] = field(default=None, repr=False)
 
     def for_path(self, path: str) -> "Settings":
         """The settings that judge `path`: those of the nearest configuration above it, with the
         command line on top; these very settings when they are the same (or fixed by `--config`)."""
+        if self.cli is None:
+            return self
         config, isolated, inline, overrides = self.cli
         if config or isolated:
             return self
         found = find_config(path)
         if found == self.config_path:
             return self
-        key = (found, _stamp(found), self.cli)
+        key = (found, self.cli)  # a configuration is read once per run, like `find_config` answers
         if key not in _RESOLVED:
             _RESOLVED[key] = _made(load(found) if found else Settings(), inline, dict(overrides), self.cli)
         return _RESOLVED[key]
 
     def configs_key(self, paths: List[str]) -> tuple:
         """The configurations judging `paths`, with their sizes and times: part of a run's cache key."""
-        if self.cli[0] or self.cli[1]:
+        if self.cli is None or self.cli[0] or self.cli[1]:
             return ()
         return tuple(sorted({(c, _stamp(c)) for c in map(find_config, paths) if c}))
 
@@ -218,11 +221,6 @@ def find_config(path: str) -> Optional[str]:
     for d in seen:
         _NEAREST[d] = found
     return found
-
-
-def find_pyproject(paths: List[str]) -> Optional[str]:
-    """The configuration for the first path (kept for callers of the old name)."""
-    return find_config(paths[0] if paths else os.getcwd())
 
 
 def _stamp(path: Optional[str]):

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from compilelint.config import Settings
+from compilelint.config import Settings, settings_for
 from compilelint.engine import check_paths
 
 from test_layout import run
@@ -66,7 +66,7 @@ def test_the_cached_context_gives_the_same_answer(repo, tmp_path):
 def test_a_configuration_folder_is_a_project_root_too(write_tree, monkeypatch):
     tree = write_tree({"proj/pyproject.toml": "[tool.compilelint]\n", "proj/n.py": N, "proj/helpers.py": HELPERS})
     monkeypatch.chdir(tree / "proj")
-    assert located(check_paths(["helpers.py"], Settings(cache=False))) == [HELPERS_FINDING]
+    assert located(check_paths(["helpers.py"], settings_for(["helpers.py"], cache=False))) == [HELPERS_FINDING]
 
 
 def test_stdin_is_judged_with_its_project(repo):
