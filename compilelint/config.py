@@ -91,7 +91,13 @@ class Settings:
         are relative to that configuration's folder (Ruff), or to the working directory."""
         from compilelint.discover import matches_any
 
-        s = self.for_path(os.path.dirname(os.path.abspath(path)) + os.sep)
+        s = self
+        if self.cli is not None:  # the walk asks for every file: one resolution per folder
+            folder = os.path.dirname(path)
+            key = (folder, self.cli)
+            s = _FOLDERS.get(key)
+            if s is None:
+                s = _FOLDERS[key] = self.for_path(os.path.abspath(folder) + os.sep)
         patterns = s.all_excludes
         if not patterns:
             return False
@@ -177,6 +183,7 @@ KEYS = {
 CONFIG_FILES = (".compilelint.toml", "compilelint.toml", "pyproject.toml")  # precedence in one folder
 _NEAREST: Dict[str, Optional[str]] = {}  # folder -> its nearest configuration (one run, one answer)
 _RESOLVED: Dict[tuple, "Settings"] = {}
+_FOLDERS: Dict[tuple, "Settings"] = {}  # (folder as spelled, cli) -> the settings governing it
 
 
 def config_in(directory: str) -> Optional[str]:

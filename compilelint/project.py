@@ -54,11 +54,12 @@ def with_context(named: List[str], settings: Settings) -> List[str]:
     roots = sorted({r for r in (project_root(p, settings) for p in named) if r})
     if not roots:
         return list(named)
-    files = {os.path.realpath(p): p for p in named}
+    cwd = os.getcwd()
+    files = {os.path.normpath(os.path.join(cwd, p)): p for p in named}
     for root in roots:
         found = discover([_shown(root)], settings.is_excluded, settings.respect_gitignore, force_exclude=False)
-        for path in found.files:
-            files.setdefault(os.path.realpath(path), path)
+        for path in found.files:  # normalised by the walk: joining is enough (realpath costs a stat chain)
+            files.setdefault(os.path.join(cwd, path), path)
     return sorted(files.values())
 
 
