@@ -9,9 +9,12 @@ from compilelint.config import KEYS, Settings
 from compilelint.discover import discover
 
 
-def _toml(value) -> str:
+_UNSET = {"select": "(the rules on by default)", "cache-dir": ".compilelint_cache in the project root"}
+
+
+def _toml(value, key: str = "") -> str:
     if value is None:
-        return '"(the rules on by default)"'
+        return json.dumps(_UNSET.get(key, "(unset)"))
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
@@ -25,7 +28,7 @@ def settings_text(settings: Settings, path: str) -> str:
     out = [f"Resolved settings for: {path}", f"Settings path: {s.config_path or '(none: defaults)'}",
            f"Project root: {s.project_root or os.getcwd()}", ""]
     for key, (attr, _) in KEYS.items():
-        out.append(f"{key} = {_toml(getattr(s, attr))}")
+        out.append(f"{key} = {_toml(getattr(s, attr), key)}")
     if s.selection_overrides:
         out.append(f"# from the command line, on top: {_toml([list(o) for o in s.selection_overrides])}")
     out += ["", "Enabled rules: " + ", ".join(sorted(s.enabled_codes()))]
