@@ -1,0 +1,141 @@
+"""Run ONE model of the truth corpus under torch.compile and print what Dynamo did, as JSON.
+
+    python bench/truth/child.py LIB NAME
+
+The model is built small (models.py), run once in eager (a model that fails there is not in the
+corpus), then compiled with the `eager` backend (Dynamo alone decides breaks and recompiles; no
+code generation) in two modes, each on a fresh Dynamo:
+  eval:  `model.eval()`, under `torch.no_grad()`, called 3 times on the same inputs;
+  train: `model.train()`, forward + backward of the outputs' sum, 2 times.
+Breaks and recompiles are read with compilelint's verify machinery (the graph_breaks/recompiles
+log artifacts plus the compilation metrics; `explain()` under-reports). Each event keeps Dynamo's
+gb_type and the innermost frame inside the model's library (`site`), which is what a static
+finding can point at.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+EVAL_CALLS = 3
+TRAIN_CALLS = 2
+
+
+def _floats(out):
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out] if out.is_floating_point() and out.requires_grad else []
+    if isinstance(out, dict) or hasattr(out, "to_tuple"):
+        out = list(out.values()) if isinstance(out, dict) else list(out.to_tuple())
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _floats(o)]
+    return []
+
+
+def _relative(path: str, lib: str) -> str:
+    """`.../site-packages/transformers/models/bert/modeling_bert.py` → `transformers/models/...`."""
+    path = path or ""
+    idx = path.rfind(f"/{lib}/")
+    return path[idx + 1:] if idx >= 0 else ""
+
+
+def _site(event, lib):
+    """The innermost frame of the event inside `lib`: the break's own line when Dynamo reports
+    one there, else the deepest library frame of its user stack."""
+    own = _relative(event.get("file", ""), lib)
+    if own:
+        fn = event["stack"][-1][2] if event.get("stack") else ""
+        return own, event["line"], fn
+    for file, line, fn in reversed(event.get("stack") or []):
+        rel = _relative(file, lib)
+        if rel:
+            return rel, line, fn
+    return "", 0, ""
+
+
+def _events(raw, lib):
+    out = []
+    for e in raw:
+        file, line, fn = _site(e, lib)
+        out.append({
+            "event": e["event"], "gb_type": e.get("gb_type", ""), "reason": (e.get("reason") or "")[:300],
+            "file": file, "line": line, "function": fn, "count": e.get("count", 1),
+            "raw_file": _relative(e.get("file", ""), "site-packages") or os.path.basename(e.get("file", "")),
+            "raw_line": e.get("line", 0), "input_driven": e.get("input_driven", False),
+        })
+    return out
+
+
+def run_mode(model, inputs, mode, lib):
+    import torch
+
+    from compilelint.verify.child import reset_dynamo
+    from compilelint.verify.events import Capture, dedupe, metrics_events, one_line
+
+    reset_dynamo()
+    error = ""
+    model.train(mode == "train")
+    compiled = torch.compile(model, backend="eager")
+    t0 = time.perf_counter()
+    with Capture() as cap:
+        try:
+            if mode == "eval":
+                with torch.no_grad():
+                    for _ in range(EVAL_CALLS):
+                        compiled(**inputs)
+            else:
+                for _ in range(TRAIN_CALLS):
+                    grads = _floats(compiled(**inputs))
+                    if grads:
+                        sum(g.float().sum() for g in grads).backward()
+                    model.zero_grad(set_to_none=True)
+        except Exception as e:
+            error = one_line(e)
+    events = _events(dedupe(cap.events + metrics_events()), lib)
+    return {"events": events, "error": error, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def main(lib, name):
+    import torch
+
+    import models
+
+    torch.set_num_threads(1)
+    record = {"lib": lib, "name": name, "torch": torch.__version__}
+    try:
+        model, inputs = models.build(lib, name)
+        record["file"], record["class"] = models.defining_class(model)
+    except Exception as e:
+        from compilelint.verify.events import one_line
+        record["status"] = "build-error"
+        record["error"] = one_line(e)
+        return record
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(**inputs)
+    except Exception as e:
+        from compilelint.verify.events import one_line
+        record["status"] = "eager-error"
+        record["error"] = one_line(e)
+        return record
+    record["status"] = "ok"
+    for mode in ("eval", "train"):
+        record[mode] = run_mode(model, inputs, mode, lib)
+    return record
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    lib, name = sys.argv[1], sys.argv[2]
+    result = main(lib, name)
+    sys.stdout.flush()
+    print("TRUTH-RESULT " + json.dumps(result))

@@ -1,0 +1,106 @@
+"""Build the truth corpus: every model of a library run under Dynamo, one process each.
+
+    python bench/truth/run.py --lib transformers                  # the whole library
+    python bench/truth/run.py --lib transformers --only bert,llama # refresh a part
+    python bench/truth/run.py --lib timm -j 16 --timeout 300
+
+Writes `bench/truth/<lib>-<version>-torch<major.minor>.json`: per model its status (`ok`,
+`build-error`, `eager-error`, `timeout`, `crash`), its defining file and class, and the breaks
+and recompiles of the eval and train runs (child.py). A refresh with `--only` replaces those
+models and keeps the others. Never part of CI: a full run takes from minutes (16 cores) to hours.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MARK = "TRUTH-RESULT "
+
+
+def _versions(lib):
+    code = (f"import importlib.metadata as m, torch; print(m.version({lib!r})); "
+            "print('.'.join(torch.__version__.split('+')[0].split('.')[:2]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return out[0], out[1]
+
+
+def _names(lib):
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import models; print('\\n'.join(models.names({lib!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"cannot list {lib} models: {out.stderr.strip().splitlines()[-1:]}")
+    return out.stdout.split()
+
+
+def run_one(lib, name, timeout):
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+               HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "child.py"), lib, name], env=env,
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return {"lib": lib, "name": name, "status": "timeout", "error": f"over {timeout} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(MARK):
+            record = json.loads(line[len(MARK):])
+            record["wall"] = round(time.perf_counter() - t0, 1)
+            return record
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
+    return {"lib": lib, "name": name, "status": "crash", "error": f"exit {proc.returncode}: {tail}"}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib", required=True, choices=("transformers", "timm", "diffusers"))
+    ap.add_argument("--only", default="", help="comma-separated model names to (re)run")
+    ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
+    ap.add_argument("--limit", type=int, default=0, help="run only the first N models (smoke test)")
+    ap.add_argument("--out", default="", help="output JSON (default: bench/truth/<lib>-<ver>-torch<ver>.json)")
+    args = ap.parse_args(argv)
+
+    version, torch_version = _versions(args.lib)
+    out = args.out or os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}.json")
+    names = args.only.split(",") if args.only else _names(args.lib)
+    if args.limit:
+        names = names[: args.limit]
+    previous = {}
+    if os.path.exists(out):
+        with open(out, encoding="utf-8") as f:
+            previous = {m["name"]: m for m in json.load(f)["models"]}
+
+    results = dict(previous)
+    done = 0
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for record in pool.map(lambda n: run_one(args.lib, n, args.timeout), names):
+            results[record["name"]] = record
+            done += 1
+            breaks = sum(len(record.get(m, {}).get("events", [])) for m in ("eval", "train"))
+            print(f"[{done}/{len(names)}] {record['name']}: {record['status']} {breaks or ''}", flush=True)
+            if done % 20 == 0:
+                _write(out, args.lib, version, torch_version, results)
+    _write(out, args.lib, version, torch_version, results)
+    ok = sum(1 for r in results.values() if r["status"] == "ok")
+    print(f"{out}: {ok} of {len(results)} models ran ({time.perf_counter() - t0:.0f} s)")
+
+
+def _write(path, lib, version, torch_version, results):
+    doc = {"lib": lib, "version": version, "torch": torch_version,
+           "models": [results[k] for k in sorted(results)]}
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    main()

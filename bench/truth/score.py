@@ -1,0 +1,249 @@
+"""Score compilelint's static findings against the truth corpus (what Dynamo really did).
+
+    python bench/truth/score.py                      # every committed truth file; writes SCORE.md
+    python bench/truth/score.py --lib transformers --only bert,longformer
+    python bench/truth/score.py --site-packages DIR  # where the libraries' sources are
+
+For each model that ran (status `ok`), `compilelint check <lib> --entry <defining file>:<Class>`
+is run from the site-packages folder, and its findings are compared with the model's events:
+- a **site** is a distinct library line where Dynamo broke (graph break or skipped frame) or
+  recompiled (input-driven shape recompiles excluded: automatic dynamic shapes absorb them);
+  it is *found* when a finding of its kind in the same file lies within ±2 lines (a skipped
+  frame reported at its `def` line: anywhere in that function);
+- a finding is *true* when a site of its kind (break findings: break sites; recompile findings:
+  recompile sites) lies within ±2 lines in the mode it claims (eval findings vs eval runs, train
+  vs train; a finding with no condition claims both, and is true if either mode agrees);
+- a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
+  models with at least one break finding;
+- model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
+  break finding" against the eval truth.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import glob
+import json
+import os
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NEAR = 2
+BREAKS = ("graph-break", "frame-skipped")
+
+
+# ------------------------------------------------------------------------------- pure scoring
+def sites(model: dict, mode: str, kinds) -> set:
+    """{(file, line)} of the model's events of `kinds` in `mode` that point into the library."""
+    out = set()
+    for e in (model.get(mode) or {}).get("events", []):
+        if e["event"] in kinds and e.get("file") and not e.get("input_driven"):
+            out.add((e["file"], e["line"]))
+    return out
+
+
+ROOT = {"dir": ""}  # the site-packages folder the sources are read from
+
+
+@functools.lru_cache(maxsize=None)
+def _def_spans(file: str) -> dict:
+    """{first line of a def (decorators included): last line} for the functions of `file`."""
+    try:
+        with open(os.path.join(ROOT["dir"], file), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for first in [node.lineno] + [d.lineno for d in node.decorator_list]:
+                out[first] = node.end_lineno
+    return out
+
+
+def span(site) -> tuple:
+    """The lines a site stands for: ±2 around it, or the whole function when Dynamo named only the
+    function (a skipped frame is reported at its `def` line)."""
+    file, line = site
+    end = _def_spans(file).get(line)
+    return (line, end) if end else (line - NEAR, line + NEAR)
+
+
+def near(site, places) -> bool:
+    lo, hi = span(site)
+    return any(f == site[0] and lo <= ln <= hi for f, ln in places)
+
+
+def finding_modes(finding: dict) -> tuple:
+    """The modes a finding claims: its `mode` (eval/train) when the engine knows one, else both."""
+    mode = finding.get("mode") or (finding.get("region") or {}).get("mode") or "any"
+    return ("eval", "train") if mode == "any" else (mode,)
+
+
+def is_recompile_finding(finding: dict) -> bool:
+    return finding.get("gb_type") == "recompile" or finding.get("kind") == "recompile"
+
+
+def score_model(model: dict, findings: list) -> dict:
+    """Everything the totals need for one model."""
+    findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
+    fsites = {m: sites(model, m, BREAKS) for m in ("eval", "train")}
+    rsites = {m: sites(model, m, ("recompile",)) for m in ("eval", "train")}
+    place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
+    break_places = [place(f) for f in findings if not is_recompile_finding(f)]
+    recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
+    verdicts = []
+    for f in findings:
+        truth = rsites if is_recompile_finding(f) else fsites
+        ok = any(near(s, [place(f)]) for m in finding_modes(f) for s in truth[m])
+        verdicts.append((f, ok))
+    break_sites = fsites["eval"] | fsites["train"]
+    recompile_sites = rsites["eval"] | rsites["train"]
+    eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
+    eval_findings = [f for f in findings if "eval" in finding_modes(f) and not is_recompile_finding(f)]
+    return {
+        "name": model["name"],
+        "break_sites": sorted(break_sites),
+        "break_found": sorted(s for s in break_sites if near(s, break_places)),
+        "recompile_sites": sorted(recompile_sites),
+        "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places)),
+        "findings": verdicts,
+        "clean_eval": not eval_breaks,
+        "alarm_eval": bool(eval_findings),
+    }
+
+
+def totals(scored: list) -> dict:
+    bs = sum(len(s["break_sites"]) for s in scored)
+    bf = sum(len(s["break_found"]) for s in scored)
+    rs = sum(len(s["recompile_sites"]) for s in scored)
+    rf = sum(len(s["recompile_found"]) for s in scored)
+    nf = sum(len(s["findings"]) for s in scored)
+    tf = sum(ok for s in scored for _, ok in s["findings"])
+    clean = [s for s in scored if s["clean_eval"]]
+    alarmed = [s for s in clean if s["alarm_eval"]]
+    right = sum(1 for s in scored if s["alarm_eval"] == (not s["clean_eval"]))
+    pct = lambda a, b: round(100.0 * a / b, 1) if b else None  # noqa: E731
+    return {
+        "models": len(scored), "breaking_models": len(scored) - len(clean),
+        "break_sites": bs, "break_sites_found": bf, "break_site_recall": pct(bf, bs),
+        "recompile_sites": rs, "recompile_sites_found": rf, "recompile_site_recall": pct(rf, rs),
+        "findings": nf, "true_findings": tf, "finding_precision": pct(tf, nf),
+        "clean_models": len(clean), "clean_models_alarmed": len(alarmed),
+        "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
+        "model_accuracy": pct(right, len(scored)),
+    }
+
+
+# ----------------------------------------------------------------------------------- running
+def site_packages_default():
+    import sysconfig
+
+    return sysconfig.get_paths()["purelib"]
+
+
+def compilelint_cmd():
+    exe = os.path.join(os.path.dirname(sys.executable), "compilelint")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "compilelint"]
+
+
+def check(lib: str, model: dict, site_packages: str, extra) -> list:
+    entry = f"{model['file']}:{model['class']}"
+    cmd = compilelint_cmd() + ["check", lib, "--entry", entry, "--output-format", "json", "--exit-zero", *extra]
+    proc = subprocess.run(cmd, cwd=site_packages, capture_output=True, text=True)
+    try:
+        return json.loads(proc.stdout or "[]")
+    except json.JSONDecodeError:
+        sys.exit(f"compilelint failed on {entry}: {proc.stderr.strip()[-400:]}")
+
+
+def load_truth(paths):
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        out.append((os.path.basename(path), doc))
+    return out
+
+
+def worst(scored, lib):
+    missed = Counter()
+    false = Counter()
+    for s in scored:
+        found = set(map(tuple, s["break_found"])) | set(map(tuple, s["recompile_found"]))
+        for site in map(tuple, s["break_sites"] + s["recompile_sites"]):
+            if site not in found:
+                missed[site] += 1
+        for f, ok in s["findings"]:
+            if not ok:
+                reach = (f.get("region") or {}).get("reason", "")
+                false[(f["filename"], f["location"]["row"], f["code"], reach.split(" → ")[-1])] += 1
+    return missed.most_common(20), false.most_common(20)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("truth", nargs="*", help="truth JSON files (default: bench/truth/*.json)")
+    ap.add_argument("--lib", action="append", default=[])
+    ap.add_argument("--only", default="")
+    ap.add_argument("--site-packages", default="")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--write", default=os.path.join(HERE, "SCORE.md"), help="'' to skip writing")
+    ap.add_argument("--json", default="", help="also write the totals and per-model verdicts here")
+    ap.add_argument("compilelint_args", nargs=argparse.REMAINDER, help="after --: extra check arguments")
+    args = ap.parse_args(argv)
+    extra = [a for a in args.compilelint_args if a != "--"]
+    site_packages = args.site_packages or site_packages_default()
+    ROOT["dir"] = site_packages
+    paths = args.truth or sorted(glob.glob(os.path.join(HERE, "*.json")))
+    only = set(filter(None, args.only.split(",")))
+
+    report, all_scored, per_lib = [], [], {}
+    for fname, doc in load_truth(paths):
+        lib = doc["lib"]
+        if args.lib and lib not in args.lib:
+            continue
+        models = [m for m in doc["models"] if m["status"] == "ok" and (not only or m["name"] in only)]
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+        scored = [score_model(m, r) for m, r in zip(models, results)]
+        per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
+        all_scored += scored
+    total = totals(all_scored)
+    text = render(per_lib, total, extra)
+    print(text)
+    if args.write and not only:
+        with open(args.write, "w", encoding="utf-8") as f:
+            f.write(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"total": total, "per_file": {k: v[0] for k, v in per_lib.items()},
+                       "models": [{**s, "findings": [[f["filename"], f["location"]["row"], f["code"], ok]
+                                                     for f, ok in s["findings"]]} for s in all_scored]},
+                      f, indent=1)
+
+
+def render(per_lib, total, extra) -> str:
+    keys = ("models", "breaking_models", "break_site_recall", "recompile_site_recall", "finding_precision",
+            "clean_model_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
+            "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
+    lines = ["# Truth score", "",
+             "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "
+             "findings against Dynamo's own breaks and recompiles (see the docstring of score.py for every definition).", "",
+             "| | " + " | ".join(per_lib) + " | all |", "|---|" + "---|" * (len(per_lib) + 1)]
+    for k in keys:
+        lines.append(f"| {k} | " + " | ".join(str(v[0][k]) for v in per_lib.values()) + f" | {total[k]} |")
+    for fname, (_, missed, false, _) in per_lib.items():
+        lines += ["", f"## {fname}: missed sites (most models first)", ""]
+        lines += [f"- `{f}:{ln}` ({n} models)" for (f, ln), n in missed] or ["- none"]
+        lines += ["", f"## {fname}: false findings (most models first)", ""]
+        lines += [f"- `{f}:{ln}` {code} via `{via}` ({n} models)" for (f, ln, code, via), n in false] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
