@@ -12,7 +12,7 @@ import click
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
 from compilelint.report import FORMATS
-from compilelint.rule import DEFAULT_TORCH_VERSION, registry
+from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry
 
 OUTPUT_FORMATS = FORMATS
 VERSION_TEXT = f"compilelint {__version__} (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)"
@@ -99,7 +99,11 @@ def selection_options(f):
                      help="Roots: every nn.Module.forward too (modules, default), only compiled code, or everything."),
         click.option("--profile", type=click.Choice(["default", "vllm"]), default=None,
                      help="vllm: recompiles are errors, shape specialisation and CUDA-graph rules on."),
-        click.option("--torch-version", type=click.Choice(["2.11", "2.13"]), default=None,
+        click.option("--mode", type=click.Choice(["any", "eval", "train"]), default=None,
+                     help="Keep the findings that can run in this mode: code under `if self.training:` is train only."),
+        click.option("--follow-swapped", is_flag=True, default=None,
+                     help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
+        click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
                      help="Which measured torch behaviour messages and links assume."),
         click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
                      help="The configuration file for every file (compilelint.toml or pyproject.toml), "
@@ -122,7 +126,7 @@ def selection_options(f):
 
 def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_values,
                    isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
-                   jobs, no_prefilter, ignore_noqa=False, **_ignored) -> Settings:
+                   jobs, no_prefilter, mode=None, follow_swapped=None, ignore_noqa=False, **_ignored) -> Settings:
     config_path, inline = None, []
     for value in config_values or ():
         if os.path.isfile(value) or "=" not in value:
@@ -138,7 +142,8 @@ def build_settings(paths, select, ignore, extend_select, entries, scope, profile
         settings = settings_for(
             list(paths), config=config_path, isolated=isolated, inline=tuple(inline),
             select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
-            entries=list(entries), scope=scope, profile=profile, torch_version=torch_version,
+            entries=list(entries), scope=scope, profile=profile, torch_version=torch_version, mode=mode,
+            follow_swapped=follow_swapped or None,
             exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
             force_exclude=True if force_exclude else None,
             respect_gitignore=False if no_respect_gitignore else None,

@@ -24,7 +24,7 @@ else:  # pragma: no cover - exercised on older Pythons only
 
 SCOPES = ("modules", "compiled", "all")
 PROFILES = ("default", "vllm")
-UNUSED_NOQA = "CL900"  # reported by the engine, not by a rule: selectable like one
+MODES = ("any", "eval", "train")
 
 
 class ConfigError(Exception):
@@ -41,6 +41,8 @@ class Settings:
     extend_exclude: List[str] = field(default_factory=list)
     scope: str = "modules"
     profile: str = "default"
+    mode: str = "any"  # "eval" / "train": keep only the findings that can run in that mode
+    follow_swapped: bool = False  # follow forwards a decorator may replace (@use_experts_implementation)
     extra_roots: List[str] = field(default_factory=list)
     extra_stops: List[str] = field(default_factory=list)
     torch_version: str = DEFAULT_TORCH_VERSION
@@ -117,7 +119,7 @@ class Settings:
         selector deciding within a layer (`ignore = ["CL2"]` with `extend-select = ["CL201"]` keeps
         CL201), `ignore` winning a tie; later layers win over earlier ones."""
         rules = registry()
-        codes = list(rules) + [UNUSED_NOQA]
+        codes = list(rules)
         if self.select is None:
             enabled = {c for c, r in rules.items() if r.default_enabled}
             if self.profile == "vllm":
@@ -144,7 +146,7 @@ class Settings:
             return set()
         rel = os.path.relpath(os.path.abspath(path), self.project_root or os.getcwd()).replace(os.sep, "/")
         out = set()
-        codes = list(registry()) + ["CL900"]
+        codes = list(registry())
         for pattern, ignored in self.per_file_ignores.items():
             if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(os.path.basename(rel), pattern) \
                     or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*"):
@@ -173,6 +175,7 @@ KEYS = {
     "select": ("select", list), "ignore": ("ignore", list), "extend-select": ("extend_select", list),
     "per-file-ignores": ("per_file_ignores", dict), "exclude": ("exclude", list),
     "extend-exclude": ("extend_exclude", list), "scope": ("scope", str), "profile": ("profile", str),
+    "mode": ("mode", str), "follow-swapped": ("follow_swapped", bool),
     "extra-roots": ("extra_roots", list), "extra-stops": ("extra_stops", list),
     "torch-version": ("torch_version", str), "respect-gitignore": ("respect_gitignore", bool),
     "force-exclude": ("force_exclude", bool), "cache-dir": ("cache_dir", str),
@@ -290,9 +293,11 @@ def validate(settings: Settings, source: str = "settings") -> None:
         raise ConfigError(f"'scope' in {source} must be one of {', '.join(SCOPES)}, not '{settings.scope}'")
     if settings.profile not in PROFILES:
         raise ConfigError(f"'profile' in {source} must be one of {', '.join(PROFILES)}, not '{settings.profile}'")
+    if settings.mode not in MODES:
+        raise ConfigError(f"'mode' in {source} must be one of {', '.join(MODES)}, not '{settings.mode}'")
     if settings.torch_version not in KNOWN_TORCH_VERSIONS:
         raise ConfigError(f"'torch-version' in {source} must be one of {', '.join(KNOWN_TORCH_VERSIONS)}")
-    codes = set(registry()) | {UNUSED_NOQA}
+    codes = set(registry())
     selectors = [(key.replace("_", "-"), pattern) for key in ("select", "ignore", "extend_select", "fixable",
                                                                 "unfixable")
                  for pattern in getattr(settings, key) or []]

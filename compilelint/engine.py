@@ -16,22 +16,19 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analyze import analyze
+from compilelint.analysis import analyze
 from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
-from compilelint.finding import FileError, Finding, Region, Report, Span
-from compilelint.names import module_name_for
+from compilelint.finding import FileError, Finding, Region, Report
+from compilelint.analysis.names import module_name_for
+from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.notebook import decode_any, locate
 from compilelint.project import named_only, with_context
-from compilelint.regions import DisabledCall, Project, compile_roots, reach, resolve_entry
-from compilelint.rule import registry
+from compilelint.rule import ProjectContext, registry
 from compilelint.source import SourceError, read_bytes
 from compilelint.summary import Candidate, FileSummary
 
-DISABLED_CALL_CODE = "CL210"
-GENERATOR_ROOT_CODE = "CL211"
-UNUSED_NOQA_CODE = "CL900"
 # Below this many files to parse, a process pool costs more than it saves.
 POOL_THRESHOLD = 6
 
@@ -221,34 +218,25 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue
-            region = Region(r.root, r.reason)
             for c in info.candidates:
-                if project.dead(c.guards):
+                mode = meet(r.mode, edge_mode(c.guards))
+                if mode == "never" or project.dead(c.guards):
                     continue
+                if settings.mode != "any" and mode not in ("any", settings.mode):
+                    continue
+                region = Region(r.root, r.reason, mode, r.condition)
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)
         for c in summary.anywhere:
-            builder.add(summary, _enclosing(summary, c.span.row), c, None)
-    for fid, via, _cudagraph, explicit in roots:
-        entry = project.functions.get(fid)
-        if entry and explicit and entry[1].is_generator and fid in reached:
-            summary, info = entry
-            rule = registry().get(GENERATOR_ROOT_CODE)
-            if rule:
-                span = Span(info.row, 1, info.row, 1)
-                builder.add(summary, info.qualname, Candidate(GENERATOR_ROOT_CODE, rule.message, span),
-                            Region(reached[fid].root, f"{via}: {info.qualname}"))
-    for d in disabled:
-        rule = registry().get(DISABLED_CALL_CODE)
-        caller = f"{d.summary.module}.{d.function.qualname}"
-        if rule and caller in reached and not project.dead(d.call.guards):
-            message = (f"`{d.callee}` is decorated with torch.compiler.disable: calling it from compiled "
-                       f"code always graph-breaks (GB0098); move the call out of the compiled region, or "
-                       f"drop the decorator if the function is traceable")
-            span = Span(d.call.row, d.call.col, d.call.row, d.call.col + len(d.call.label))
-            builder.add(d.summary, d.function.qualname, Candidate(DISABLED_CALL_CODE, message, span),
-                        Region(reached[caller].root, reached[caller].reason))
+            builder.add(summary, summary.enclosing_function(c.span.row), c, None)
+    enabled = builder.enabled_anywhere(summaries)
+    hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
+    context = EngineProjectContext(project, summaries, roots, reached, disabled, builder)
+    for phase in ("reach", "after_suppressions"):
+        for rule in hooked:
+            if rule.project_phase == phase:
+                rule.check_project(context)
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
 
 
@@ -258,7 +246,8 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
     key = None
     if cache is not None:
         h = hashlib.blake2b(digest_size=20)
-        h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops)).encode())
+        h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops,
+                       settings.follow_swapped)).encode())
         for summary in summaries:
             h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
         key = "reach-" + h.hexdigest()
@@ -270,20 +259,12 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
                 summary, info = project.functions[caller]
                 disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
             return roots, reached, disabled
-    roots = compile_roots(project, entries, settings.scope)
-    reached, disabled = reach(project, roots)
+    roots = compile_roots(project, entries, settings.scope, settings.follow_swapped)
+    reached, disabled = reach(project, roots, settings.follow_swapped)
     if key is not None:
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
         cache.put_run(key, (roots, reached, refs))
     return roots, reached, disabled
-
-
-def _enclosing(summary: FileSummary, row: int) -> str:
-    best = ""
-    for qual, info in summary.functions.items():
-        if info.row <= row <= info.end_row and len(qual) >= len(best):
-            best = qual
-    return best
 
 
 class FindingBuilder:
@@ -308,23 +289,34 @@ class FindingBuilder:
             self._judges[path] = (s, enabled, s.ignored_for(path), fixable)
         return self._judges[path]
 
-    def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region]):
+    def enabled_anywhere(self, summaries: List[FileSummary]) -> set:
+        """The codes some file's settings enable (a project-wide rule runs if any file wants it)."""
+        out = set()
+        for summary in summaries:
+            out |= self.judge(summary.path)[1]
+        return out
+
+    def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region], distinct: str = ""):
+        """`distinct` tells apart findings of one rule at one span (one per unused noqa code)."""
         rule = self.rules.get(c.code)
         path = summary.path
         settings, enabled, ignored, fixable = self.judge(path)
-        if rule is None or c.code not in enabled or c.code in ignored:
+        if rule is None or c.code not in enabled:
             return
-        if not settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
-            return
+        if rule.noqa_applies:
+            if c.code in ignored:
+                return
+            if not settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
+                return
         severity = rule.severity
         if rule.kind == "recompile" and settings.profile == "vllm":
             severity = "error"  # vLLM runs under fail_on_recompile: every recompile is fatal
-        key = (path, c.span, c.code)
+        key = (path, c.span, c.code + distinct)
         if key in self.findings:
             return
         tv = settings.torch_version
         self.findings[key] = Finding(
-            code=c.code, name=rule.name, message=c.message, path=path, span=c.span, function=function,
+            code=c.code, name=rule.name, message=rule.render(c.message, tv), path=path, span=c.span, function=function,
             fix=c.fix if c.code in fixable else None, gb_type=rule.gb_types[0] if rule.gb_types else "",
             url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity,
         )
@@ -344,15 +336,51 @@ class FindingBuilder:
         return False
 
     def finish(self, summaries: List[FileSummary]) -> List[Finding]:
-        for summary in summaries:
-            settings, enabled, _, _ = self.judge(summary.path)
-            if UNUSED_NOQA_CODE in enabled and not settings.ignore_noqa:
-                for row, codes in summary.noqa.items():
-                    for code in codes or ():
-                        if code.startswith("CL") and (summary.path, row, code) not in self.used_noqa:
-                            span = Span(row, 1, row, 1)
-                            self.findings[(summary.path, span, UNUSED_NOQA_CODE + code)] = Finding(
-                                code=UNUSED_NOQA_CODE, name="unused-noqa",
-                                message=f"Unused `noqa` directive (unused: `{code}`)", path=summary.path,
-                                span=span, function=_enclosing(summary, row), noqa_row=row, severity="warning")
         return sorted(self.findings.values(), key=lambda f: f.sort_key)
+
+
+class EngineProjectContext(ProjectContext):
+    """The project pass as rules' `check_project` hooks see it."""
+
+    def __init__(self, project: Project, summaries: List[FileSummary], roots, reached, disabled,
+                 builder: FindingBuilder):
+        self._project = project
+        self._summaries = summaries
+        self._roots = roots
+        self._reached = reached
+        self._disabled = disabled
+        self._builder = builder
+
+    @property
+    def summaries(self) -> List[FileSummary]:
+        return self._summaries
+
+    @property
+    def roots(self):
+        return self._roots
+
+    @property
+    def disabled_calls(self) -> List[DisabledCall]:
+        return self._disabled
+
+    def function(self, fid: str):
+        return self._project.functions.get(fid)
+
+    def region(self, fid: str) -> Optional[Region]:
+        r = self._reached.get(fid)
+        return Region(r.root, r.reason) if r is not None else None
+
+    def dead(self, guards) -> bool:
+        return self._project.dead(guards)
+
+    def unused_noqa(self):
+        if self._builder.settings.ignore_noqa:
+            return []  # nothing was suppressed, so nothing can be told unused
+        used = self._builder.used_noqa
+        return [(summary, row, code) for summary in self._summaries for row, codes in summary.noqa.items()
+                for code in codes or () if code.startswith("CL") and (summary.path, row, code) not in used]
+
+    def report(self, rule, summary, function, span, message=None, region=None, *, guards=(), distinct=""):
+        self._builder.add(summary, function, Candidate(rule.code, message or rule.message, span, None, tuple(guards)),
+                          region, distinct)
+

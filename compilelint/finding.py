@@ -37,6 +37,14 @@ class Fix:
 class Region:
     root: str  # "path.py:Class.forward"
     reason: str  # "Llama.forward → self.layers[i] → DecoderLayer.forward"
+    mode: str = "any"  # "train" / "eval": the finding runs only in that mode (`if self.training:`)
+    condition: str = ""  # another condition the path needs ("@use_experts_implementation keeps ...")
+
+    def note(self) -> str:
+        """`only when self.training` / `only when not self.training; @x keeps the eager forward`."""
+        parts = {"train": ["self.training"], "eval": ["not self.training"]}.get(self.mode, [])
+        parts += [self.condition] if self.condition else []
+        return "only when " + "; ".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)

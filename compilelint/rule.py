@@ -4,13 +4,24 @@ A rule is a small class in `compilelint/rules/<name>.py`: its code, kebab name, 
 message, fix safety, the `visit_<ast node>` hooks the file walker calls, and its own examples
 (`VALID`: must not flag, `INVALID`: must flag every line marked `# <-`). The examples are its tests
 and its documentation (`compilelint rule CL101`).
+
+While a file is walked a rule sees one `RuleContext` (`self.ctx`), declared here; fix builders
+read the file through its `FixContext` (`ctx.fixes`).
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+import re
 import textwrap
-from typing import ClassVar, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set, Tuple, Type
+
+from compilelint.fix.text import FileText
+
+if TYPE_CHECKING:
+    from compilelint.finding import Region, Span
+    from compilelint.summary import FileSummary, FunctionInfo
 
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html"
@@ -18,8 +29,177 @@ RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model
 DEFAULT_TORCH_VERSION = "2.13"
 KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 
+# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
+GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
+
 _REGISTRY: Dict[str, Type["Rule"]] = {}
 _LOADED = False
+
+
+class RuleContext:
+    """What a rule sees while the file is walked (`self.ctx`): the node's surroundings, name
+    resolution and tensor inference, and `report()`. The walker implements it; these members are
+    the whole interface, and rules use nothing else.
+    """
+
+    # ----- names and values -----------------------------------------------------------------------
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        """The dotted name a Name/Attribute refers to through the imports (`F.relu` →
+        `torch.nn.functional.relu`), None when a local shadows it or it is not an imported name."""
+        raise NotImplementedError
+
+    def kind(self, node: ast.AST) -> Optional[str]:
+        """What an expression holds: `tensors.TENSOR`, `BOOL` (a boolean tensor), `SEQ`, `SCALAR`,
+        `MODULE`, `LOGGER`, or None when unknown (say nothing rather than guess)."""
+        raise NotImplementedError
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """`kind(node)` is a tensor or a boolean tensor."""
+        raise NotImplementedError
+
+    def is_global_number(self, name: str) -> bool:
+        """`name` is a module-level int/float that this function does not rebind locally."""
+        raise NotImplementedError
+
+    def is_global_list(self, name: str) -> bool:
+        """`name` is a module-level list that this function does not rebind."""
+        raise NotImplementedError
+
+    # ----- where the node is ------------------------------------------------------------------------
+    @property
+    def function(self) -> Optional["FunctionInfo"]:
+        """The enclosing top-level function or method (None at module level)."""
+        raise NotImplementedError
+
+    @property
+    def function_node(self) -> Optional[ast.AST]:
+        """The `def` node of `function`."""
+        raise NotImplementedError
+
+    @property
+    def cls(self):
+        """The enclosing class's facts (`ClassFacts`: what its methods assign to `self`), or None."""
+        raise NotImplementedError
+
+    @property
+    def locals(self) -> Set[str]:
+        """Names bound in the enclosing function (they shadow imports)."""
+        raise NotImplementedError
+
+    @property
+    def stack(self) -> List[ast.AST]:
+        """Ancestors of the node being visited, outermost first, the node itself last."""
+        raise NotImplementedError
+
+    @property
+    def loops(self) -> int:
+        """How many loops enclose the node within its function."""
+        raise NotImplementedError
+
+    def parent(self, depth: int = 1) -> Optional[ast.AST]:
+        """The node's ancestor `depth` levels up."""
+        raise NotImplementedError
+
+    def statement(self) -> Optional[ast.stmt]:
+        """The statement holding the node."""
+        raise NotImplementedError
+
+    def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
+        """The compile predicates the node runs under, as (predicate, value it must have): branches
+        of `if is_compiling():`, early returns, operands after `and`/`or`. The project pass drops a
+        finding whose condition cannot hold while Dynamo traces."""
+        raise NotImplementedError
+
+    def span(self, node: ast.AST) -> "Span":
+        """The node's 1-based span, columns in characters."""
+        raise NotImplementedError
+
+    # ----- output -----------------------------------------------------------------------------------
+    def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "") -> None:
+        """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule)."""
+        raise NotImplementedError
+
+    @property
+    def fixes(self) -> "FixContext":
+        """The file as fix builders need it."""
+        raise NotImplementedError
+
+
+class FixContext:
+    """What fix builders read besides the `RuleContext`: the file's text, tree and imports, and
+    what builders compute once per file (the `FileText`, the names bound to torch, the edit that
+    imports torch)."""
+
+    def __init__(self, source, tree: ast.Module, module: str, imports, classes):
+        self.source = source
+        self.tree = tree
+        self.module = module
+        self.imports = imports  # ImportTable
+        self.classes = classes  # class qualname → ClassInfo, this file's
+        self._text: Optional[FileText] = None
+        self.memo: Dict[str, object] = {}  # per-file results of builders, by name
+
+    @property
+    def text(self) -> FileText:
+        """The file as a `FileText` (rows, columns, tokens), built on first use."""
+        if self._text is None:
+            self._text = FileText(self.source.text)
+        return self._text
+
+    @property
+    def newline(self) -> str:
+        return self.source.newline or "\n"
+
+    def once(self, key: str, compute: Callable[[], object]):
+        """`compute()` the first time `key` is asked for in this file, the same value after."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+
+class ProjectContext:
+    """What a rule's project-pass hook (`Rule.check_project`) sees: the summaries of every checked
+    file and what the project pass computed over them. The engine implements it."""
+
+    @property
+    def summaries(self) -> List["FileSummary"]:
+        """Every checked file's summary."""
+        raise NotImplementedError
+
+    @property
+    def roots(self) -> List[Tuple[str, str, bool, bool]]:
+        """Compile roots: (function id, how it is compiled, in a CUDA-graph mode, written explicitly)."""
+        raise NotImplementedError
+
+    @property
+    def disabled_calls(self) -> list:
+        """Calls from a function to one decorated `torch.compiler.disable` (`regions.DisabledCall`)."""
+        raise NotImplementedError
+
+    def function(self, fid: str) -> Optional[Tuple["FileSummary", "FunctionInfo"]]:
+        """The file and function behind a function id (`module.Class.method`)."""
+        raise NotImplementedError
+
+    def region(self, fid: str) -> Optional["Region"]:
+        """How torch.compile reaches the function, None when it does not."""
+        raise NotImplementedError
+
+    def dead(self, guards) -> bool:
+        """Code under these guards never runs while Dynamo traces (`if not is_compiling():`)."""
+        raise NotImplementedError
+
+    def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
+        """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
+        the `after_suppressions` phase)."""
+        raise NotImplementedError
+
+    def report(self, rule: Type["Rule"], summary: "FileSummary", function: str, span: "Span",
+               message: Optional[str] = None, region: Optional["Region"] = None, *, guards=(),
+               distinct: str = "") -> None:
+        """A finding in `function` of `summary`'s file; selection, per-file ignores and noqa apply
+        unless the rule says `noqa_applies = False`. `distinct` tells apart several findings of the
+        rule at one span."""
+        raise NotImplementedError
 
 
 class Rule:
@@ -41,6 +221,13 @@ class Rule:
     # through imports always appears, at least in the import). Empty: the rule always runs.
     # The prefilter skips the rule elsewhere; `--no-prefilter` runs every rule on every file.
     triggers: ClassVar[Tuple[str, ...]] = ()
+    # False: `# noqa` and per-file ignores do not silence it (the unused-noqa rule itself).
+    noqa_applies: ClassVar[bool] = True
+    # Rules with a project-pass hook: run after the per-file candidates ("reach"), or once every
+    # other finding has been suppressed or kept ("after_suppressions").
+    project_phase: ClassVar[str] = "reach"
+    # Codes only `verify` reports (a break no rule found): the verify event they stand for.
+    verify_event: ClassVar[str] = ""
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
 
@@ -51,11 +238,33 @@ class Rule:
                 raise RuntimeError(f"duplicate rule code {cls.code}")
             _REGISTRY[cls.code] = cls
 
-    def __init__(self, ctx):
-        self.ctx = ctx  # the file walker's context: names, tensor inference, report()
+    def __init__(self, ctx: RuleContext):
+        self.ctx = ctx
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = ""):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition)
+
+    @classmethod
+    def check_project(cls, project: ProjectContext) -> None:
+        """The project-pass hook: findings that need every file (reach, roots, noqa use) are
+        reported here through `project.report`. Most rules need none."""
+
+    @classmethod
+    def has_project_hook(cls) -> bool:
+        return cls.check_project.__func__ is not Rule.check_project.__func__
+
+    @classmethod
+    def render(cls, message: str, torch_version: str = DEFAULT_TORCH_VERSION) -> str:
+        """`message` with its `{gb}` placeholders filled from this rule's GB ids for the version."""
+        if "{gb" not in message:
+            return message
+        ids = cls.gb_ids.get(torch_version) or cls.gb_ids.get(DEFAULT_TORCH_VERSION) or ()
+
+        def fill(m):
+            i = int(m.group(1) or 0)
+            return ids[i] if i < len(ids) else m.group(0)
+
+        return GB_PLACEHOLDER.sub(fill, message)
 
     @classmethod
     def gb_id(cls, torch_version: str = DEFAULT_TORCH_VERSION) -> str:

@@ -17,6 +17,8 @@ from compilelint.finding import Fix, Span
 # A guard is (dotted predicate name, the value it must return for the code to run):
 # `if not torch.compiler.is_compiling(): print(x)` puts print under ("torch.compiler.is_compiling", False).
 Guard = Tuple[str, bool]
+# `if self.training:` is kept as a guard too: it decides the mode (train/eval) a finding runs in.
+TRAINING = "self.training"
 
 
 @dataclass
@@ -86,6 +88,11 @@ class FunctionInfo:
     # For project wrappers of compile predicates: the dotted names this function returns.
     returns_predicates: List[str] = field(default_factory=list)
     returns_only_predicates: bool = False
+    # Per return statement, the predicates of its `or` chain (`return is_compiling() or is_jit()`).
+    or_returns: List[Tuple[str, ...]] = field(default_factory=list)
+    # `setattr(fn, "_dynamo_marked_constant", True)`: a decorator making Dynamo take the result as
+    # a constant instead of tracing (transformers' `_make_compile_constant`).
+    marks_constant: bool = False
 
 
 @dataclass
@@ -119,11 +126,20 @@ class FileSummary:
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
 
+    def enclosing_function(self, row: int) -> str:
+        """The innermost function whose lines hold `row` ('' at module level)."""
+        best = ""
+        for qual, info in self.functions.items():
+            if info.row <= row <= info.end_row and len(qual) >= len(best):
+                best = qual
+        return best
+
     def compute_graph_key(self) -> str:
         parts = (
             self.module,
             sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls),
-                    tuple(f.returns_predicates), f.returns_only_predicates) for q, f in self.functions.items()),
+                    tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
+                   for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items()))) for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
@@ -51,17 +51,17 @@ class AutogradInRegion(Rule):
         func = node.func
         name = self.ctx.resolve(func)
         if name in ("torch.autograd.grad", "torch.autograd.backward"):
-            self.report(node, f"`{name}()` graph-breaks inside compiled code (GB9186): set "
+            self.report(node, f"`{name}()` graph-breaks inside compiled code ({{gb2}}): set "
                               "torch._dynamo.config.trace_autograd_ops = True, or call it outside the compiled region")
             return
         if not isinstance(func, ast.Attribute):
             return
         if func.attr == "backward" and self.ctx.kind(func.value) not in NOT_TENSORS:
             if self.ctx.is_tensor(func.value) or self._loss_like(func.value):
-                self.report(node, "`.backward()` graph-breaks inside compiled code (GB0123): compile the forward and "
+                self.report(node, "`.backward()` graph-breaks inside compiled code ({gb}): compile the forward and "
                                   "call backward() outside, or set torch._dynamo.config.trace_autograd_ops = True")
         elif func.attr == "requires_grad_" and self.ctx.is_tensor(func.value) and not _turns_off(node):
-            self.report(node, "`.requires_grad_()` graph-breaks inside compiled code (GB0125): call it before the "
+            self.report(node, "`.requires_grad_()` graph-breaks inside compiled code ({gb1}): call it before the "
                               "compiled region")
 
     @staticmethod

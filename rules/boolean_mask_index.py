@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 
@@ -33,7 +33,7 @@ class BooleanMaskIndex(Rule):
 
     code = "CL302"
     name = "boolean-mask-index"
-    message = ("indexing with a boolean mask has a data-dependent size and graph-breaks (GB0036): use "
+    message = ("indexing with a boolean mask has a data-dependent size and graph-breaks ({gb}): use "
                "torch.where(mask, x, 0) / masked_fill, or set torch._dynamo.config.capture_dynamic_output_shape_ops = True")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}

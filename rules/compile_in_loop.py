@@ -1,7 +1,7 @@
 import ast
 import re
 
-from compilelint.names import COMPILE_FUNCS
+from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
 # Functions that run once per step/batch: compiling there compiles again every call.

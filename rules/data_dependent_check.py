@@ -35,7 +35,7 @@ class DataDependentCheck(Rule):
     code = "CL105"
     name = "data-dependent-check"
     triggers = ('equal', 'allclose', 'is_nonzero')
-    message = ("a tensor comparison that returns a Python bool graph-breaks (GB0033): keep a boolean tensor "
+    message = ("a tensor comparison that returns a Python bool graph-breaks ({gb}): keep a boolean tensor "
                "(`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / torch.cond")
     gb_types = ("Data dependent operator",)
     gb_ids = {"2.13": ("GB0033",), "2.11": ("GB0033",)}
@@ -49,7 +49,7 @@ class DataDependentCheck(Rule):
             what = f"Tensor.{func.attr}()"
         else:
             return
-        self.report(node, f"`{what}` reads tensor data into a Python bool and graph-breaks (GB0033): keep a "
+        self.report(node, f"`{what}` reads tensor data into a Python bool and graph-breaks ({{gb}}): keep a "
                           "boolean tensor (`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / torch.cond")
 
     INVALID = [

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 
@@ -42,7 +42,7 @@ class Deepcopy(Rule):
     code = "CL207"
     name = "deepcopy"
     triggers = ('deepcopy',)
-    message = ("`copy.deepcopy()` graph-breaks on tensors and modules (GB4198): use t.clone(), or copy outside "
+    message = ("`copy.deepcopy()` graph-breaks on tensors and modules ({gb}): use t.clone(), or copy outside "
                "the compiled region")
     gb_types = ("Attempted to copy.deepcopy a tensor", "copy.deepcopy()")
     gb_ids = {"2.13": ("GB4198",), "2.11": ("GB0179",)}

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 # Ops whose output size depends on the data.
@@ -40,13 +40,13 @@ class DynamicShapeOp(Rule):
     code = "CL301"
     name = "dynamic-shape-op"
     triggers = ('nonzero', 'argwhere', 'masked_select', 'unique', 'bincount', 'repeat_interleave', 'where')
-    message = ("an op whose output shape depends on data graph-breaks (GB0036): set "
+    message = ("an op whose output shape depends on data graph-breaks ({gb}): set "
                "torch._dynamo.config.capture_dynamic_output_shape_ops = True or keep shapes static (torch.where)")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
 
     def _say(self, node, what: str):
-        self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks (GB0036): set "
+        self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks ({{gb}}): set "
                           "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep shapes static")
 
     def visit_Call(self, node: ast.Call):

@@ -1,6 +1,7 @@
 import ast
 
-from compilelint.rule import Rule
+from compilelint.finding import Span
+from compilelint.rule import ProjectContext, Rule
 
 GRAPH_BREAK = frozenset({"torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break"})
 
@@ -39,7 +40,7 @@ class ExplicitBreak(Rule):
     code = "CL210"
     name = "explicit-break"
     triggers = ('graph_break',)
-    message = ("`torch._dynamo.graph_break()` always splits the graph (GB0025): remove it, or move the code "
+    message = ("`torch._dynamo.graph_break()` always splits the graph ({gb}): remove it, or move the code "
                "around it out of the compiled region")
     gb_types = ("Call to `torch._dynamo.graph_break()`", "Skip calling `torch.compiler.disable()`d function")
     gb_ids = {"2.13": ("GB0025", "GB0098"), "2.11": ("GB0025", "GB0098")}
@@ -47,6 +48,20 @@ class ExplicitBreak(Rule):
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) in GRAPH_BREAK:
             self.report(node)
+
+    @classmethod
+    def check_project(cls, project: ProjectContext):
+        """Calls into `@torch.compiler.disable` functions: which function is disabled is known only
+        across files, so the project pass finds these."""
+        for d in project.disabled_calls:
+            region = project.region(f"{d.summary.module}.{d.function.qualname}")
+            if region is None or project.dead(d.call.guards):
+                continue
+            message = (f"`{d.callee}` is decorated with torch.compiler.disable: calling it from compiled "
+                       f"code always graph-breaks ({{gb1}}); move the call out of the compiled region, or "
+                       f"drop the decorator if the function is traceable")
+            span = Span(d.call.row, d.call.col, d.call.row, d.call.col + len(d.call.label))
+            project.report(cls, d.summary, d.function.qualname, span, message, region)
 
     INVALID = [
         """

@@ -1,4 +1,5 @@
-from compilelint.rule import Rule
+from compilelint.finding import Region, Span
+from compilelint.rule import ProjectContext, Rule
 
 
 class GeneratorRoot(Rule):
@@ -33,10 +34,22 @@ class GeneratorRoot(Rule):
 
     code = "CL211"
     name = "generator-root"
-    message = ("torch.compile on a generator function compiles nothing: Dynamo skips generator frames (GB0003) "
+    message = ("torch.compile on a generator function compiles nothing: Dynamo skips generator frames ({gb}) "
                "and the function runs eager; compile the step it yields from instead")
     gb_types = ("Attempt to trace generator",)
     gb_ids = {"2.13": ("GB0003",), "2.11": ("GB0003",)}
+
+    @classmethod
+    def check_project(cls, project: ProjectContext):
+        """Generators handed to torch.compile directly (explicit roots), reported at the `def`."""
+        for fid, via, _cudagraph, explicit in project.roots:
+            entry = project.function(fid)
+            region = project.region(fid)
+            if entry is None or not explicit or not entry[1].is_generator or region is None:
+                continue
+            summary, info = entry
+            project.report(cls, summary, info.qualname, Span(info.row, 1, info.row, 1), cls.message,
+                           Region(region.root, f"{via}: {info.qualname}"))
 
     INVALID = [
         """

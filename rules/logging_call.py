@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.fix.builders import guard_statement
 from compilelint.rule import Rule
 
@@ -44,7 +44,7 @@ class LoggingCall(Rule):
     code = "CL202"
     name = "logging"
     triggers = ('debug', 'info', 'warn', 'error', 'exception', 'critical', 'fatal', 'log', 'isEnabledFor', 'getEffectiveLevel')
-    message = ("Logger method calls graph-break (GB0291): guard with `if not torch.compiler.is_compiling():` "
+    message = ("Logger method calls graph-break ({gb}): guard with `if not torch.compiler.is_compiling():` "
                "or set torch._dynamo.config.ignore_logger_methods")
     gb_types = ("logging.Logger method not supported for non-export cases", "Unsupported python_type() call")
     gb_ids = {"2.13": ("GB0291", "GB4841"), "2.11": ("GB0291", "GB0156")}

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint.astutil import self_attr
+from compilelint.analysis.astutil import self_attr
 from compilelint.fix.builders import buffer_counter
 from compilelint.rule import Rule
 

@@ -36,7 +36,7 @@ class OneHotDynamic(Rule):
     code = "CL303"
     name = "one-hot-dynamic"
     triggers = ('one_hot',)
-    message = ("`F.one_hot()` without num_classes has a data-dependent width and graph-breaks (GB0246): "
+    message = ("`F.one_hot()` without num_classes has a data-dependent width and graph-breaks ({gb}): "
                "pass num_classes")
     gb_types = ("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",)
     gb_ids = {"2.13": ("GB0246",), "2.11": ("GB0246",)}

@@ -29,7 +29,7 @@ class PrintCall(Rule):
     code = "CL201"
     name = "print"
     triggers = ('print',)
-    message = ("`print()` graph-breaks (GB0059): guard it with `if not torch.compiler.is_compiling():` "
+    message = ("`print()` graph-breaks ({gb}): guard it with `if not torch.compiler.is_compiling():` "
                "or add print to torch._dynamo.config.reorderable_logging_functions")
     gb_types = ("Failed to trace builtin operator",)
     gb_ids = {"2.13": ("GB0059",), "2.11": ("GB0059",)}

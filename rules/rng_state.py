@@ -43,7 +43,7 @@ class RngState(Rule):
     code = "CL208"
     name = "rng-state"
     triggers = ('manual_seed', 'Generator', 'rng_state', 'fork_rng')
-    message = ("seeding or creating an RNG inside compiled code graph-breaks (GB0007/GB0363): seed once outside "
+    message = ("seeding or creating an RNG inside compiled code graph-breaks ({gb}/{gb1}): seed once outside "
                "the compiled region and use the global generator inside")
     gb_types = ("Attempted to call function marked as skipped",
                 "An opaque object was created in the middle of the program.", "torch.Generator method")
@@ -52,10 +52,10 @@ class RngState(Rule):
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
         if name in SEEDING:
-            self.report(node, f"`{name}()` graph-breaks (GB0007): seed once outside the compiled region")
+            self.report(node, f"`{name}()` graph-breaks ({{gb}}): seed once outside the compiled region")
         elif name in GENERATORS:
             self.report(node, "a `torch.Generator` created in compiled code is an opaque object and graph-breaks "
-                              "(GB0363), and so does each of its methods: seed outside the compiled region and use "
+                              "({gb1}), and so does each of its methods: seed outside the compiled region and use "
                               "the global generator inside")
 
     INVALID = [

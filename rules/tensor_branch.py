@@ -45,7 +45,7 @@ class TensorBranch(Rule):
 
     code = "CL104"
     name = "tensor-branch"
-    message = ("branching on a tensor's value graph-breaks (GB0170): use torch.where(cond, a, b) "
+    message = ("branching on a tensor's value graph-breaks ({gb}): use torch.where(cond, a, b) "
                "or torch.cond")
     gb_types = ("Data-dependent branching",)
     gb_ids = {"2.13": ("GB0170",), "2.11": ("GB0170",)}
@@ -55,7 +55,7 @@ class TensorBranch(Rule):
         for expr in truth_tested(test):
             if self.ctx.is_tensor(expr):
                 fix = build(self.ctx, owner, expr) if build is not None else None
-                self.report(expr, f"`{what}` on a tensor's value graph-breaks (GB0170): "
+                self.report(expr, f"`{what}` on a tensor's value graph-breaks ({{gb}}): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
 
     def visit_If(self, node: ast.If):
@@ -81,7 +81,7 @@ class TensorBranch(Rule):
         for value in node.values[:-1]:
             for expr in truth_tested(value):
                 if self.ctx.is_tensor(expr):
-                    self.report(expr, f"`{op}` calls bool() on a tensor and graph-breaks (GB0170): "
+                    self.report(expr, f"`{op}` calls bool() on a tensor and graph-breaks ({{gb}}): "
                                       "use logical_and/logical_or or torch.where")
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
@@ -91,7 +91,7 @@ class TensorBranch(Rule):
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Assert, ast.comprehension)):
             return
         if self.ctx.is_tensor(node.operand):
-            self.report(node.operand, "`not` on a tensor calls bool() and graph-breaks (GB0170): use "
+            self.report(node.operand, "`not` on a tensor calls bool() and graph-breaks ({gb}): use "
                                       "torch.logical_not(t) or `~mask`")
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.fix.builders import drop_item
 from compilelint.rule import Rule
 
@@ -33,7 +33,7 @@ class TensorItem(Rule):
     code = "CL101"
     name = "tensor-item"
     triggers = ('item',)
-    message = ("`.item()` on a tensor graph-breaks (GB0124): keep the 0-d tensor, or set "
+    message = ("`.item()` on a tensor graph-breaks ({gb}): keep the 0-d tensor, or set "
                "torch._dynamo.config.capture_scalar_outputs = True")
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
     gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}

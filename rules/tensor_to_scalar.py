@@ -44,12 +44,12 @@ class TensorToScalar(Rule):
             return
         if name in ("builtins.int", "builtins.float"):
             self.report(node, f"`{name[9:]}(tensor)` reads tensor data into Python and graph-breaks "
-                              "(GB0124): keep the tensor, or set torch._dynamo.config.capture_scalar_outputs = True")
+                              "({gb}): keep the tensor, or set torch._dynamo.config.capture_scalar_outputs = True")
         elif name == "builtins.bool":
             self.report(node, "`bool(tensor)` is data-dependent and graph-breaks even under capture_scalar_outputs: "
                               "keep a boolean tensor and use torch.where / torch.cond")
         elif name.startswith("math."):
-            self.report(node, f"`{name}(tensor)` reads tensor data into Python and graph-breaks (GB0033): "
+            self.report(node, f"`{name}(tensor)` reads tensor data into Python and graph-breaks ({{gb1}}): "
                               f"use the torch equivalent (torch.{name[5:]})")
 
     INVALID = [

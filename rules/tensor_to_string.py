@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 STRING_BUILTINS = {"builtins.str": "str", "builtins.repr": "repr", "builtins.format": "format"}

@@ -36,7 +36,7 @@ class TensorTolist(Rule):
     name = "tensor-tolist"
     triggers = ('tolist',)
     message = ("`.tolist()` on a tensor graph-breaks: integer tensors are captured with "
-               "torch._dynamo.config.capture_scalar_outputs = True (GB0033), float ones never (GB0109); "
+               "torch._dynamo.config.capture_scalar_outputs = True ({gb1}), float ones never ({gb}); "
                "keep the tensor or move the loop out of the compiled region")
     gb_types = ("Tensor.tolist() with non-integer tensor", "Data dependent operator")
     gb_ids = {"2.13": ("GB0109", "GB0033"), "2.11": ("GB0109", "GB0033")}

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint import tensors as T
+from compilelint.analysis import tensors as T
 from compilelint.rule import Rule
 
 # Measured to graph-break on 2.13 (GB ids): `set_` and `untyped_storage()` were measured clean.
@@ -35,7 +35,7 @@ class UnsupportedTensorMethod(Rule):
     code = "CL212"
     name = "unsupported-tensor-method"
     triggers = ('resize_',)
-    message = ("`Tensor.resize_()` graph-breaks (GB0126): allocate the right size (torch.empty / new_empty) "
+    message = ("`Tensor.resize_()` graph-breaks ({gb}): allocate the right size (torch.empty / new_empty) "
                "or reshape out of place")
     gb_types = ("Unsupported Tensor.resize_() call", "Unsupported Tensor.resize_as_() call")
     gb_ids = {"2.13": ("GB0126", "GB0127"), "2.11": ("GB0126", "GB0127")}

@@ -62,7 +62,7 @@ class UntraceableCall(Rule):
 
     code = "CL206"
     name = "untraceable-call"
-    message = "this call is not traceable and graph-breaks (GB0007): move it out of the compiled region"
+    message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
                 "Failed to trace builtin operator", "Unsupported context manager")
     gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142"), "2.11": ("GB0007", "GB0156", "GB0059", "GB0142")}
@@ -73,14 +73,14 @@ class UntraceableCall(Rule):
             return
         short = name[9:] if name.startswith("builtins.") else name
         if name in CLOCKS or name in ("random.random",):
-            self.report(node, f"`{short}()` graph-breaks (GB0007) and recompiles on the next call (its value is "
+            self.report(node, f"`{short}()` graph-breaks ({{gb}}) and recompiles on the next call (its value is "
                               "guarded as a constant): measure or draw it outside the compiled region")
         elif name in RANDOM:
-            self.report(node, f"`{short}()` graph-breaks (GB0007): use torch.rand/torch.randint (traced) or pass "
+            self.report(node, f"`{short}()` graph-breaks ({{gb}}): use torch.rand/torch.randint (traced) or pass "
                               "the value in")
         elif name in ("builtins.open", "io.open"):
-            self.report(node, "`open()` graph-breaks (GB0059); inside `with` the rest of the frame runs eager "
-                              "(GB0142): read files outside the compiled region")
+            self.report(node, "`open()` graph-breaks ({gb2}); inside `with` the rest of the frame runs eager "
+                              "({gb3}): read files outside the compiled region")
         elif name in IO or name.startswith(MODULE_PREFIXES):
             self.report(node, f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region")
 

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint.names import COMPILE_FUNCS
+from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
 

@@ -35,7 +35,7 @@ class WarningsWarn(Rule):
     code = "CL203"
     name = "warnings-warn"
     triggers = ('warn',)
-    message = ("`warnings.warn()` graph-breaks (GB0007): warn in __init__, guard it with "
+    message = ("`warnings.warn()` graph-breaks ({gb}): warn in __init__, guard it with "
                "`if not torch.compiler.is_compiling():`, or add warnings.warn to "
                "torch._dynamo.config.reorderable_logging_functions")
     gb_types = ("Attempted to call function marked as skipped",)

@@ -21,7 +21,6 @@ def write_tree(tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def _builder_bugs_fail_tests(monkeypatch, request):
-    """Fix builders swallow their own exceptions for users; in the fix tests they must surface."""
-    if request.module.__name__ in ("test_fix", "test_fix_where", "test_rule_examples", "test_catalogue"):
-        monkeypatch.setenv("COMPILELINT_DEBUG", "1")
+def _builder_bugs_fail_tests(monkeypatch):
+    """Fix builders swallow their own exceptions for users; in every test they must surface."""
+    monkeypatch.setenv("COMPILELINT_DEBUG", "1")

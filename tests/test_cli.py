@@ -13,6 +13,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 BAD = """\
 import torch
 
@@ -164,7 +166,7 @@ def test_json_and_json_lines(tree):
 
 
 def test_sarif_validates_against_the_schema(tree):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema  # in the `test` extra
     r = run(tree, "check", "--output-format", "sarif", "bad.py", "clean.py")
     assert r.returncode == 1
     sarif = json.loads(r.stdout)

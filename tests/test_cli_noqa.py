@@ -1,12 +1,11 @@
 """Suppression comments through the CLI: `# noqa`, `# noqa: CODES`, `# compilelint: noqa[: CODES]`,
 `--ignore-noqa`, unused directives (CL900) and `--add-noqa`."""
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
 
 HEAD = "import torch\n\n@torch.compile\ndef f(x):\n"
 
@@ -87,8 +86,6 @@ def test_noqa_row_in_json(tmp_path):
     assert [d["noqa_row"] for d in json.loads(r.stdout)] == [5, 6]
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "compilelint", "fix", "apply.py")),
-                    reason="--add-noqa lives in compilelint/fix/apply.py, not written yet")
 def test_add_noqa_adopts_legacy_code(tmp_path):
     (tmp_path / "m.py").write_text(source())
     r = subprocess.run([sys.executable, "-m", "compilelint", "check", "--no-cache", "--add-noqa", "m.py"],

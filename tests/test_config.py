@@ -12,6 +12,8 @@ import pytest
 from compilelint.config import Settings
 from compilelint.rule import registry
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 MODEL = """\
 import copy
 import torch
@@ -126,13 +128,10 @@ def test_scope(project):
 
 def test_profile_vllm(project, tmp_path):
     """vllm: every recompile rule is on and reported as an error."""
-    recompile = {c: r for c, r in registry().items() if r.kind == "recompile"}
+    recompile = {c: r for c, r in registry().items() if r.kind == "recompile" and not r.verify_event}
     assert Settings(profile="vllm").enabled_codes() >= set(recompile)
     assert Settings(profile="vllm").enabled_codes() >= Settings().enabled_codes()
-    if not recompile:
-        r = run(project('profile = "vllm"\n'), "m.py")
-        assert r.returncode == 1
-        pytest.skip("no recompile rule registered yet")
+    assert recompile, "no recompile rule registered"
     for code, rule in recompile.items():
         (tmp_path / "m.py").write_text(rule.INVALID[0])
         data = json.loads(run(project('profile = "vllm"\n'), "--output-format", "json", "m.py").stdout)

@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 
 from compilelint.config import Settings
 from compilelint.engine import check_paths
@@ -51,6 +53,7 @@ def test_changed_file_is_rechecked(tmp_path):
     assert [f.code for f in check_paths([str(src)], settings).findings] == ["CL201"]
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_agree_and_leave_a_valid_cache(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(os.path.join(FIXTURES, "catalogue"), tree)
@@ -70,7 +73,7 @@ def _assert_valid_cache(cache_dir, paths):
     """Every entry loads and equals a fresh analysis of its file; no temporary files are left."""
     from compilelint.cache import Cache
     from compilelint.engine import analyze_bytes
-    from compilelint.names import module_name_for
+    from compilelint.analysis.names import module_name_for
 
     files = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != ".gitignore"]
     assert not [p for p in files if p.name.startswith(".tmp-")], "a temporary cache file was left"
@@ -87,6 +90,7 @@ def _assert_valid_cache(cache_dir, paths):
         assert entry == fresh, f"stale or corrupt cache entry for {path}"
 
 
+@pytest.mark.slow
 def test_concurrent_runs_with_a_cold_cache_on_a_larger_tree(tmp_path):
     """Four processes (each with its own process pool) fill the same cold cache at once."""
     tree = tmp_path / "tree"
@@ -104,6 +108,7 @@ def test_concurrent_runs_with_a_cold_cache_on_a_larger_tree(tmp_path):
     _assert_valid_cache(tmp_path / "cache", [str(p) for p in tree.rglob("*.py")])
 
 
+@pytest.mark.slow
 def test_check_never_imports_torch(tmp_path):
     code = ("import sys; from compilelint.cli import main; sys.argv=['compilelint','check','--no-cache',"
             f"{os.path.join(FIXTURES, 'catalogue')!r},'--exit-zero','-q'];\n"

@@ -19,6 +19,7 @@ def _read(path):
         return f.read()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("case", cases())
 def test_golden_and_idempotent(case, mode, tmp_path):
@@ -40,6 +41,7 @@ def test_golden_and_idempotent(case, mode, tmp_path):
         assert b"skipped: result did not re-parse" in first.stderr
 
 
+@pytest.mark.slow
 def test_diff_writes_nothing(tmp_path):
     path = prepare("where_branch", str(tmp_path))
     before = _read(path)
@@ -55,6 +57,7 @@ def test_diff_writes_nothing(tmp_path):
     assert _read(path) == before
 
 
+@pytest.mark.slow
 def test_exit_non_zero_on_fix(tmp_path):
     prepare("crlf", str(tmp_path))
     r = run_cli(["check", "--fix", "--unsafe-fixes", "--no-cache", "--isolated", "crlf.py"], str(tmp_path))
@@ -66,6 +69,7 @@ def test_exit_non_zero_on_fix(tmp_path):
     assert b"2 fixed" in r.stdout
 
 
+@pytest.mark.slow
 def test_permissions_kept(tmp_path):
     path = prepare("guard_calls", str(tmp_path))
     os.chmod(path, 0o640)
@@ -95,6 +99,7 @@ def test_write_is_atomic(tmp_path, monkeypatch):
     assert [f.code for f in outcome.report.findings] == ["CL101"] * 4  # nothing claimed as fixed
 
 
+@pytest.mark.slow
 def test_stdin(tmp_path):
     source = _read(os.path.join(FIX_DIR, "overlapping.py"))
     r = run_cli(["check", "--fix", "--unsafe-fixes", "--no-cache", "--isolated", "--stdin-filename", "overlapping.py", "-"],
@@ -103,6 +108,7 @@ def test_stdin(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_json_carries_fixes_without_fix(tmp_path):
     prepare("item_arith", str(tmp_path))
     r = run_cli(["check", "--output-format", "json", "--no-cache", "--isolated", "item_arith.py"], str(tmp_path))
@@ -129,6 +135,7 @@ class M(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_add_noqa(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(NOQA_SOURCE)

@@ -11,6 +11,7 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # runs Dynamo on every rewrite
 
 from fix_helpers import FIX_DIR  # noqa: E402
 

@@ -24,6 +24,7 @@ import textwrap
 import warnings
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from compilelint.config import Settings
@@ -32,6 +33,8 @@ from compilelint.fix.apply import applicable, run_fixes
 from compilelint.source import decode
 
 from conftest import FIXTURES
+
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
 
 LONG = int(os.environ.get("COMPILELINT_FUZZ_EXAMPLES", "0"))
 SEED = int(os.environ.get("COMPILELINT_FUZZ_SEED", "0"))

@@ -22,7 +22,7 @@ from conftest import FIXTURES, ROOT
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 HERE = os.path.join(FIXTURES, "precommit")
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 
 
 def _git(cwd, *args):

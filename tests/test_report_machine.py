@@ -101,7 +101,7 @@ def test_json_objects_exactly():
         "url": "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html",
         "noqa_row": 3,
         "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-        "region": {"root": "pkg/m.py:Net.forward", "reason": "Net.forward → f"},
+        "region": {"root": "pkg/m.py:Net.forward", "reason": "Net.forward → f", "mode": "any", "condition": ""},
         "severity": "error",
         "verification": {"status": "confirmed", "gb_id": "GB0124"},
     }
@@ -177,7 +177,8 @@ def test_sarif_validates_and_carries_everything(validator):
     change = first["fixes"][0]["artifactChanges"][0]
     assert change["replacements"] == [{"deletedRegion": {"startLine": 3, "startColumn": 10, "endLine": 3,
                                                          "endColumn": 17}, "insertedContent": {"text": ""}}]
-    assert first["properties"]["region"] == {"root": "pkg/m.py:Net.forward", "reason": "Net.forward → f"}
+    assert first["properties"]["region"] == {"root": "pkg/m.py:Net.forward", "reason": "Net.forward → f",
+                                                   "mode": "any", "condition": ""}
     assert first["properties"]["verification"]["status"] == "confirmed"
     assert "verification" not in results[1].get("properties", {})
     assert "fixes" not in results[2]

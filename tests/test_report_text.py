@@ -243,3 +243,18 @@ def test_statistics_without_fixes_still_has_the_fixable_column_and_empty_when_cl
 def test_file_errors_do_not_break_text_formats():
     rep = report(item(), errors=[FileError("bad.py", "syntax error")])
     assert render(rep, "concise").startswith("m.py:3:9: CL990")
+
+
+def test_full_shows_only_what_fix_writes():
+    """One edit applier: a fix whose edits overlap is one --fix refuses, so `full` previews no change."""
+    from compilelint.fix.edits import apply_fixes
+
+    clash = Fix("safe", "Two edits on one span", (Edit("a", Span(3, 9, 3, 17)), Edit("b", Span(3, 10, 3, 12))))
+    finding = item(fix=clash)
+    text, applied = apply_fixes(SRC, [finding])
+    assert applied == [] and text == SRC
+    out = render(report(finding), "full", sources={"m.py": SRC})
+    assert "fix (safe): Two edits on one span" in out
+    assert "+++" not in out and "-    y = x.item()" not in out
+    text, applied = apply_fixes(SRC, [item()])
+    assert applied and "    y = x  # é" in text.splitlines()

@@ -21,6 +21,8 @@ from compilelint.source import SourceFile, decode
 
 from conftest import FIXTURES, ROOT
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 COMPILED_PRINT = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
 ERROR_LINE = re.compile(r"^compilelint: error: (?P<path>.+?): (?P<why>.+)$")
 
@@ -173,7 +175,7 @@ def test_stdin_binary_and_syntax_error():
 # ----- internal errors: one line, the other files still checked, traceback only with --debug ---------
 FAIL_ONE = """
 import sys
-import compilelint.analyze as analyze
+import compilelint.analysis as analyze
 real = analyze.analyze
 def boom(path, *args, **kwargs):
     if path.endswith("boom.py"):

@@ -2,9 +2,13 @@
 import subprocess
 import sys
 
+import pytest
+
 from compilelint import cli
 
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
 
 
 def test_command_after_double_dash(monkeypatch):

@@ -1,15 +1,16 @@
-"""`run_verify` end to end: the real `check` finds, verify proves (skips until the engine exists)."""
+"""`run_verify` end to end: the real `check` finds, verify proves."""
 import os
 import sys
 
 import pytest
 
+from compilelint import config
 from compilelint.verify import STATUSES, run_verify, summarize
 from compilelint.verify.selftest import FIXTURES, marked_findings
 
-pytest.importorskip("torch")
-engine = pytest.importorskip("compilelint.engine")
-config = pytest.importorskip("compilelint.config")
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
+pytest.importorskip("torch")  # the verify extra; compilelint's own modules are imported plainly
 
 MODELS = os.path.join(FIXTURES, "models.py")
 DECODER = os.path.join(FIXTURES, "decoder")

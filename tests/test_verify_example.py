@@ -11,6 +11,8 @@ from compilelint.finding import Report
 from compilelint.verify import summarize, verify_report
 from compilelint.verify.selftest import FIXTURES, marked_findings
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 pytest.importorskip("torch")
 
 MODELS = os.path.join(FIXTURES, "models.py")

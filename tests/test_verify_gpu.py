@@ -8,7 +8,7 @@ from compilelint.verify import verify_report
 from compilelint.verify.selftest import FIXTURES, marked_findings
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 MODELS = os.path.join(FIXTURES, "models.py")
 

@@ -8,6 +8,8 @@ from compilelint.finding import Report
 from compilelint.verify import summarize, verify_report
 from compilelint.verify.selftest import FIXTURES, decoder_root, marked_findings
 
+pytestmark = pytest.mark.slow  # end to end (CLI subprocesses, Dynamo runs, fuzzing): seconds a test
+
 pytest.importorskip("torch")
 
 DECODER = os.path.join(FIXTURES, "decoder")

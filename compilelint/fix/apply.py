@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
-from compilelint.fix.text import FileText, lines_with_ends
+from compilelint.fix.edits import apply_fixes
+from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
-from compilelint.source import SourceError, SourceFile, decode, encode
+from compilelint.rule import registry
+from compilelint.source import SourceError, SourceFile, decode, encode, lines_with_ends
 
 MAX_ROUNDS = 5
-NOQA_CODE = "CL900"  # unused-noqa findings are never noqa'd
 
 
 @dataclass
@@ -134,7 +135,7 @@ class _Fixer:
     def _has_work(self, findings: List[Finding]) -> bool:
         if self.fix and any(applicable(f.fix, self.unsafe) for f in findings):
             return True
-        return self.add_noqa and any(f.code != NOQA_CODE for f in findings)
+        return self.add_noqa and any(_noqa_applies(f.code) for f in findings)
 
     def _load(self, path: str):
         if self.stdin is not None and path == self.stdin[0]:
@@ -283,7 +284,7 @@ class _Fixer:
         for path, f in self.files.items():
             rows: Dict[int, List[str]] = defaultdict(list)
             for x in by_path.get(path, []):
-                if x.code != NOQA_CODE and x.noqa_row and x.code not in rows[x.noqa_row]:
+                if _noqa_applies(x.code) and x.noqa_row and x.code not in rows[x.noqa_row]:
                     rows[x.noqa_row].append(x.code)
             if not rows:
                 continue
@@ -332,47 +333,6 @@ class _Fixer:
         return True
 
 
-# ----- edits ----------------------------------------------------------------------------------------
-def apply_fixes(text: str, findings: List[Finding]) -> Tuple[str, List[Finding]]:
-    """Apply every fix (atomically: all its edits or none) that doesn't overlap an earlier one.
-
-    Fixes are taken in position order; an edit identical to one already taken (two fixes adding the
-    same `import torch`) is shared, not a conflict. Returns the new text and the findings fixed.
-    """
-    ft = FileText(text)
-    taken: List[Tuple[int, int, str]] = []
-    applied = []
-
-    def offsets(x):
-        return [(ft.offset(e.span.row, e.span.col), ft.offset(e.span.end_row, e.span.end_col), e.content)
-                for e in x.fix.edits]
-
-    def first(x):
-        edits = offsets(x)
-        return (min((s for s, _, _ in edits), default=0), x.span.row, x.span.col, x.code)
-
-    for x in sorted(findings, key=first):
-        edits = [e for e in offsets(x) if e not in taken]
-        if any(e[1] < e[0] for e in edits):
-            continue
-        if any(_conflict(e, t) for e in edits for t in taken) or any(
-                _conflict(a, b) for i, a in enumerate(edits) for b in edits[i + 1:]):
-            continue
-        taken.extend(edits)
-        applied.append(x)
-    out, pos = [], 0
-    for start, end, content in sorted(taken, key=lambda e: (e[0], e[1])):
-        out += [text[pos:start], content]
-        pos = end
-    out.append(text[pos:])
-    return "".join(out), applied
-
-
-def _conflict(a, b) -> bool:
-    (s1, e1, _), (s2, e2, _) = a, b
-    return s1 == s2 or (s1 < e2 and s2 < e1)
-
-
 def _parses(text: str, path: str) -> Optional[str]:
     """None when `text` compiles and libcst parses it; else the reason."""
     try:
@@ -396,7 +356,7 @@ def _parses(text: str, path: str) -> Optional[str]:
 # ----- noqa comments --------------------------------------------------------------------------------
 def add_noqa_comments(text: str, rows: Dict[int, List[str]], nl: str, note) -> str:
     """`  # noqa: CODE, CODE` at the end of each row (merged into an existing `# noqa: X`)."""
-    from compilelint.analyze import NOQA
+    from compilelint.analysis.facts import NOQA
 
     ft = FileText(text)
     edits = []
@@ -496,3 +456,9 @@ def _diff(path: str, before: str, after: str) -> str:
             line += "\n\\ No newline at end of file\n"
         out.append(line)
     return "".join(out)
+
+
+def _noqa_applies(code: str) -> bool:
+    """Whether `# noqa: CODE` can silence the code (not for unused-noqa findings themselves)."""
+    rule = registry().get(code)
+    return rule is None or rule.noqa_applies

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 from typing import List, Optional, Set, Tuple
 
 from compilelint.finding import Span
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def lines_with_ends(text: str) -> List[str]:
-    """Split at \\r\\n, \\r and \\n only (not at form feeds or U+2028), as `ast` counts rows."""
-    return _LINE.findall(text)
+from compilelint.source import lines_with_ends
 
 
 class FileText:

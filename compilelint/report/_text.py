@@ -1,16 +1,10 @@
-"""Source text helpers: Python's line ends, 1-based (row, col) to offsets, applying edits in memory."""
+"""Source text as reports show it: rows (split by `source.lines_with_ends`) and terminal widths."""
 from __future__ import annotations
 
-import re
 import unicodedata
-from typing import Iterable, List, Optional
+from typing import List, Optional
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def lines_with_ends(text: str) -> List[str]:
-    """Split where Python's tokenizer does (\\r\\n, \\r, \\n), not at form feeds or U+2028."""
-    return _LINE.findall(text)
+from compilelint.source import lines_with_ends
 
 
 def lines(text: str) -> List[str]:
@@ -34,27 +28,6 @@ def read_source(path: str, sources: Optional[dict]) -> Optional[str]:
             return f.read()
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def apply_edits(text: str, edits: Iterable) -> str:
-    """Each edit replaces its span (1-based rows/cols, end exclusive) with its content."""
-    starts = [0]
-    for line in lines_with_ends(text):
-        starts.append(starts[-1] + len(line))
-
-    def offset(row: int, col: int) -> int:
-        row = min(max(row, 1), len(starts))
-        return min(starts[row - 1] + col - 1, len(text))
-
-    out, pos = [], 0
-    for edit in sorted(edits, key=lambda e: (e.span.row, e.span.col, e.span.end_row, e.span.end_col)):
-        start, end = offset(edit.span.row, edit.span.col), offset(edit.span.end_row, edit.span.end_col)
-        if start < pos:  # overlapping edits: keep the first, as a fixer would
-            continue
-        out += [text[pos:start], edit.content]
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def width(text: str) -> int:

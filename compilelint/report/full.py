@@ -17,6 +17,8 @@ from __future__ import annotations
 import difflib
 from typing import List, Optional
 
+from compilelint.fix.edits import apply_fixes
+
 from . import _text
 from ._rules import help_text, load_rules
 from ._style import Style
@@ -61,7 +63,7 @@ def _fix(finding, source: Optional[str], unsafe_fixes: bool, style: Style, title
             s = e.span
             out.append(f"  replace {s.row}:{s.col}-{s.end_row}:{s.end_col} with {e.content!r}")
         return out
-    before, after = _text.lines(source), _text.lines(_text.apply_edits(source, fix.edits))
+    before, after = _text.lines(source), _text.lines(apply_fixes(source, [finding])[0])
     diff = difflib.unified_diff(before, after, finding.path, finding.path, n=1, lineterm="")
     return out + ["  " + style(line, *_diff_style(line)) for line in diff]
 
@@ -85,6 +87,8 @@ def finding_block(finding, *, rule, source, unsafe_fixes: bool, style: Style) ->
         out.append(f"{style('help', 'bold', 'cyan')}: {advice}")
     if finding.region is not None:
         out.append(f"  = note: reached from {finding.region.root} via {finding.region.reason}")
+        if finding.region.note():
+            out.append(f"  = note: {finding.region.note()}")
     if finding.fix is not None:
         title = "" if advice == finding.fix.message else finding.fix.message  # said once is enough
         out += _fix(finding, source, unsafe_fixes, style, title)

@@ -45,7 +45,8 @@ def finding_dict(finding, rule=None, torch_version: str = DEFAULT_TORCH_VERSION)
         "url": rule_url(finding, rule, torch_version),
         "noqa_row": finding.noqa_row,
         "gb_type": finding.gb_type,
-        "region": None if region is None else {"root": region.root, "reason": region.reason},
+        "region": None if region is None else {"root": region.root, "reason": region.reason, "mode": region.mode,
+                                               "condition": region.condition},
         "severity": finding.severity,
     }
     if finding.verification is not None:

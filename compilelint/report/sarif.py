@@ -85,7 +85,8 @@ def _result(finding, index: int) -> dict:
     if finding.fix is not None:
         props["applicability"] = finding.fix.applicability
     if finding.region is not None:
-        props["region"] = {"root": finding.region.root, "reason": finding.region.reason}
+        props["region"] = {"root": finding.region.root, "reason": finding.region.reason,
+                           "mode": finding.region.mode, "condition": finding.region.condition}
     if finding.verification is not None:
         props["verification"] = finding.verification
     if finding.cell:

@@ -27,11 +27,10 @@ import os
 from typing import Callable, Iterable, List, Optional, Sequence
 
 from compilelint.finding import Report
-from compilelint.verify.missed import CODES as MISSED_CODES
 
 STATUSES = ("confirmed", "not-reproduced", "not-reached", "error", "static-only", "missed")
 
-__all__ = ["run_verify", "verify_report", "summarize", "VerifyUsageError", "MISSED_CODES", "STATUSES"]
+__all__ = ["run_verify", "verify_report", "summarize", "VerifyUsageError", "STATUSES"]
 
 
 class VerifyUsageError(ValueError):

@@ -1,33 +1,20 @@
-"""Findings that only `verify` produces: what Dynamo did that no rule predicted (codes CL9xx).
+"""Findings that only `verify` produces: what Dynamo did that no rule predicted (CL901-CL903).
 
-They are not `Rule`s (there is nothing to detect statically), so their metadata lives here for the
-formatters and `compilelint rule CL901`.
+Their rules (`rules/missed_*.py`) detect nothing statically; they carry the name, docs and the
+verify event each stands for (`Rule.verify_event`), which is all the formatters and `compilelint
+rule CL901` need.
 """
 from __future__ import annotations
 
 import os
 
 from compilelint.finding import Finding, Span
-from compilelint.rule import GB_SITE, RECOMPILE_DOCS
+from compilelint.rule import GB_SITE, RECOMPILE_DOCS, registry
 
-CODES = {
-    "CL901": {
-        "name": "missed-graph-break",
-        "event": "graph-break",
-        "summary": "torch.compile graph-broke here, and no compilelint rule predicted it",
-    },
-    "CL902": {
-        "name": "missed-recompile",
-        "event": "recompile",
-        "summary": "torch.compile recompiled because of this line, and no compilelint rule predicted it",
-    },
-    "CL903": {
-        "name": "missed-frame-skip",
-        "event": "frame-skipped",
-        "summary": "torch.compile gave up on this frame and ran it in eager, and no compilelint rule predicted it",
-    },
-}
-_BY_EVENT = {meta["event"]: code for code, meta in CODES.items()}
+
+def codes_by_event() -> dict:
+    """verify event ("graph-break", "recompile", "frame-skipped") → the code reporting it."""
+    return {rule.verify_event: code for code, rule in registry().items() if rule.verify_event}
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -36,7 +23,7 @@ def display_path(path: str, cwd: str) -> str:
 
 
 def missed_finding(event: dict, *, function: str, verification: dict, cwd: str) -> Finding:
-    code = _BY_EVENT[event["event"]]
+    code = codes_by_event()[event["event"]]
     line = event["line"]
     text = _source_line(event["file"], line)
     col = len(text) - len(text.lstrip()) + 1
@@ -50,7 +37,7 @@ def missed_finding(event: dict, *, function: str, verification: dict, cwd: str) 
     url = GB_SITE.format(gb.lower()) if gb else (RECOMPILE_DOCS if event["event"] == "recompile" else "")
     return Finding(
         code=code,
-        name=CODES[code]["name"],
+        name=registry()[code].name,
         message=message,
         path=display_path(event["file"], cwd),
         span=Span(line, col, line, len(text.rstrip()) + 1 if text.strip() else col),

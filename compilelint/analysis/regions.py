@@ -9,11 +9,11 @@ imports across files — stopping at `torch.compiler.disable`, custom ops, `allo
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from compilelint.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
-from compilelint.summary import Call, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
 # vLLM's class decorator; SGLang and others re-export it, so its name is enough.
@@ -29,6 +29,12 @@ OPAQUE_DECORATORS = frozenset({
     "torch.jit.unused", "torch.jit.ignore",
 })
 IGNORE_CLASS_DECORATORS = ("ignore_torch_compile",)
+# Dynamo takes the result as a constant and never traces the body.
+CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
+# Class decorators that may replace `forward` at run time by a kernel or a batched implementation
+# (transformers): by default the eager body is not what runs, so it is not followed
+# (`--follow-swapped` follows it, with the decorator named as the path's condition).
+SWAP_CLASS_DECORATORS = ("use_experts_implementation", "use_kernel_forward_from_hub")
 # Value each predicate has while Dynamo traces.
 PREDICATES = {
     "torch.compiler.is_compiling": True,
@@ -63,6 +69,8 @@ class Reach:
     reason: str  # "Class.forward → self.mlp → MLP.forward"
     cudagraph: bool
     explicit: bool  # reached from a real compile root (not only a candidate forward)
+    mode: str = "any"  # "train" / "eval": reached only through `if self.training:` / its negation
+    condition: str = ""  # a path condition the note names ("@use_experts_implementation keeps the eager forward")
 
 
 @dataclass
@@ -168,10 +176,15 @@ class Project:
         self._predicate_memo[name] = None
         value = None
         entry = self.functions.get(self.canonical(name))
-        if entry and entry[1].returns_only_predicates and depth < 5:
-            values = {self.predicate_value(self.canonical(p), depth + 1) for p in entry[1].returns_predicates}
-            if len(values) == 1:
-                value = values.pop()
+        info = entry[1] if entry else None
+        if info is not None and depth < 5:
+            if info.or_returns and all(any(self.predicate_value(self.canonical(p), depth + 1) is True for p in ret)
+                                       for ret in info.or_returns):
+                value = True  # every return is an `or` with a predicate true under compile in it
+            elif info.returns_only_predicates:
+                values = {self.predicate_value(self.canonical(p), depth + 1) for p in info.returns_predicates}
+                if len(values) == 1:
+                    value = values.pop()
         elif entry is None:
             value = PREDICATE_LEAVES.get(name.rsplit(".", 1)[-1])
         self._predicate_memo[name] = value
@@ -194,7 +207,25 @@ class Project:
         entry = self.functions.get(fid)
         if fid in self.opaque:
             return True
-        return bool(entry) and any(is_stop_decorator(d, self.extra_stops) for d in entry[1].decorators)
+        return bool(entry) and any(is_stop_decorator(d, self.extra_stops) or self.is_constant_decorator(d)
+                                   for d in entry[1].decorators)
+
+    def is_constant_decorator(self, decorator: str) -> bool:
+        """`@assume_constant_result`, or a project decorator setting Dynamo's constant marker."""
+        name = _bare(decorator)
+        if name in CONSTANT_DECORATORS:
+            return True
+        entry = self.functions.get(self.canonical(name))
+        return bool(entry) and entry[1].marks_constant
+
+    def swapped_by(self, fid: str) -> str:
+        """The decorator that may replace this `forward` at run time, or ""."""
+        cls, _, method = fid.rpartition(".")
+        entry = self.classes.get(cls)
+        if method != "forward" or entry is None:
+            return ""
+        return next((_bare(d).rsplit(".", 1)[-1] for d in entry[1].decorators
+                     if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")
 
     # ----- resolution of calls --------------------------------------------------------------------
     def callees(self, fid: str, call: Call) -> List[str]:
@@ -239,7 +270,8 @@ class Project:
         return f"{summary.path}:{info.qualname}"
 
 
-def compile_roots(project: Project, entries: List[str], scope: str) -> List[Tuple[str, str, bool, bool]]:
+def compile_roots(project: Project, entries: List[str], scope: str,
+                  follow_swapped: bool = False) -> List[Tuple[str, str, bool, bool]]:
     """(function id, how it is compiled, cudagraph, explicit) in priority order."""
     roots: List[Tuple[str, str, bool, bool]] = []
     if entries:
@@ -270,6 +302,8 @@ def compile_roots(project: Project, entries: List[str], scope: str) -> List[Tupl
                     continue
                 if any(_bare(d).rsplit(".", 1)[-1] in IGNORE_CLASS_DECORATORS for d in cls.decorators):
                     continue
+                if not follow_swapped and project.swapped_by(f"{cid}.forward"):
+                    continue
                 if project.is_module_class(cid):
                     roots.append((f"{cid}.forward", "nn.Module.forward", False, False))
     if scope == "all":
@@ -278,8 +312,22 @@ def compile_roots(project: Project, entries: List[str], scope: str) -> List[Tupl
     return roots
 
 
-def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
-    """Breadth-first from each root; the first (highest-priority) root to reach a function wins."""
+def edge_mode(guards) -> str:
+    """The mode a call (or a finding) runs in, from the `self.training` guards around it."""
+    modes = {"train" if needed else "eval" for name, needed in guards if name == TRAINING}
+    return modes.pop() if len(modes) == 1 else ("never" if modes else "any")
+
+
+def meet(a: str, b: str) -> str:
+    """Both conditions at once: `any` yields to the other; train and eval never meet."""
+    if a == "any" or a == b:
+        return b
+    return a if b == "any" else "never"
+
+
+def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
+    """Breadth-first from each root; the first (highest-priority) root to reach a function wins.
+    A function reached in train mode along one path and eval (or any) along another runs in any."""
     reached: Dict[str, Reach] = {}
     disabled: List[DisabledCall] = []
     seen_disabled = set()
@@ -292,13 +340,15 @@ def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]
                 continue
         root_display = project.display(fid)
         qual = project.functions[fid][1].qualname
-        queue = deque([(fid, qual)])
+        queue = deque([fid])
         reached[fid] = Reach(root_display, qual, cudagraph, explicit)
         while queue:
-            current, path = queue.popleft()
+            current = queue.popleft()
+            here = reached[current]
             summary, info = project.functions[current]
             for index, call in enumerate(info.calls):
-                if project.dead(call.guards):
+                mode = meet(here.mode, edge_mode(call.guards))
+                if mode == "never" or project.dead(call.guards):
                     continue
                 for callee in project.callees(current, call):
                     callee_qual = project.functions[callee][1].qualname
@@ -310,14 +360,23 @@ def reach(project: Project, roots) -> Tuple[Dict[str, Reach], List[DisabledCall]
                         continue
                     if project.is_stopped(callee):
                         continue
-                    if callee in reached and (reached[callee].explicit or not explicit):
+                    swapped = project.swapped_by(callee)
+                    if swapped and not follow_swapped:
+                        continue
+                    old = reached.get(callee)
+                    if old is not None and old.root == root_display:
+                        if old.mode != mode and old.mode != "any":  # reached in another mode too
+                            reached[callee] = replace(old, mode="any")
+                            queue.append(callee)
+                        continue
+                    if old is not None and (old.explicit or not explicit):
                         continue
                     own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
                     plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
                     hop = callee_qual if plain else f"{call.label} → {callee_qual}"
-                    new_path = f"{path} → {hop}"
-                    reached[callee] = Reach(root_display, new_path, cudagraph, explicit)
-                    queue.append((callee, new_path))
+                    condition = f"@{swapped} keeps the eager forward" if swapped else here.condition
+                    reached[callee] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)
+                    queue.append(callee)
     return reached, disabled
 
 

@@ -9,21 +9,31 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
 
-from compilelint import tensors as T
-from compilelint.astutil import FUNCS, end, is_class_name, is_self, names_in_target
-from compilelint.names import COMPILE_FUNCS
-
-if TYPE_CHECKING:
-    from compilelint.analyze import ClassFacts, FileAnalyzer, Scope
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target
+from compilelint.analysis.facts import ClassFacts, FileFacts
+from compilelint.analysis.names import COMPILE_FUNCS
 
 # Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
 # `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
 SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
 
 
-def module_call_kind(analyzer: FileAnalyzer, cls: Optional[ClassFacts], key: str) -> Optional[str]:
+@dataclass
+class Bindings:
+    """What a function's names hold, as `function_bindings` computes it."""
+
+    inference: T.TensorInference
+    locals: Set[str] = field(default_factory=set)  # every name bound in the function
+    locals_only: Set[str] = field(default_factory=set)  # bound here without a `global` statement
+    module_locals: Dict[str, str] = field(default_factory=dict)  # local name → self attribute holding submodules
+    constructed: Dict[str, str] = field(default_factory=dict)  # local name → class constructed into it
+
+
+def module_call_kind(facts: FileFacts, cls: Optional[ClassFacts], key: str) -> Optional[str]:
     """What `self.sub(x)` returns: a tensor for nn layers and in-file modules annotated `-> Tensor`."""
     if cls is None or not key.startswith("self."):
         return None
@@ -35,28 +45,83 @@ def module_call_kind(analyzer: FileAnalyzer, cls: Optional[ClassFacts], key: str
         if name.startswith("torch.nn."):
             leaf = name.rsplit(".", 1)[-1]
             kinds.add(None if leaf in T.NN_NON_TENSOR_MODULES or leaf in ("Sequential",) else T.TENSOR)
-        elif name.startswith(analyzer.module + ".") and name[len(analyzer.module) + 1:] in analyzer.classes:
-            kinds.add(analyzer.classes[name[len(analyzer.module) + 1:]].forward_returns)
+        elif name.startswith(facts.module + ".") and name[len(facts.module) + 1:] in facts.classes:
+            kinds.add(facts.classes[name[len(facts.module) + 1:]].forward_returns)
         else:
             kinds.add(None)
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], scope: Scope) -> T.TensorInference:
+def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
     """Tensor inference over a function's bindings: its parameters and locals,
-    name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges."""
-    resolve = analyzer._resolve_plain
-    args = node.args
-    positional = args.posonlyargs + args.args
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-    decorators = scope.info.decorators if scope.info is not None else []
+    name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges.
+    Function-local imports are added to the file's import table (they rebind names for the walk)."""
+    resolve = facts.resolve_plain
+    out = Bindings(inference=None)
+    nodes = facts.nodes(node)
+    global_names, non_tensor_names = _usage(nodes)
     tensor_by_default = (cls is not None and node.name == "forward") or any(
         d.split("#")[0] in COMPILE_FUNCS for d in decorators)
-    kinds: Dict[str, Set[Optional[str]]] = {}  # parameters
-    nodes = analyzer.nodes(node)
+    params = _parameters(node.args)
+    kinds = _parameter_kinds(node.args, params, tensor_by_default, non_tensor_names, resolve, out)
+    assignments = _assignments(nodes, node, kinds, resolve, out)
+    for _, target, _, _ in assignments:
+        for name in names_in_target(target):
+            out.locals.add(name)
+            if name not in global_names:
+                out.locals_only.add(name)
+    # Function-local imports rebind names (`import torch.nn.functional as F` inside a function).
+    for sub in nodes:
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            facts.imports.add_import(sub)
+            for alias in sub.names:
+                out.locals.discard((alias.asname or alias.name).split(".")[0])
+
+    env: Dict[str, list] = {}
+    for name, ks in kinds.items():
+        ks = ks - {T.NONE}
+        env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
+    inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
+                                  facts.global_kind, lambda key: module_call_kind(facts, cls, key))
+    # In source order, so each right-hand side sees the bindings made before it.
+    for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
+        for name, kind in bind(target, value, how, inference):
+            if kind == T.NONE and env.get(name):
+                continue  # `x = None` first, a tensor later: keep what we know
+            env.setdefault(name, []).append((pos, kind))
+            if how == "for" and isinstance(value, ast.AST):
+                attr = self_attr_in(value, cls)
+                if attr:
+                    out.module_locals[name] = attr
+        if how == "=" and isinstance(target, ast.Name):
+            if isinstance(value, ast.Call):
+                cname = resolve(value.func)
+                if cname and is_class_name(cname) and not cname.startswith("torch."):
+                    out.constructed[target.id] = cname
+            attr = self_attr_in(value, cls, direct=True)
+            if attr:
+                out.module_locals[target.id] = attr
+    for bindings in env.values():
+        bindings.sort(key=lambda b: b[0])
+    unions = {arg.arg: T.annotation_union(arg.annotation, resolve) for arg, _ in params if arg.annotation is not None}
+    inference.narrowed = narrowed_ranges(nodes, unions, resolve)
+    inference.forget()
+    out.inference = inference
+    return out
+
+
+def _parameters(args: ast.arguments) -> List[Tuple[ast.arg, Optional[ast.AST]]]:
+    """(parameter, default) pairs, positional and keyword-only."""
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+
+
+def _usage(nodes) -> Tuple[Set[str], Set[str]]:
+    """(names declared global or nonlocal, names used like a config or container:
+    `p.seq_lens`, `p["k"]`, `p()`, `device=p`)."""
     global_names: Set[str] = set()
-    non_tensor_names: Set[str] = set()  # used like a config or container: `p.seq_lens`, `p["k"]`, `p()`
+    non_tensor_names: Set[str] = set()
     for sub in nodes:
         if isinstance(sub, ast.Attribute):
             if isinstance(sub.value, ast.Name) and sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
@@ -74,9 +139,16 @@ def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], 
                     non_tensor_names.add(sub.args[0].id)
         elif isinstance(sub, (ast.Global, ast.Nonlocal)):
             global_names.update(sub.names)
+    return global_names, non_tensor_names
+
+
+def _parameter_kinds(args: ast.arguments, params, tensor_by_default: bool, non_tensor_names: Set[str], resolve,
+                     out: Bindings) -> Dict[str, Set[Optional[str]]]:
+    """What each parameter holds: its annotation, its default, or a tensor in compiled code."""
+    kinds: Dict[str, Set[Optional[str]]] = {}
     for arg, default in params:
         name = arg.arg
-        scope.locals.add(name)
+        out.locals.add(name)
         if name in ("self", "cls"):
             continue
         kind = T.annotation_kind(arg.annotation, resolve)
@@ -88,10 +160,14 @@ def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], 
         kinds[name] = {kind}
     for extra in (args.vararg, args.kwarg):
         if extra is not None:
-            scope.locals.add(extra.arg)
+            out.locals.add(extra.arg)
             kinds[extra.arg] = {None}
+    return kinds
 
-    # (where the binding takes effect, target, value expr, how)
+
+def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]]:
+    """Every binding in the function: (where it takes effect, target, value expr, how).
+    Annotated locals add their kind to `kinds`; nested parameters and `except ... as e` are locals."""
     assignments: List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]] = []
     for sub in nodes:
         if sub is node:
@@ -118,57 +194,15 @@ def function_inference(analyzer: FileAnalyzer, node, cls: Optional[ClassFacts], 
             for item in sub.items:
                 if item.optional_vars is not None:
                     assignments.append((end(item.optional_vars), item.optional_vars, item.optional_vars, "unknown"))
-        elif isinstance(sub, FUNCS + (ast.Lambda,)) and sub is not node:
+        elif isinstance(sub, FUNCS + (ast.Lambda,)):
             a = sub.args
             for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
-                scope.locals.add(p.arg)
+                out.locals.add(p.arg)
                 assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), p, "unknown"))
         elif isinstance(sub, ast.ExceptHandler) and sub.name:
-            scope.locals.add(sub.name)
+            out.locals.add(sub.name)
             assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=sub.name), sub, "unknown"))
-
-    for _, target, _, _ in assignments:
-        for name in names_in_target(target):
-            scope.locals.add(name)
-            if name not in global_names:
-                scope.locals_only.add(name)
-    # Function-local imports rebind names (`import torch.nn.functional as F` inside a function).
-    for sub in nodes:
-        if isinstance(sub, (ast.Import, ast.ImportFrom)):
-            analyzer.imports.add_import(sub)
-            for alias in sub.names:
-                scope.locals.discard((alias.asname or alias.name).split(".")[0])
-
-    env: Dict[str, list] = {}
-    for name, ks in kinds.items():
-        ks = ks - {T.NONE}
-        env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
-    inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
-                                  analyzer.global_kind, lambda key: module_call_kind(analyzer, cls, key))
-    # In source order, so each right-hand side sees the bindings made before it.
-    for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
-        for name, kind in bind(target, value, how, inference):
-            if kind == T.NONE and env.get(name):
-                continue  # `x = None` first, a tensor later: keep what we know
-            env.setdefault(name, []).append((pos, kind))
-            if how == "for" and isinstance(value, ast.AST):
-                attr = self_attr_in(value, cls)
-                if attr:
-                    scope.module_locals[name] = attr
-        if how == "=" and isinstance(target, ast.Name):
-            if isinstance(value, ast.Call):
-                cname = resolve(value.func)
-                if cname and is_class_name(cname) and not cname.startswith("torch."):
-                    scope.constructed[target.id] = cname
-            attr = self_attr_in(value, cls, direct=True)
-            if attr:
-                scope.module_locals[target.id] = attr
-    for bindings in env.values():
-        bindings.sort(key=lambda b: b[0])
-    unions = {arg.arg: T.annotation_union(arg.annotation, resolve) for arg, _ in params if arg.annotation is not None}
-    inference.narrowed = narrowed_ranges(nodes, unions, resolve)
-    inference.forget()
-    return inference
+    return assignments
 
 
 def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:

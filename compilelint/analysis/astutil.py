@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
-from compilelint import tensors as T
-from compilelint.names import ImportTable, dotted
+from compilelint.analysis import tensors as T
+from compilelint.analysis.names import ImportTable, dotted
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Optional
 
-from compilelint.names import dotted
+from compilelint.analysis.names import dotted
 
 TENSOR = "tensor"
 BOOL = "bool"
@@ -237,7 +237,8 @@ class TensorInference:
     def is_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
 
-    def _kind(self, node):  # noqa: C901 - one dispatch over expression types reads best flat
+    def _kind(self, node):  # noqa: C901
+        """Kind of one expression. One dispatch over expression types: it reads best flat."""
         if isinstance(node, ast.Constant):
             return NONE if node.value is None else SCALAR
         if isinstance(node, ast.Name):

@@ -1,0 +1,161 @@
+"""The call graph and the compile roots a file writes: what the project pass (`regions`) follows.
+
+For each call the walker meets: the edges the function makes (`self.layer(x)`, `helper(x)`,
+`self.blocks[i].forward`, functions passed as arguments), the roots it creates
+(`torch.compile(model)`, `model.compile()`, `torch._dynamo.optimize(...)(fn)`) and the functions
+it registers as opaque custom ops.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from typing import TYPE_CHECKING, Optional
+
+from compilelint.analysis.astutil import is_self, keyword, keyword_str
+from compilelint.analysis.facts import CUDAGRAPH_MODES, FileFacts
+from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
+from compilelint.summary import Call, FileSummary, Root
+
+if TYPE_CHECKING:
+    from compilelint.analysis.walker import Scope
+
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
+
+
+class CallRecorder:
+    """Writes edges into the current function's `FunctionInfo.calls` and roots into the summary."""
+
+    def __init__(self, facts: FileFacts, summary: FileSummary):
+        self.facts = facts
+        self.summary = summary
+
+    def record(self, node: ast.Call, scope: "Scope"):
+        func = node.func
+        name = scope.resolve(func)
+        if name in COMPILE_FUNCS or name in DYNAMO_OPTIMIZE:
+            self._compile_site(node, name, scope)
+        if isinstance(func, ast.Call) and scope.resolve(func.func) in DYNAMO_OPTIMIZE and node.args:
+            self._root_for(node.args[0], "torch._dynamo.optimize(...)(fn)", node, False, scope)
+        self._record_opaque(node, name, scope)
+        if isinstance(func, ast.Attribute) and func.attr == "compile" and not node.args and name not in COMPILE_FUNCS:
+            cls = self._class_of_expr(func.value, scope)
+            if cls:
+                self.summary.roots.append(Root(cls, "forward", "model.compile()", node.lineno))
+        if scope.info is None:
+            return
+        targets = list(self._call_targets(func, scope))
+        # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
+        for arg in node.args:
+            if isinstance(arg, ast.Attribute) and is_self(arg.value):
+                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}"))
+            elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
+                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id))
+        guards = tuple(scope.guards)
+        for kind, target, member, label in targets:
+            top = target.split(".", 1)[0]
+            if kind == "name" and top in STDLIB and top != self.facts.top_package:
+                continue  # never a function of the checked project
+            key = (kind, target, member, guards)
+            if key not in scope.seen_calls:  # one edge per callee is all reach needs
+                scope.seen_calls.add(key)
+                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+
+    def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
+        """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
+        op = None
+        if name and name.rsplit(".", 1)[-1] == "direct_register_custom_op":
+            op = keyword(node, "op_func") or (node.args[1] if len(node.args) > 1 else None)
+        elif isinstance(node.func, ast.Call) and (scope.resolve(node.func.func) or "").endswith(("library.custom_op", "allow_in_graph")) and node.args:
+            op = node.args[0]
+        elif name in ("torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph") and node.args:
+            op = node.args[0]
+        if op is not None:
+            target = scope.resolve(op)
+            if target:
+                self.summary.opaque.append(target)
+
+    def _call_targets(self, func, scope: "Scope"):
+        if isinstance(func, ast.Name):
+            if func.id in scope.module_locals:
+                attr = scope.module_locals[func.id]
+                return [("attr", attr, "forward", f"self.{attr}[i]")]
+            name = scope.resolve(func)
+            if name and not name.startswith("builtins."):
+                return [("name", name, "", func.id)]
+            return []
+        if isinstance(func, ast.Subscript):
+            base = func.value
+            if isinstance(base, ast.Attribute) and is_self(base.value):
+                return [("attr", base.attr, "forward", f"self.{base.attr}[i]")]
+            return []
+        if not isinstance(func, ast.Attribute):
+            return []
+        value = func.value
+        if is_self(value):
+            return [("self", func.attr, "forward", f"self.{func.attr}")]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+            return [("super", func.attr, "", f"super().{func.attr}")]
+        if isinstance(value, ast.Attribute) and is_self(value.value):
+            return [("attr", value.attr, func.attr, f"self.{value.attr}.{func.attr}")]
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and is_self(value.value.value):
+            return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.module_locals:
+            attr = scope.module_locals[value.id]
+            return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+        name = scope.resolve(func)
+        if name and not name.startswith(("builtins.", "torch.")):
+            return [("name", name, "", dotted(func) or func.attr)]
+        return []
+
+    def _compile_site(self, node: ast.Call, name: str, scope: "Scope"):
+        target = node.args[0] if node.args else keyword(node, "model")
+        if target is None or name in DYNAMO_OPTIMIZE:
+            return
+        mode = keyword_str(node, "mode")
+        self._root_for(target, "torch.compile(...)", node, mode in CUDAGRAPH_MODES, scope)
+
+    def _root_for(self, target: ast.AST, via: str, site: ast.AST, cudagraph: bool, scope: "Scope"):
+        # torch.no_grad()(model.forward), functools.partial(f, ...): look through the wrapper.
+        while isinstance(target, ast.Call) and target.args and (isinstance(target.func, ast.Call) or scope.resolve(target.func) == "functools.partial"):
+            target = target.args[0]
+        row = site.lineno
+        add = self.summary.roots.append
+        module = self.facts.module
+        if isinstance(target, ast.Attribute):
+            owner = target.value
+            if is_self(owner) and scope.cls is not None:
+                if target.attr in scope.cls.info.methods:
+                    add(Root(f"{module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph))
+                else:
+                    add(Root(f"{module}.{scope.cls.info.qualname}", None, via, row, cudagraph, self_attr_of=target.attr))
+                return
+            if isinstance(owner, ast.Attribute) and is_self(owner.value) and scope.cls is not None:
+                add(Root(f"{module}.{scope.cls.info.qualname}", target.attr, via, row, cudagraph, self_attr_of=owner.attr))
+                return
+            cls = self._class_of_expr(owner, scope)
+            if cls:
+                add(Root(cls, target.attr, via, row, cudagraph))
+                return
+            name = scope.resolve(target)
+            if name:
+                add(Root(name, None, via, row, cudagraph))
+            return
+        cls = self._class_of_expr(target, scope)
+        if cls:
+            add(Root(cls, "forward", via, row, cudagraph))
+            return
+        if isinstance(target, ast.Name):
+            name = scope.resolve(target)
+            if name:
+                add(Root(name, None, via, row, cudagraph))
+
+    def _class_of_expr(self, node: ast.AST, scope: "Scope") -> Optional[str]:
+        """`MyModel(...)` or a name bound to one in this scope or at module level."""
+        if isinstance(node, ast.Call):
+            name = scope.resolve(node.func)
+            if name and name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith(("builtins.", "torch.")):
+                return name
+            return None
+        if isinstance(node, ast.Name):
+            return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
+        return None

@@ -1,0 +1,385 @@
+"""What a file declares before any function is walked: imports, module-level names, classes and
+what their methods assign to `self`, noqa comments, and each function's header facts.
+
+Everything here is computed once per file, read-only afterwards (except that function-local
+imports add to the import table, see `bindings`), and shared by the walker, the bindings of each
+function and the fix builders.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Set, Tuple
+
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import (
+    FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
+    self_targets, walk,
+)
+from compilelint.analysis.names import ImportTable, dotted, module_name_for
+from compilelint.comments import comments
+from compilelint.source import SourceFile
+from compilelint.summary import ClassInfo, FunctionInfo
+
+# Modes whose compiled code is captured in CUDA graphs.
+CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+# Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
+MARKED_CONSTANT = "_dynamo_marked_constant"
+PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
+
+
+class ClassFacts:
+    """What a class's methods assign to `self`: the basis of `self.x` inference in this file."""
+
+    def __init__(self, info: ClassInfo):
+        self.info = info
+        self.kinds: Dict[str, Set[Optional[str]]] = {}
+        self.init_numbers: Set[str] = set()  # attrs set to an int/float constant in __init__
+        self.init_lists: Set[str] = set()
+        self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
+        self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+
+    def attr_kind(self, attr: str) -> Optional[str]:
+        if attr == "training":
+            return T.SCALAR
+        kinds = self.kinds.get(attr, set()) - {T.NONE}
+        return kinds.pop() if len(kinds) == 1 else None
+
+
+class FileFacts:
+    """The file-level facts; `collect()` fills them in the order later facts depend on."""
+
+    def __init__(self, path: str, source: SourceFile, tree: ast.Module):
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.module = module_name_for(path)
+        self.top_package = self.module.split(".", 1)[0]
+        self.imports = ImportTable(self.module, path.endswith("__init__.py"))
+        self.top = list(module_statements(tree.body))
+        self.classes: Dict[str, ClassFacts] = {}  # in source order: the summary's classes
+        self.global_kinds: Dict[str, Optional[str]] = {}
+        self.global_numbers: Set[str] = set()
+        self.global_lists: Set[str] = set()
+        self.module_defs: Set[str] = set()
+        self._nodes: Dict[int, List[ast.AST]] = {}
+        self._module_constructed: Optional[Dict[str, str]] = None
+
+    def collect(self) -> "FileFacts":
+        for node in self.top:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.add_import(node)
+        for stmt in self.top:
+            if isinstance(stmt, FUNCS + (ast.ClassDef,)):
+                self.imports.aliases[stmt.name] = f"{self.module}.{stmt.name}"
+                self.module_defs.add(stmt.name)
+        for stmt in self.top:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                self._module_assignment(stmt)
+        for stmt in self.top:
+            if isinstance(stmt, ast.ClassDef):
+                ClassCollector(self, stmt).collect()
+        return self
+
+    def nodes(self, fn: ast.AST) -> List[ast.AST]:
+        """Every node of a function, walked once and shared by all the passes that need it."""
+        key = id(fn)
+        if key not in self._nodes:
+            self._nodes[key] = walk(fn)
+        return self._nodes[key]
+
+    # ----- names ----------------------------------------------------------------------------------
+    def resolve_plain(self, node) -> Optional[str]:
+        """A name through the imports, ignoring locals (for facts that hold in every function)."""
+        return self.imports.resolve(node)
+
+    def global_kind(self, name: str) -> Optional[str]:
+        if name in self.global_kinds:
+            return self.global_kinds[name]
+        # `from .utils import logger`: a logger made in another module of the project.
+        if name in self.imports.aliases and name.lower().lstrip("_") in ("logger", "log"):
+            return T.LOGGER
+        return None
+
+    def decorator_name(self, node: ast.AST) -> Optional[str]:
+        """The decorator's resolved name; `#cudagraph` appended for a compile in a CUDA-graph mode."""
+        target = node.func if isinstance(node, ast.Call) else node
+        name = self.imports.resolve(target) or dotted(target)
+        if name and isinstance(node, ast.Call):
+            mode = keyword_str(node, "mode")
+            if mode in CUDAGRAPH_MODES:
+                return name + "#cudagraph"
+        return name
+
+    def module_constructed(self) -> Dict[str, str]:
+        """Module-level names bound to a constructed project class (`model = MyModel()`)."""
+        if self._module_constructed is None:
+            found = {}
+            for stmt in self.top:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    if isinstance(stmt.value, ast.Call):
+                        name = self.imports.resolve(stmt.value.func)
+                        if name and name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith(("builtins.", "torch.")):
+                            found[stmt.targets[0].id] = name
+            self._module_constructed = found
+        return self._module_constructed
+
+    def _module_assignment(self, stmt):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        if value is None:
+            return
+        for t in targets:
+            if not isinstance(t, ast.Name):
+                continue
+            name = t.id
+            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                self.global_numbers.add(name)
+                self.global_kinds[name] = T.SCALAR
+            elif isinstance(value, ast.List) or is_call_to(value, "list"):
+                self.global_lists.add(name)
+            elif is_logger_factory(value, self.imports):
+                self.global_kinds[name] = T.LOGGER
+            elif isinstance(value, ast.Constant):
+                self.global_kinds[name] = T.SCALAR
+            else:
+                aliased = self.imports.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
+                    self.imports.aliases[name] = aliased  # tc = torch.compile
+
+    # ----- functions ------------------------------------------------------------------------------
+    def function_info(self, node, cls: Optional[ClassFacts]) -> FunctionInfo:
+        """A function's header facts: name, lines, decorators, generator, predicate wrapper."""
+        info = FunctionInfo(
+            qualname=f"{cls.info.qualname}.{node.name}" if cls else node.name,
+            row=node.lineno,
+            end_row=node.end_lineno or node.lineno,
+            decorators=[d for d in (self.decorator_name(x) for x in node.decorator_list) if d],
+            is_generator=self._is_generator(node),
+        )
+        self._predicate_returns(node, info)
+        info.marks_constant = marks_constant(self.nodes(node))
+        return info
+
+    def _is_generator(self, func) -> bool:
+        lines = self.source.lines[func.lineno - 1: func.end_lineno]
+        if not any("yield" in line for line in lines):
+            return False
+        return is_generator(func)
+
+    def _predicate_returns(self, node, info: FunctionInfo):
+        """Record the bodies of project wrappers of compile predicates: `return is_compiling()`, and
+        transformers' `is_tracing(t=None)`, which builds a local flag with `or` and `|=` and returns
+        it. Per return, the predicate calls of its `or` chain (`or_returns`): any one of them true
+        makes that return true."""
+        if not PREDICATE_NAME.search(node.name):
+            return
+        flags: Dict[str, List[ast.AST]] = {}
+        for sub in self.nodes(node):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                flags.setdefault(sub.targets[0].id, []).extend(or_operands(sub.value))
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.BitOr) and isinstance(sub.target, ast.Name):
+                flags.setdefault(sub.target.id, []).extend(or_operands(sub.value))
+        preds, only, or_returns = [], True, []
+        for sub in self.nodes(node):
+            if not (isinstance(sub, ast.Return) and sub.value is not None):
+                continue
+            operands = []
+            for v in or_operands(sub.value):
+                operands.extend(flags.get(v.id, [v]) if isinstance(v, ast.Name) else [v])
+            names = []
+            for v in operands:
+                name = (self.imports.resolve(v.func) or dotted(v.func)) if isinstance(v, ast.Call) else None
+                if name:
+                    names.append(name)
+                    if not v.args and not v.keywords:
+                        preds.append(name)
+                        continue
+                if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+                    continue
+                only = False
+            or_returns.append(tuple(n for n in names if PREDICATE_NAME.search(n.rsplit(".", 1)[-1])))
+        info.returns_predicates = preds
+        info.returns_only_predicates = only and bool(preds)
+        info.or_returns = or_returns if or_returns and all(or_returns) else []
+
+
+def marks_constant(nodes) -> bool:
+    """The body sets `_dynamo_marked_constant`, the attribute Dynamo reads for a constant result."""
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and len(n.args) >= 2:
+            if isinstance(n.args[1], ast.Constant) and n.args[1].value == MARKED_CONSTANT:
+                return True
+        if isinstance(n, ast.Attribute) and n.attr == MARKED_CONSTANT and isinstance(n.ctx, ast.Store):
+            return True
+    return False
+
+
+def or_operands(expr: ast.AST) -> List[ast.AST]:
+    """`a or b or c` → [a, b, c]; anything else → [expr]."""
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return [v for value in expr.values for v in or_operands(value)]
+    return [expr]
+
+
+class ClassCollector:
+    """One class's facts: its bases and decorators, and what its methods assign to `self`."""
+
+    def __init__(self, facts: FileFacts, node: ast.ClassDef):
+        self.facts = facts
+        self.node = node
+        self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
+
+    def collect(self) -> ClassFacts:
+        node, facts = self.node, self.facts
+        info = ClassInfo(
+            qualname=node.name,
+            row=node.lineno,
+            bases=[b for b in (facts.imports.resolve(x) or dotted(x) for x in node.bases) if b],
+            decorators=[d for d in (facts.decorator_name(x) for x in node.decorator_list) if d],
+            methods=[m.name for m in node.body if isinstance(m, FUNCS)],
+        )
+        cls = ClassFacts(info)
+        # Attributes inherited from a base class defined earlier in this file.
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in facts.classes:
+                parent = facts.classes[base.id]
+                for k, v in parent.kinds.items():
+                    cls.kinds.setdefault(k, set()).update(v)
+                cls.init_numbers |= parent.init_numbers
+                cls.init_lists |= parent.init_lists
+                cls.tensor_attrs |= parent.tensor_attrs
+                for k, v in parent.info.submodules.items():
+                    info.submodules.setdefault(k, list(v))
+        facts.classes[node.name] = cls
+        probe = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind, lambda a: None)
+        for method in node.body:
+            if isinstance(method, FUNCS):
+                self._method(cls, method, probe)
+        return cls
+
+    def _method(self, cls: ClassFacts, method, probe: T.TensorInference):
+        in_init = method.name == "__init__"
+        if method.name == "forward":
+            cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
+        self.class_names = self._class_valued_names(method)
+        for sub in self.facts.nodes(method):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if sub.value is None:
+                    continue
+                for t in targets:
+                    for attr, value in self_targets(t, sub.value):
+                        self._record_attr(cls, attr, value, probe, in_init)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
+                if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
+                    name = sub.args[0]
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                        cls.kinds.setdefault(name.value, set()).add(T.TENSOR)
+                        cls.tensor_attrs.add(name.value)
+                elif sub.func.attr == "add_module" and len(sub.args) > 1:
+                    name = sub.args[0]
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                        self._record_attr(cls, name.value, sub.args[1], probe, in_init)
+
+    def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
+        kinds = cls.kinds.setdefault(attr, set())
+        if isinstance(value, ast.Constant):
+            if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                if in_init:
+                    cls.init_numbers.add(attr)
+                kinds.add(T.SCALAR)
+            else:
+                kinds.add(T.NONE if value.value is None else T.SCALAR)
+            return
+        if isinstance(value, ast.List) or is_call_to(value, "list"):
+            if in_init:
+                cls.init_lists.add(attr)
+            kinds.add(None)
+            return
+        if is_logger_factory(value, self.facts.imports):
+            kinds.add(T.LOGGER)
+            return
+        kind = probe.kind(value)
+        if kind in T.TENSORISH:  # nn.Parameter(...), torch.zeros(...)
+            cls.tensor_attrs.add(attr)
+            kinds.add(kind)
+            return
+        classes = self._constructed_classes(value)
+        if classes:
+            cls.info.submodules.setdefault(attr, [])
+            for c in classes:
+                if c not in cls.info.submodules[attr]:
+                    cls.info.submodules[attr].append(c)
+            kinds.add(T.MODULE)
+            return
+        kinds.add(kind)
+
+    def _constructed_classes(self, value: ast.AST) -> List[str]:
+        """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
+        found = []
+        for sub in ast.walk(value):
+            if isinstance(sub, ast.Call):
+                if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names:
+                    found.extend(self.class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
+                    continue
+                name = self.facts.imports.resolve(sub.func)
+                if name and is_class_name(name):
+                    found.append(name)
+        return found
+
+    def _class_valued_names(self, method) -> Dict[str, List[str]]:
+        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
+        (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
+        imports = self.facts.imports
+
+        def classes(expr) -> List[str]:
+            if isinstance(expr, ast.IfExp):
+                return classes(expr.body) + classes(expr.orelse)
+            if isinstance(expr, (ast.Name, ast.Attribute)):
+                name = imports.resolve(expr)
+                return [name] if name and is_class_name(name) else []
+            return []
+
+        out: Dict[str, List[str]] = {}
+        args = method.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            found = classes(default)
+            if found:
+                out[arg.arg] = found
+        for sub in self.facts.nodes(method):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                found = classes(sub.value)
+                if found:
+                    out.setdefault(sub.targets[0].id, []).extend(found)
+        return out
+
+
+def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:
+    """(row → codes or None for all, file-level codes: None none, () every code)."""
+    noqa: Dict[int, Optional[Tuple[str, ...]]] = {}
+    file_noqa: Optional[Tuple[str, ...]] = None
+    if "noqa" not in source.text.lower():
+        return noqa, file_noqa
+    for i, line in comments(source.text):  # real comments only, never text in a string
+        if "noqa" not in line.lower():
+            continue
+        m = FILE_NOQA.search(line)
+        if m:
+            codes = tuple(c.strip().upper() for c in (m.group("codes") or "").split(",") if c.strip())
+            # () means every code; codes accumulate over several directives.
+            if not codes or file_noqa == ():
+                file_noqa = ()
+            else:
+                file_noqa = (file_noqa or ()) + codes
+            continue
+        m = NOQA.search(line)
+        if m:
+            codes = m.group("codes")
+            noqa[i] = tuple(c.strip().upper() for c in codes.split(",")) if codes else None
+    return noqa, file_noqa

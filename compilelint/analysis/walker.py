@@ -1,0 +1,350 @@
+"""One file, one parse, one walk: from source text to a `FileSummary`.
+
+The walk visits every function once with all rules batched (each rule's `visit_<Node>` hooks are
+dispatched from a single traversal). Along the way it records the guards (`is_compiling()`
+branches) each node sits under; `calls` records the call graph and roots, `facts` holds what
+the file declares, `bindings` what each function's names hold. The walker is the `RuleContext`
+the rules see.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Set, Tuple
+
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
+from compilelint.analysis.bindings import function_bindings
+from compilelint.analysis.calls import CallRecorder
+from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
+from compilelint.analysis.names import dotted
+from compilelint.analysis.regions import is_stop_decorator
+from compilelint.finding import Span
+from compilelint.rule import FixContext, RuleContext, registry
+from compilelint.source import SourceFile
+from compilelint.summary import TRAINING, Candidate, FileSummary, FunctionInfo
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
+    if tree is None:
+        tree = ast.parse(source.text, filename=path)
+    return FileAnalyzer(path, source, tree, prefilter).run()
+
+
+class FileAnalyzer(RuleContext):
+    """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
+    the walker's own business)."""
+
+    def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
+        self.prefilter = prefilter
+        self.facts = FileFacts(path, source, tree)
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.module = self.facts.module
+        self.imports = self.facts.imports
+        self.summary = FileSummary(path=path, module=self.module)
+        self.calls = CallRecorder(self.facts, self.summary)
+        self._fixes = FixContext(source, tree, self.module, self.imports, self.summary.classes)
+
+    # ----- driver -----------------------------------------------------------------------------
+    def run(self) -> FileSummary:
+        facts = self.facts.collect()
+        self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
+        self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
+        text = self.source.text
+        rules = [cls(self) for cls in registry().values()
+                 if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
+        self.hooks: Dict[str, list] = {}
+        for rule in rules:
+            for name in dir(rule):
+                if name.startswith("visit_"):
+                    self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
+        self.scope = Scope(facts, None, None, None)
+        self._walk_block(self.tree.body)
+        self.summary.aliases = dict(self.imports.aliases)
+        for stmt in facts.top:
+            if isinstance(stmt, FUNCS):
+                self._function(stmt, None)
+            elif isinstance(stmt, ast.ClassDef):
+                for item in stmt.body:
+                    if isinstance(item, FUNCS):
+                        self._function(item, facts.classes[stmt.name])
+        self.summary.graph_key = self.summary.compute_graph_key()
+        return self.summary
+
+    def _function(self, node, cls: Optional[ClassFacts]):
+        info = self.facts.function_info(node, cls)
+        self.summary.functions[info.qualname] = info
+        self.scope = Scope(self.facts, node, cls, info)
+        self._walk_block(node.body)
+        self.scope = Scope(self.facts, None, None, None)
+
+    # ----- the walk -------------------------------------------------------------------------------
+    def _walk_block(self, stmts):
+        pushed = 0
+        for stmt in stmts:
+            self._visit(stmt)
+            # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and exits(stmt.body[-1]):
+                guards = self._branch_guards(stmt.test, False)
+                self.scope.guards.extend(guards)
+                pushed += len(guards)
+        if pushed:
+            del self.scope.guards[-pushed:]
+
+    def _visit(self, node: ast.AST):
+        scope = self.scope
+        scope.stack.append(node)
+        for hook in self.hooks.get(type(node).__name__, ()):
+            hook(node)
+        if isinstance(node, ast.Call):
+            self.calls.record(node, scope)
+        if isinstance(node, ast.Assign):
+            self._note_flag(node)
+        if isinstance(node, ast.If):
+            self._visit(node.test)
+            self._guarded(node.test, True, node.body)
+            self._guarded(node.test, False, node.orelse)
+        elif isinstance(node, ast.BoolOp):
+            # `not is_compiling() and t.any()`: later operands only run when earlier ones allow it.
+            pushed = 0
+            for value in node.values:
+                self._visit(value)
+                guards = self._branch_guards(value, isinstance(node.op, ast.And))
+                scope.guards.extend(guards)
+                pushed += len(guards)
+            if pushed:
+                del scope.guards[-pushed:]
+        elif isinstance(node, ast.IfExp):
+            self._visit(node.test)
+            for branch, value in ((True, node.body), (False, node.orelse)):
+                guards = self._branch_guards(node.test, branch)
+                scope.guards.extend(guards)
+                self._visit(value)
+                if guards:
+                    del scope.guards[-len(guards):]
+        elif isinstance(node, FUNCS + (ast.ClassDef,)):
+            # At module level functions and classes are walked as scopes of their own; inside a
+            # function, nested helpers belong to it (unless they are never traced).
+            nested = scope.info is not None
+            if nested and isinstance(node, FUNCS) and not self._is_stopped(node):
+                for d in node.decorator_list:
+                    self._visit(d)
+                self._walk_block(node.body)
+        elif isinstance(node, LOOPS):
+            for child in ast.iter_child_nodes(node):
+                if child in getattr(node, "body", ()) or child in getattr(node, "orelse", ()):
+                    continue
+                self._visit(child)
+            scope.loops += 1
+            self._walk_block(node.body)
+            scope.loops -= 1
+            self._walk_block(node.orelse)
+        else:
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    if value and isinstance(value[0], ast.stmt):
+                        self._walk_block(value)
+                    else:
+                        for item in value:
+                            if isinstance(item, ast.AST):
+                                self._visit(item)
+                elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
+                    self._visit(value)
+        scope.stack.pop()
+
+    def _guarded(self, test, branch: bool, body):
+        guards = self._branch_guards(test, branch)
+        self.scope.guards.extend(guards)
+        self._walk_block(body)
+        if guards:
+            del self.scope.guards[-len(guards):]
+
+    def _branch_guards(self, test: ast.AST, branch: bool) -> List[Tuple[str, bool]]:
+        """Predicates that must have a given value for this branch of `if test:` to run."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._branch_guards(test.operand, not branch)
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And) and branch or isinstance(test.op, ast.Or) and not branch:
+                return [g for v in test.values for g in self._branch_guards(v, branch)]
+            return []
+        if isinstance(test, ast.Call):
+            name = self.resolve(test.func) or dotted(test.func)
+            if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
+                return [(name, branch)]
+        if isinstance(test, ast.Name) and test.id in self.scope.flags:
+            name, polarity = self.scope.flags[test.id]
+            return [(name, branch == polarity)]
+        if isinstance(test, ast.Attribute) and test.attr == "training" and is_self(test.value):
+            return [(TRAINING, branch)]
+        return []
+
+    def _note_flag(self, node: ast.Assign):
+        """`tracing = is_tracing(x)` / `eager = not is_compiling()`: the local is a predicate's value."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name = node.targets[0].id
+        guards = self._branch_guards(node.value, True)
+        if len(guards) == 1 and not isinstance(node.value, ast.BoolOp) and guards[0][0] != TRAINING:
+            self.scope.flags[name] = guards[0]
+        else:
+            self.scope.flags.pop(name, None)
+
+    def _is_stopped(self, node) -> bool:
+        return any(is_stop_decorator(d) for d in (self.facts.decorator_name(x) for x in node.decorator_list) if d)
+
+    # ----- the context rules see ------------------------------------------------------------------
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        return self.scope.resolve(node)
+
+    def kind(self, node: ast.AST) -> Optional[str]:
+        return self.scope.inference.kind(node)
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        return self.scope.inference.kind(node) in T.TENSORISH
+
+    @property
+    def function(self) -> Optional[FunctionInfo]:
+        return self.scope.info
+
+    @property
+    def function_node(self) -> Optional[ast.AST]:
+        return self.scope.node
+
+    @property
+    def cls(self) -> Optional[ClassFacts]:
+        return self.scope.cls
+
+    @property
+    def locals(self) -> Set[str]:
+        return self.scope.locals
+
+    @property
+    def fixes(self) -> FixContext:
+        return self._fixes
+
+    @property
+    def stack(self) -> List[ast.AST]:
+        """Ancestors of the node being visited, outermost first, the node itself last."""
+        return self.scope.stack
+
+    @property
+    def loops(self) -> int:
+        return self.scope.loops
+
+    def parent(self, depth: int = 1) -> Optional[ast.AST]:
+        stack = self.scope.stack
+        return stack[-1 - depth] if len(stack) > depth else None
+
+    def statement(self) -> Optional[ast.stmt]:
+        for node in reversed(self.scope.stack):
+            if isinstance(node, ast.stmt):
+                return node
+        return None
+
+    def span(self, node: ast.AST) -> Span:
+        src = self.source
+        row, end_row = node.lineno, node.end_lineno or node.lineno
+        return Span(row, src.char_col(row, node.col_offset) + 1, end_row,
+                    src.char_col(end_row, node.end_col_offset if node.end_col_offset is not None else node.col_offset) + 1)
+
+    def _path_to(self, node: ast.AST) -> List[ast.AST]:
+        """Ancestors of `node` from the enclosing statement down to it (the node itself last)."""
+        stack = self.scope.stack
+        start = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], ast.stmt)), None)
+        if start is None:
+            return list(stack) + ([node] if not stack or stack[-1] is not node else [])
+        path = list(stack[start:])
+        if path[-1] is node:
+            return path
+        below = _find_path(path[-1], node)
+        return path + below[1:] if below else path + [node]
+
+    def _short_circuit_guards(self, path: List[ast.AST]) -> List[Tuple[str, bool]]:
+        """`not is_compiling() and t.any()`: an operand after a predicate runs only when it allows."""
+        out: List[Tuple[str, bool]] = []
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, ast.BoolOp):
+                for value in parent.values:
+                    if value is child:
+                        break
+                    out.extend(self._branch_guards(value, isinstance(parent.op, ast.And)))
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                out.extend(self._branch_guards(parent.test, child is parent.body))
+        return out
+
+    def is_global_number(self, name: str) -> bool:
+        return name in self.facts.global_numbers and name not in self.scope.locals_only
+
+    def is_global_list(self, name: str) -> bool:
+        return name in self.facts.global_lists and name not in self.scope.locals
+
+    def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
+        return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
+
+    def report(self, rule, node, message, fix=None, condition=""):
+        path = self._path_to(node)
+        if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
+            return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
+        guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition)
+        if not rule.region_only:
+            self.summary.anywhere.append(candidate)
+        elif self.scope.info is not None:
+            self.scope.info.candidates.append(candidate)
+
+
+
+class Scope:
+    """The function being walked: its locals, their kinds, the guards and loops around the node."""
+
+    def __init__(self, facts: FileFacts, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo]):
+        self.node = node
+        self.cls = cls
+        self.info = info
+        self.imports = facts.imports
+        self.stack: List[ast.AST] = []
+        self.guards: List[Tuple[str, bool]] = []
+        self.loops = 0
+        self.seen_calls: Set[tuple] = set()
+        self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
+        if node is not None:
+            b = function_bindings(facts, node, cls, info.decorators if info is not None else [])
+            self.inference = b.inference
+            self.locals, self.locals_only = b.locals, b.locals_only
+            self.module_locals, self.constructed = b.module_locals, b.constructed
+        else:  # module level: no locals
+            self.inference = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind,
+                                               lambda key: None)
+            self.locals: Set[str] = set()
+            self.locals_only: Set[str] = set()  # assigned here without a `global` statement
+            self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
+            self.constructed: Dict[str, str] = {}  # local name → class constructed into it
+
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        """A name through the imports, unless a local of this function shadows it."""
+        return self.imports.resolve(node, self.locals)
+
+
+def _find_path(root: ast.AST, target: ast.AST) -> Optional[List[ast.AST]]:
+    """root, ..., target when target lies under root (expressions only: small trees)."""
+    if root is target:
+        return [root]
+    for child in ast.iter_child_nodes(root):
+        if isinstance(child, ast.stmt):
+            continue
+        found = _find_path(child, target)
+        if found:
+            return [root] + found
+    return None
+
+
+def _error_message(parent: ast.AST, child: ast.AST) -> bool:
+    """`child` is the message of an assert or the exception of a raise: evaluated only on failure."""
+    return (isinstance(parent, ast.Assert) and child is parent.msg) or \
+        (isinstance(parent, ast.Raise) and child is parent.exc)
+
+

@@ -1,0 +1,65 @@
+"""CL201-CL204: side-effect statements → guarded by `if not torch.compiler.is_compiling():` (unsafe:
+the statement no longer runs under compile)."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from compilelint.finding import Edit, Fix, Span
+from compilelint.fix.builders._common import GUARD, file_text, never_raise, newline, torch_name, whole_lines
+from compilelint.fix.text import FileText
+
+def _indent_unit(ctx, ft: FileText, stmt: ast.stmt, indent: str) -> str:
+    owner = None
+    passed = False
+    for n in reversed(ctx.stack):
+        if n is stmt:
+            passed = True
+            continue
+        if passed and isinstance(n, ast.stmt):
+            owner = n
+            break
+    if owner is None:
+        owner = ctx.function_node
+    if owner is not None:
+        outer = ft.indent_of(owner.lineno)
+        if indent.startswith(outer) and len(indent) > len(outer):
+            return indent[len(outer):]
+    return "\t" if indent.startswith("\t") else "    "
+
+
+@never_raise
+def guard_statement(ctx, call: ast.Call, what: str = "the call") -> Optional[Fix]:
+    """Wrap an expression statement in `if not torch.compiler.is_compiling():` (unsafe: it no longer
+    runs under compile)."""
+    stmt = ctx.statement()
+    if not isinstance(stmt, ast.Expr) or stmt.value is not call:
+        return None
+    ft = file_text(ctx)
+    span = ft.span(stmt)
+    if not whole_lines(ft, span):
+        return None
+    if span.end_row > span.row:
+        ft.row_starts_in_string(span.row)  # tokenizes
+        if not ft.tokens_ok:
+            return None  # can't tell string continuation lines from code: don't re-indent blindly
+    t = torch_name(ctx)
+    if t is None:
+        return None
+    tname, imports = t
+    indent = ft.line(span.row)[: span.col - 1]
+    unit = _indent_unit(ctx, ft, stmt, indent)
+    nl = newline(ctx)
+    parts = [indent + GUARD.format(torch=tname) + nl + indent + unit]
+    for row in range(span.row, span.end_row + 1):
+        line = ft.lines[row - 1]
+        piece = line[span.col - 1:] if row == span.row else line
+        if row == span.end_row:
+            cut = span.end_col - 1 - (0 if row != span.row else span.col - 1)
+            piece = piece[:cut]
+        if row != span.row and piece.strip() and not ft.row_starts_in_string(row):
+            piece = unit + piece
+        parts.append(piece)
+    content = "".join(parts)
+    return Fix("unsafe", f"Guard {what} with `if not torch.compiler.is_compiling():`",
+               imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),))

@@ -1,0 +1,49 @@
+"""The import contracts of pyproject.toml's [tool.importlinter], checked by import-linter: `check`
+never imports torch or `verify`, rules never import the CLI, analysis never imports rules, report
+never imports the engine."""
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+CONTRACTS = (
+    "check never imports torch or verify",
+    "rules never import the CLI or the engine",
+    "analysis never imports rules",
+    "report never imports the engine",
+)
+
+
+def test_import_contracts_are_kept():
+    lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+    r = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in CONTRACTS:
+        assert f"{name} KEPT" in r.stdout, r.stdout
+
+
+def _ctx_members_used(path, names=("ctx",)):
+    import ast
+
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Attribute) and base.attr == "ctx" or isinstance(base, ast.Name) and base.id in names:
+                used.add(node.attr)
+    return used
+
+
+def test_rules_and_builders_use_only_the_declared_rule_context():
+    import glob
+
+    from compilelint.rule import RuleContext
+
+    declared = {name for name in vars(RuleContext) if not name.startswith("_")}
+    files = glob.glob(os.path.join(ROOT, "rules", "*.py")) + glob.glob(os.path.join(ROOT, "compilelint", "fix", "builders", "*.py"))
+    assert len(files) > 20
+    for path in files:
+        undeclared = _ctx_members_used(path) - declared
+        assert not undeclared, f"{os.path.relpath(path, ROOT)} uses ctx.{sorted(undeclared)}, not in RuleContext"

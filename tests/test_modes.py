@@ -1,0 +1,46 @@
+"""Path conditions: a finding reached only in training (or only in eval) says so, and `--mode`
+keeps the findings that can run in that mode (fixtures/modes)."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+
+MODES = os.path.join(FIXTURES, "modes")
+MARK = re.compile(r"#\s*mode:\s*(train|eval|any)\s+(CL\d{3})")
+
+
+def marked(path):
+    with open(path, encoding="utf-8") as fh:
+        return {(i, m.group(2)): m.group(1) for i, line in enumerate(fh, 1) for m in [MARK.search(line)] if m}
+
+
+def check(path, *args):
+    proc = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--output-format",
+                           "json", "--exit-zero", *args], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_each_finding_carries_its_mode():
+    path = os.path.join(MODES, "layerdrop.py")
+    got = {(f["location"]["row"], f["code"]): (f["region"] or {}).get("mode") for f in check(path)}
+    assert got == marked(path)
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_mode_keeps_what_can_run(mode):
+    path = os.path.join(MODES, "layerdrop.py")
+    want = {k for k, m in marked(path).items() if m in ("any", mode)}
+    got = {(f["location"]["row"], f["code"]) for f in check(path, "--mode", mode)}
+    assert got == want
+
+
+def test_the_text_output_names_the_condition():
+    path = os.path.join(MODES, "layerdrop.py")
+    out = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero",
+                          "--output-format", "full"], capture_output=True, text=True).stdout
+    assert "only when self.training" in out and "only when not self.training" in out
