@@ -224,7 +224,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                     continue
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
-                region = Region(r.root, r.reason, mode, r.condition)
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, c.when) if x))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)

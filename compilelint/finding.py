@@ -44,7 +44,7 @@ class Region:
         """`only when self.training` / `only when not self.training; @x keeps the eager forward`."""
         parts = {"train": ["self.training"], "eval": ["not self.training"]}.get(self.mode, [])
         parts += [self.condition] if self.condition else []
-        return "only when " + "; ".join(parts) if parts else ""
+        return "only when " + " and ".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ class Candidate:
     guards: Tuple[Guard, ...] = ()
     # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture).
     condition: str = ""
+    # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
+    when: str = ""
 
 
 class Call(tuple):

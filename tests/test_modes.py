@@ -44,3 +44,5 @@ def test_the_text_output_names_the_condition():
     out = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero",
                           "--output-format", "full"], capture_output=True, text=True).stdout
     assert "only when self.training" in out and "only when not self.training" in out
+    # the plain part of the `if` is named too; the `self.training` part is the mode, said once
+    assert "only when self.training and self.layerdrop > 0" in out

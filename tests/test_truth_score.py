@@ -49,6 +49,9 @@ def test_a_finding_is_judged_in_the_mode_it_claims():
     assert [ok for _, ok in score.score_model(only_train, [_finding(13)])["findings"]] == [True]
     # a train-only finding raises no alarm on a model that is clean in eval
     assert score.score_model(only_train, [_finding(13, mode="train")])["alarm_eval"] is False
+    # a finding claiming both modes is judged on each run: true in train, false in eval
+    total = score.totals([score.score_model(only_train, [_finding(13)])])
+    assert (total["eval_precision"], total["train_precision"], total["finding_precision"]) == (0.0, 100.0, 100.0)
 
 
 def test_recompile_findings_need_recompile_sites_and_usage_findings_are_not_claims():

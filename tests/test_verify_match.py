@@ -140,11 +140,20 @@ def test_match_use_site_prefers_the_rule_that_lists_the_gb_type(src):
     assert fstr.events and not item.events
 
 
-def test_match_use_site_falls_back_to_nearest_unconfirmed(src):
+def test_an_event_its_rule_does_not_predict_confirms_nothing(src):
+    """torch 2.11: a `copy.deepcopy()` break after a tensor `if` is no proof of the `if`."""
     idx = M.FunctionIndex()
-    fstr = _t(0, "CL205", "break", src, 5, ("Some other title",))
-    missed = M.match([fstr], [_ev("graph-break", src, 7, "Observed exception")], {M.norm(src)}, idx)
-    assert fstr.events and not missed
+    branch = _t(0, "CL104", "break", src, 5, ("Data-dependent branching", "GB0170"))
+    deepcopy = dict(_ev("graph-break", src, 7, "Attempted to call function marked as skipped"), gb_id="GB0007")
+    missed = M.match([branch], [deepcopy], {M.norm(src)}, idx)
+    assert not branch.events and [m["line"] for m in missed] == [7]
+
+
+def test_a_registry_id_confirms_when_the_title_differs_between_versions(src):
+    idx = M.FunctionIndex()
+    branch = _t(0, "CL104", "break", src, 5, ("Data-dependent branching", "GB0170"))
+    renamed = dict(_ev("graph-break", src, 5, "Data dependent branching (renamed)"), gb_id="GB0170")
+    assert not M.match([branch], [renamed], {M.norm(src)}, idx) and branch.events
 
 
 def test_match_needs_same_kind_and_same_function(src):

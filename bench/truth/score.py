@@ -4,8 +4,10 @@
     python bench/truth/score.py --lib transformers --only bert,longformer
     python bench/truth/score.py --site-packages DIR  # where the libraries' sources are
 
-For each model that ran (status `ok`), `compilelint check <lib> --entry <defining file>:<Class>`
-is run from the site-packages folder, and its findings are compared with the model's events:
+For each model that ran (status `ok`), the findings of `compilelint check <lib> --entry <defining
+file>:<Class>` (run from the site-packages folder) are compared with the model's events. The library
+is analysed once and the project pass runs per model, in this process, through the same engine
+functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for every model instead):
 - a **site** is a distinct library line where Dynamo broke (graph break or skipped frame) or
   recompiled (input-driven shape recompiles excluded: automatic dynamic shapes absorb them);
   it is *found* when a finding of its kind in the same file lies within ±2 lines (a skipped
@@ -13,6 +15,7 @@ is run from the site-packages folder, and its findings are compared with the mod
 - a finding is *true* when a site of its kind (break findings: break sites; recompile findings:
   recompile sites) lies within ±2 lines in the mode it claims (eval findings vs eval runs, train
   vs train; a finding with no condition claims both, and is true if either mode agrees);
+  `eval_precision` / `train_precision` judge every finding that claims the mode on that mode's run;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
@@ -96,11 +99,13 @@ def score_model(model: dict, findings: list) -> dict:
     place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
     break_places = [place(f) for f in findings if not is_recompile_finding(f)]
     recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
-    verdicts = []
+    verdicts, per_mode = [], {"eval": [], "train": []}
     for f in findings:
         truth = rsites if is_recompile_finding(f) else fsites
-        ok = any(near(s, [place(f)]) for m in finding_modes(f) for s in truth[m])
-        verdicts.append((f, ok))
+        by_mode = {m: any(near(s, [place(f)]) for s in truth[m]) for m in finding_modes(f)}
+        verdicts.append((f, any(by_mode.values())))
+        for m, ok in by_mode.items():
+            per_mode[m].append(ok)
     break_sites = fsites["eval"] | fsites["train"]
     recompile_sites = rsites["eval"] | rsites["train"]
     eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
@@ -112,6 +117,7 @@ def score_model(model: dict, findings: list) -> dict:
         "recompile_sites": sorted(recompile_sites),
         "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places)),
         "findings": verdicts,
+        "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
         "alarm_eval": bool(eval_findings),
     }
@@ -124,6 +130,7 @@ def totals(scored: list) -> dict:
     rf = sum(len(s["recompile_found"]) for s in scored)
     nf = sum(len(s["findings"]) for s in scored)
     tf = sum(ok for s in scored for _, ok in s["findings"])
+    per_mode = {m: [ok for s in scored for ok in s["per_mode"][m]] for m in ("eval", "train")}
     clean = [s for s in scored if s["clean_eval"]]
     alarmed = [s for s in clean if s["alarm_eval"]]
     right = sum(1 for s in scored if s["alarm_eval"] == (not s["clean_eval"]))
@@ -133,6 +140,8 @@ def totals(scored: list) -> dict:
         "break_sites": bs, "break_sites_found": bf, "break_site_recall": pct(bf, bs),
         "recompile_sites": rs, "recompile_sites_found": rf, "recompile_site_recall": pct(rf, rs),
         "findings": nf, "true_findings": tf, "finding_precision": pct(tf, nf),
+        "eval_precision": pct(sum(per_mode["eval"]), len(per_mode["eval"])),
+        "train_precision": pct(sum(per_mode["train"]), len(per_mode["train"])),
         "clean_models": len(clean), "clean_models_alarmed": len(alarmed),
         "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
         "model_accuracy": pct(right, len(scored)),
@@ -159,6 +168,47 @@ def check(lib: str, model: dict, site_packages: str, extra) -> list:
         return json.loads(proc.stdout or "[]")
     except json.JSONDecodeError:
         sys.exit(f"compilelint failed on {entry}: {proc.stderr.strip()[-400:]}")
+
+
+class InProcess:
+    """`compilelint check <lib> --entry E --output-format json` for many entries, the files analysed
+    once: discovery, per-file analysis (cached), then the project pass per entry."""
+
+    def __init__(self, lib: str, site_packages: str, extra):
+        from compilelint.cache import Cache, default_directory
+        from compilelint.config import settings_for
+        from compilelint.discover import discover
+        from compilelint.engine import analyze_files
+
+        if extra:
+            raise SystemExit("extra check arguments need --subprocess")
+        cwd = os.getcwd()
+        os.chdir(site_packages)
+        try:
+            self.settings = settings_for([lib])
+            files = discover([lib], self.settings.all_excludes, self.settings.respect_gitignore, False).files
+            self.summaries, _ = analyze_files(files, self.settings)
+            self.cache = Cache(default_directory(self.settings.project_root))
+        finally:
+            os.chdir(cwd)
+        self.site_packages = site_packages
+
+    def __call__(self, lib: str, model: dict, site_packages: str, extra) -> list:
+        from dataclasses import replace
+
+        from compilelint.engine import project_findings
+        from compilelint.finding import Report
+        from compilelint.report.json_output import finding_dicts
+
+        settings = replace(self.settings, entries=[f"{model['file']}:{model['class']}"])
+        cwd = os.getcwd()
+        os.chdir(self.site_packages)
+        try:
+            findings = project_findings(self.summaries, settings, None)
+        finally:
+            os.chdir(cwd)
+        return list(finding_dicts(Report(findings=findings, errors=[], files_checked=len(self.summaries)),
+                                  settings.torch_version))
 
 
 def load_truth(paths):
@@ -194,6 +244,7 @@ def main(argv=None):
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--write", default=os.path.join(HERE, "SCORE.md"), help="'' to skip writing")
     ap.add_argument("--json", default="", help="also write the totals and per-model verdicts here")
+    ap.add_argument("--subprocess", action="store_true", help="run the compilelint CLI once per model")
     ap.add_argument("compilelint_args", nargs=argparse.REMAINDER, help="after --: extra check arguments")
     args = ap.parse_args(argv)
     extra = [a for a in args.compilelint_args if a != "--"]
@@ -208,8 +259,12 @@ def main(argv=None):
         if args.lib and lib not in args.lib:
             continue
         models = [m for m in doc["models"] if m["status"] == "ok" and (not only or m["name"] in only)]
-        with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+        if args.subprocess:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+        else:
+            run = InProcess(lib, site_packages, extra)
+            results = [run(lib, m, site_packages, extra) for m in models]
         scored = [score_model(m, r) for m, r in zip(models, results)]
         per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
         all_scored += scored
@@ -229,6 +284,7 @@ def main(argv=None):
 
 def render(per_lib, total, extra) -> str:
     keys = ("models", "breaking_models", "break_site_recall", "recompile_site_recall", "finding_precision",
+            "eval_precision", "train_precision",
             "clean_model_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
     lines = ["# Truth score", "",

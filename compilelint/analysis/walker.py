@@ -159,9 +159,34 @@ class FileAnalyzer(RuleContext):
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
         self.scope.guards.extend(guards)
+        plain = not self._only_guards(test)
+        if plain:
+            self.scope.conditions.append((test, branch))
         self._walk_block(body)
+        if plain:
+            self.scope.conditions.pop()
         if guards:
             del self.scope.guards[-len(guards):]
+
+    def _only_guards(self, test) -> bool:
+        """The test is made of compile predicates and `self.training` alone (guards say those)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._only_guards(test.operand)
+        if isinstance(test, ast.BoolOp):
+            return all(self._only_guards(v) for v in test.values)
+        return bool(self._branch_guards(test, True))
+
+    def _condition_text(self) -> str:
+        """The innermost plain `if` around the node, as the note says it: `only when txt_ids.ndim == 3`."""
+        if not self.scope.conditions:
+            return ""
+        test, branch = self.scope.conditions[-1]
+        if branch and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):  # guards say the rest
+            test = ast.BoolOp(ast.And(), [v for v in test.values if not self._only_guards(v)])
+            test = test.values[0] if len(test.values) == 1 else test
+        text = ast.unparse(test)
+        text = text if len(text) <= 60 else text[:59] + "…"
+        return text if branch else f"not ({text})" if " " in text else f"not {text}"
 
     def _branch_guards(self, test: ast.AST, branch: bool) -> List[Tuple[str, bool]]:
         """Predicates that must have a given value for this branch of `if test:` to run."""
@@ -290,7 +315,7 @@ class FileAnalyzer(RuleContext):
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition)
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, self._condition_text())
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
@@ -311,6 +336,7 @@ class Scope:
         self.loops = 0
         self.seen_calls: Set[tuple] = set()
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
+        self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         if node is not None:
             b = function_bindings(facts, node, cls, info.decorators if info is not None else [])
             self.inference = b.inference

@@ -89,9 +89,11 @@ def kind_of_code(code: str) -> str:
 
 
 def gb_types_of(finding) -> Tuple[str, ...]:
+    """The gb_type titles and the registry ids, of every measured torch version, the rule predicts."""
     rule = _rule(finding.code)
     titles = tuple(getattr(rule, "gb_types", ()) or ()) if rule is not None else ()
-    return titles + ((finding.gb_type,) if finding.gb_type else ())
+    ids = tuple(i for per_version in (getattr(rule, "gb_ids", None) or {}).values() for i in per_version)
+    return titles + ids + ((finding.gb_type,) if finding.gb_type else ())
 
 
 _RULES: List[dict] = []

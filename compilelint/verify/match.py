@@ -5,12 +5,15 @@ An event confirms a finding when
   a "recompile" rule),
 - it happened in the same file (resolved absolute paths) and inside the same innermost function
   (found with `ast`, so the engine's naming of nested functions does not matter), and
+- its gb_type is one the finding's rule predicts: its title, or its registry id (`GB0170`) in the
+  rule's per-version table, since titles differ between torch versions (an event with neither,
+  a recompile, is judged by kind alone), and
 - its line is inside the finding's statement, or after it: Dynamo sometimes reports the *use* site
   (`s = f"{x}"` breaks at the later `len(s)`, `b = bool(t)` under fullgraph at the branch on `b`;
-  dynamo-truth.md §6). Then the nearest preceding finding whose rule lists the event's gb_type wins,
-  and failing that (gb_type titles drift between versions) the nearest preceding finding that no
-  other event confirmed. One line before the finding is also accepted (`g = torch.Generator()` is
-  reported at the constructor, one line above the flagged `g.manual_seed`).
+  dynamo-truth.md §6). Then the nearest preceding finding whose rule predicts it wins. One line
+  before the finding is also accepted (`g = torch.Generator()` is reported at the constructor, one
+  line above the flagged `g.manual_seed`). An event no rule predicts confirms nothing: an
+  unrelated `copy.deepcopy()` break later in a function is no proof of a tensor `if` before it.
 - Recompiles caused by the inputs (a new shape or dtype) or by a value a confirmed break produced
   are never reported as missed.
 - A recompile that names no user line (a shape guard names only the function) confirms every
@@ -96,7 +99,7 @@ class Target:
     file: str  # resolved absolute path
     row: int
     end_row: int
-    gb_types: Tuple[str, ...] = ()
+    gb_types: Tuple[str, ...] = ()  # the titles and registry ids (GB0170) the rule predicts
     events: list = field(default_factory=list)
 
 
@@ -112,17 +115,18 @@ def locate(event: dict, files: set) -> Optional[Tuple[str, int]]:
     return None
 
 
-def _compatible(t: Target, gb_type: str) -> bool:
-    if not gb_type or not t.gb_types:
+def _compatible(t: Target, ev: dict) -> bool:
+    gb_type, gb_id = (ev.get("gb_type") or "").strip().lower(), (ev.get("gb_id") or "").upper()
+    if not (gb_type or gb_id) or not t.gb_types:
         return True
-    g = gb_type.strip().lower()
-    return any(g == x.strip().lower() for x in t.gb_types)
+    known = {x.strip().lower() for x in t.gb_types} | {x.upper() for x in t.gb_types}
+    return gb_type in known or gb_id in known
 
 
 def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: FunctionIndex) -> List[dict]:
     """Attach each event to `target.events` of the findings it confirms; return the missed events
     (each with its resolved "file"/"line")."""
-    missed, deferred = [], []
+    missed = []
     by_file: Dict[str, List[Target]] = {}
     for t in targets:
         by_file.setdefault(t.file, []).append(t)
@@ -138,29 +142,19 @@ def match(targets: Sequence[Target], events: Sequence[dict], files: set, index: 
             continue
         file, line = where
         ev = dict(ev, file=file, line=line)
-        cands = candidates(ev, file, line)
+        cands = [t for t in candidates(ev, file, line) if _compatible(t, ev)]
         if not ev.get("anchored", True):
             chosen = cands
         else:
             chosen = [t for t in cands if t.row <= line <= t.end_row]
             if not chosen:
-                chosen = _nearest([t for t in cands if t.end_row < line and _compatible(t, ev["gb_type"])], line)
+                chosen = _nearest([t for t in cands if t.end_row < line], line)
             if not chosen:
-                chosen = [t for t in cands if t.row == line + 1 and _compatible(t, ev["gb_type"])]
+                chosen = [t for t in cands if t.row == line + 1]
         if chosen:
             for t in chosen:
                 t.events.append(ev)
-        else:
-            deferred.append((ev, cands))
-
-    # Second pass: a use-site report whose gb_type no rule lists still confirms the nearest
-    # preceding finding, as long as no event of its own confirmed it.
-    for ev, cands in deferred:
-        chosen = _nearest([t for t in cands if t.end_row < ev["line"] and not t.events], ev["line"])
-        if chosen:
-            for t in chosen:
-                t.events.append(ev)
-        elif not _explained(ev, by_file.get(ev["file"], ())):
+        elif not _explained(ev, by_file.get(file, ())):
             missed.append(ev)
     return missed
 
