@@ -11,9 +11,11 @@ import click
 
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
-from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, registry, rule_page
+from compilelint.report import FORMATS
+from compilelint.rule import DEFAULT_TORCH_VERSION, FIX_WORDS, KNOWN_TORCH_VERSIONS, registry, rule_page
 
-OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
+OUTPUT_FORMATS = FORMATS
+VERSION_TEXT = f"compilelint {__version__} (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)"
 
 
 def _split(values) -> List[str]:
@@ -32,9 +34,7 @@ def _color(output_file) -> bool:
 
 
 def _excluded(path: str, settings: Settings) -> bool:
-    from compilelint.discover import matches_any
-
-    return matches_any(path, settings.all_excludes)
+    return settings.is_excluded(path)
 
 
 def _without_summary(text: str, report, *, color: bool, unsafe_fixes: bool) -> str:
@@ -75,9 +75,15 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", message=f"compilelint %(version)s (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)")
+@click.version_option(__version__, "-V", "--version", message=VERSION_TEXT.replace(__version__, "%(version)s"))
 def main():
     """Find, fix and verify code that graph-breaks or recompiles under torch.compile."""
+
+
+@main.command("version")
+def version_command():
+    """Print compilelint's version."""
+    click.echo(VERSION_TEXT)
 
 
 def selection_options(f):
@@ -97,8 +103,9 @@ def selection_options(f):
                      help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
         click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
                      help="Which measured torch behaviour messages and links assume."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-                     help="A pyproject.toml to read [tool.compilelint] from."),
+        click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
+                     help="The configuration file for every file (compilelint.toml or pyproject.toml), "
+                          "or a TOML `KEY = VALUE` pair overriding a setting (repeatable)."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--exclude", multiple=True, help="Paths or globs to skip."),
         click.option("--extend-exclude", multiple=True, help="Paths or globs to skip, on top of the configured ones."),
@@ -115,23 +122,34 @@ def selection_options(f):
     return f
 
 
-def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_path,
+def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_values,
                    isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
-                   jobs, no_prefilter, mode=None, follow_swapped=None, **_ignored) -> Settings:
+                   jobs, no_prefilter, mode=None, follow_swapped=None, ignore_noqa=False, **_ignored) -> Settings:
+    config_path, inline = None, []
+    for value in config_values or ():
+        if os.path.isfile(value) or "=" not in value:
+            if config_path is not None:
+                _fail(f"--config names two configuration files ({config_path}, {value}); give one")
+            if not os.path.isfile(value):
+                _fail(f"--config {value}: no such configuration file (or give a `KEY = VALUE` pair)")
+            config_path = value
+        else:
+            inline.append(value)
     try:
+        # Flags given on the command line only: each file's own configuration decides the rest.
         settings = settings_for(
-            list(paths), config=config_path, isolated=isolated,
+            list(paths), config=config_path, isolated=isolated, inline=tuple(inline),
             select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
             entries=list(entries), scope=scope, profile=profile, torch_version=torch_version, mode=mode,
             follow_swapped=follow_swapped or None,
             exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
+            force_exclude=True if force_exclude else None,
+            respect_gitignore=False if no_respect_gitignore else None,
+            cache=False if no_cache else None, prefilter=False if no_prefilter else None,
+            ignore_noqa=True if ignore_noqa else None,
         )
     except ConfigError as e:
         _fail(str(e))
-    settings.force_exclude = settings.force_exclude or force_exclude
-    settings.respect_gitignore = settings.respect_gitignore and not no_respect_gitignore
-    settings.cache = not no_cache
-    settings.prefilter = not no_prefilter
     return settings
 
 
@@ -141,31 +159,49 @@ def build_settings(paths, select, ignore, extend_select, entries, scope, profile
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None,
               envvar="COMPILELINT_OUTPUT_FORMAT", help="How findings are printed (default concise).")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
-@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding (json too).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show) fixes that change eager behaviour.")
+@click.option("--fix-only", is_flag=True, help="Apply fixes and report only how many; implies --fix.")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list the fixes applied, per file and rule.")
 @click.option("--diff", is_flag=True, help="Print the diff fixes would make; write nothing.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied (for pre-commit).")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
 @click.option("--ignore-noqa", is_flag=True, help="Report findings that noqa comments suppress.")
-@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (with `-`).")
+@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`, or no path).")
+@click.option("--show-settings", is_flag=True, help="Print the settings that judge the first file, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary line.")
-def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_fixes, diff,
-          exit_non_zero_on_fix, add_noqa, ignore_noqa, stdin_filename, quiet, **options):
+def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_fixes, fix_only, show_fixes, diff,
+          exit_non_zero_on_fix, add_noqa, ignore_noqa, stdin_filename, show_settings, show_files, quiet, **options):
     """Check PATHS (files or folders; `-` for stdin) for code that breaks or recompiles torch.compile."""
     from compilelint.engine import UsageError, check_paths
+    from compilelint.file_errors import with_file_findings
     from compilelint.report import render, render_statistics
 
+    fix = fix or fix_only
     if not paths:
-        if options.get("force_exclude") or stdin_filename:
+        if stdin_filename:  # Ruff: a stdin file name alone means "read stdin"
+            paths = ("-",)
+        elif options.get("force_exclude"):
             paths = ()
         else:
             paths = (".",)
     reading_stdin = list(paths) == ["-"]
     # Configuration is found from where the stdin file would live, as for a file on disk.
-    settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths, **options)
-    settings.ignore_noqa = ignore_noqa
+    settings = build_settings([stdin_filename] if reading_stdin and stdin_filename else paths,
+                              ignore_noqa=ignore_noqa, **options)
+    if show_settings:
+        from compilelint.show import settings_text
+
+        click.echo(settings_text(settings, (stdin_filename if reading_stdin else None) or (paths or ["."])[0]), nl=False)
+        sys.exit(0)
+    if show_files:
+        from compilelint.show import files_text
+
+        click.echo(files_text(list(paths), settings), nl=False)
+        sys.exit(0)
     stdin = None
     if reading_stdin:
         stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
@@ -184,6 +220,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
     except UsageError as e:
         _fail(str(e))
 
+    outcome = None
     if fix or diff or add_noqa:
         from compilelint.fix.apply import run_fixes
 
@@ -196,20 +233,69 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         report = outcome.report
         for message in outcome.messages:
             click.echo(message, err=True)
+        if add_noqa and not diff:
+            n = outcome.noqa_added
+            click.echo(f"Added {n} noqa directive{'s' if n != 1 else ''}.", err=True)
 
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    report, unreadable = with_file_findings(report)
 
     fmt = output_format or "concise"
     color = _color(output_file)
-    if statistics:
-        text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes)
-    elif stdin is not None and (fix and not diff):
+    if fix_only:
+        text = _fixed_text(report.fixed, outcome.fixed_codes if show_fixes else None)
+    elif statistics:
+        text = render_statistics(report, color=color, unsafe_fixes=unsafe_fixes, fmt=fmt)
+    elif add_noqa and not diff:
         text = ""
     else:
         text = render(report, fmt, color=color, unsafe_fixes=unsafe_fixes, torch_version=settings.torch_version)
-        if quiet and fmt in ("concise", "full"):
+        if quiet and fmt in ("concise", "full", "grouped"):
             text = _without_summary(text, report, color=color, unsafe_fixes=unsafe_fixes)
+        if show_fixes and outcome is not None and fmt in ("concise", "full", "grouped"):
+            text = _fixed_text(report.fixed, outcome.fixed_codes) + text
+    if stdin is not None and fix and not diff:
+        # stdout holds the fixed code: the findings that remain go to stderr (Ruff), where a file
+        # that could not be read was already reported
+        if not unreadable and report.findings and not fix_only:
+            click.echo(text, nl=not text.endswith("\n"), err=True)
+        text = ""
+    _write_report(text, output_file, color, skip=diff and fmt == "concise" and not report.findings)
+
+    if report.errors or (unreadable and not exit_zero):
+        sys.exit(2)
+    if diff:
+        sys.exit(1 if outcome.diff else 0)
+    if fix and exit_non_zero_on_fix and report.fixed:
+        sys.exit(1)
+    if fix_only or (add_noqa and not diff):
+        sys.exit(0)
+    if report.findings and not exit_zero:
+        sys.exit(1)
+    sys.exit(0)
+
+
+def _fixed_text(fixed: int, by_file) -> str:
+    """"Fixed 2 errors." and, with `--show-fixes`, each file's fixes per rule (Ruff's wording)."""
+    from compilelint.rule import registry
+
+    if not fixed:
+        return "No errors fixed.\n" if by_file is not None else ""
+    plural = "s" if fixed != 1 else ""
+    if not by_file:
+        return f"Fixed {fixed} error{plural}.\n"
+    rules = registry()
+    out = [f"Fixed {fixed} error{plural}:"]
+    for path in sorted(by_file):
+        out.append(f"- {path}:")
+        for code, n in sorted(by_file[path].items()):
+            name = rules[code].name if code in rules else code
+            out.append(f"    {n} × {code} ({name})")
+    return "\n".join(out) + "\n\n"
+
+
+def _write_report(text: str, output_file, color: bool, skip: bool) -> None:
     if output_file:
         try:
             parent = os.path.dirname(os.path.abspath(output_file))
@@ -218,18 +304,8 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
                 f.write(text)
         except OSError as e:
             _fail(f"cannot write {output_file}: {e.strerror or e}")
-    elif text and not (diff and fmt == "concise" and not report.findings):
+    elif text and not skip:
         click.echo(text, nl=not text.endswith("\n"), color=color)
-
-    if report.errors:
-        sys.exit(2)
-    if diff:
-        sys.exit(1 if outcome.diff else 0)
-    if fix and exit_non_zero_on_fix and report.fixed:
-        sys.exit(1)
-    if report.findings and not exit_zero:
-        sys.exit(1)
-    sys.exit(0)
 
 
 def _split_command(paths):
@@ -316,8 +392,11 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
                             backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))
     except (VerifyUsageError, UsageError) as e:
         _fail(str(e))
+    from compilelint.file_errors import with_file_findings
+
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    report, unreadable = with_file_findings(report)
     text = render(report, output_format or "concise", color=_color(output_file), torch_version=settings.torch_version)
     if output_file:
         with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -330,8 +409,15 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
             f"{counts['not-reached']} not reached, {counts['error']} error, {counts['missed']} missed"
             f" (torch {meta.get('torch') or '?'}, {meta.get('device') or device}, backend {backend})")
     click.echo(line, err=True)
-    if meta.get("error"):
-        click.echo(f"compilelint: verify: {meta['error']}", err=True)
+    problems = [meta["error"]] if meta.get("error") else []
+    problems += meta.get("failures") or []
+    command = meta.get("command")
+    if command and command != "exited with status 0" and f"the command {command}" not in problems:
+        problems.append(f"the command {command}")
+    for problem in dict.fromkeys(problems):
+        click.echo(f"compilelint: verify: {problem}", err=True)
+    if problems or report.errors or unreadable:
+        sys.exit(2)  # the verification is incomplete: what failed is said above
     sys.exit(1 if counts["confirmed"] or counts["missed"] else 0)
 
 
@@ -353,7 +439,7 @@ def rules_command(output_format):
         return
     rows = [("CODE", "NAME", "FIX", "DEFAULT", "DYNAMO GB_TYPE")]
     for r in rules.values():
-        fix = {"none": "", "safe": "safe", "unsafe": "unsafe", "sometimes": "sometimes"}[r.fix]
+        fix = FIX_WORDS[r.fix]
         gb = "; ".join(r.gb_types) or ("(recompile)" if r.kind == "recompile" else "")
         rows.append((r.code, r.name, fix, "on" if r.default_enabled else "off", gb))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -367,20 +453,33 @@ def rules_markdown(rules) -> str:
     for r in rules.values():
         what = r.doc().split("## What it does", 1)[-1].split("##", 1)[0].strip().replace("\n", " ")
         gb = "; ".join(f"`{g}`" for g in r.gb_types) or ("recompile" if r.kind == "recompile" else "—")
-        fix = "" if r.fix == "none" else r.fix
+        fix = FIX_WORDS[r.fix]
         lines.append(f"| {r.code} | `{r.name}` | {what} | {gb} | {fix} | {'on' if r.default_enabled else 'off'} |")
     return "\n".join(lines)
 
 
 @main.command("rule")
-@click.argument("code")
-def rule_command(code):
-    """Print a rule's documentation and its examples."""
+@click.argument("code", required=False)
+@click.option("--all", "all_rules", is_flag=True, help="Print every rule's documentation.")
+def rule_command(code, all_rules):
+    """Print a rule's documentation and its examples (`--all`: every rule's)."""
     rules = registry()
+    if all_rules:
+        for i, r in enumerate(rules.values()):
+            if i:
+                click.echo("\n" + "-" * 80 + "\n")
+            _print_rule(r)
+        return
+    if not code:
+        _fail("give a rule code or name (`compilelint rule CL101`), or --all")
     selected = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code.lower()), None)
     if selected is None:
         _fail(f"unknown rule '{code}' (see `compilelint rules`)")
-    click.echo(rule_page(selected))
+    _print_rule(selected)
+
+
+def _print_rule(r) -> None:
+    click.echo(rule_page(r))
 
 
 @main.command("server")

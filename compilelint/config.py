@@ -1,4 +1,11 @@
-"""Settings: defaults, `[tool.compilelint]` in pyproject.toml, then command-line flags on top."""
+"""Settings: defaults, the nearest configuration file, then command-line flags on top.
+
+A configuration file is `.compilelint.toml` or `compilelint.toml` (top-level keys) or a `pyproject.toml`
+with a `[tool.compilelint]` table; in one folder they take that precedence (Ruff's). Every file is
+judged by the nearest configuration above it, so `check a b` and `check b a` agree; `--config FILE`
+or `--isolated` gives every file the same settings. Paths in a configuration (excludes,
+per-file-ignores, cache-dir) are relative to its folder.
+"""
 from __future__ import annotations
 
 import difflib
@@ -47,11 +54,64 @@ class Settings:
     cache: bool = True
     cache_dir: Optional[str] = None
     prefilter: bool = True
-    config_path: Optional[str] = None  # the pyproject.toml the settings came from
+    fixable: List[str] = field(default_factory=lambda: ["ALL"])  # codes whose fixes may be applied
+    unfixable: List[str] = field(default_factory=list)
+    config_path: Optional[str] = None  # the configuration file the settings came from
     project_root: Optional[str] = None  # its folder: per-file-ignores and excludes are relative to it
     # (extend-select, ignore) applied after select/extend-select/ignore above, in order: what the
     # command line adds on top of the configuration when it does not `--select` afresh.
     selection_overrides: List[Tuple[List[str], List[str]]] = field(default_factory=list)
+    # How `settings_for` made these settings, to make each file's own settings the same way:
+    # (explicit config file, isolated, inline `--config KEY=VALUE` pairs, flag overrides). None for
+    # settings built by hand, which judge every file alike.
+    cli: Optional[tuple] = field(default=None, repr=False)
+
+    def for_path(self, path: str) -> "Settings":
+        """The settings that judge `path`: those of the nearest configuration above it, with the
+        command line on top; these very settings when they are the same (or fixed by `--config`)."""
+        if self.cli is None:
+            return self
+        config, isolated, inline, overrides = self.cli
+        if config or isolated:
+            return self
+        found = find_config(path)
+        if found == self.config_path:
+            return self
+        key = (found, self.cli)  # a configuration is read once per run, like `find_config` answers
+        if key not in _RESOLVED:
+            _RESOLVED[key] = _made(load(found) if found else Settings(), inline, dict(overrides), self.cli)
+        return _RESOLVED[key]
+
+    def configs_key(self, paths: List[str]) -> tuple:
+        """The configurations judging `paths`, with their sizes and times: part of a run's cache key."""
+        if self.cli is None or self.cli[0] or self.cli[1]:
+            return ()
+        return tuple(sorted({(c, _stamp(c)) for c in map(find_config, paths) if c}))
+
+    def is_excluded(self, path: str) -> bool:
+        """Whether the excludes of the configuration governing `path`'s folder match it; patterns
+        are relative to that configuration's folder (Ruff), or to the working directory."""
+        from compilelint.discover import matches_any
+
+        s = self
+        if self.cli is not None:  # the walk asks for every file: one resolution per folder
+            folder = os.path.dirname(path)
+            key = (folder, self.cli)
+            s = _FOLDERS.get(key)
+            if s is None:
+                s = _FOLDERS[key] = self.for_path(os.path.abspath(folder) + os.sep)
+        patterns = s.all_excludes
+        if not patterns:
+            return False
+        if matches_any(path, patterns):
+            return True
+        rel = os.path.relpath(os.path.abspath(path), s.project_root or os.getcwd())
+        return not rel.startswith("..") and matches_any(rel, patterns)
+
+    def fixable_codes(self) -> set:
+        """Codes whose fixes `--fix` may apply (`fixable` minus `unfixable`, most specific wins)."""
+        codes = list(registry())
+        return {c for c in codes if _specificity(c, self.fixable) > _specificity(c, self.unfixable)}
 
     def enabled_codes(self) -> set:
         """Ruff's resolution: the base is `select` (or the defaults); each layer (the file's
@@ -119,30 +179,66 @@ KEYS = {
     "extra-roots": ("extra_roots", list), "extra-stops": ("extra_stops", list),
     "torch-version": ("torch_version", str), "respect-gitignore": ("respect_gitignore", bool),
     "force-exclude": ("force_exclude", bool), "cache-dir": ("cache_dir", str),
+    "fixable": ("fixable", list), "unfixable": ("unfixable", list),
 }
 
 
-def find_pyproject(paths: List[str]) -> Optional[str]:
-    """The nearest pyproject.toml with a [tool.compilelint] table, upward from the first path."""
-    start = os.path.abspath(paths[0] if paths else os.getcwd())
-    directory = start if os.path.isdir(start) else os.path.dirname(start)
+CONFIG_FILES = (".compilelint.toml", "compilelint.toml", "pyproject.toml")  # precedence in one folder
+_NEAREST: Dict[str, Optional[str]] = {}  # folder -> its nearest configuration (one run, one answer)
+_RESOLVED: Dict[tuple, "Settings"] = {}
+_FOLDERS: Dict[tuple, "Settings"] = {}  # (folder as spelled, cli) -> the settings governing it
+
+
+def config_in(directory: str) -> Optional[str]:
+    """The configuration file of `directory` itself, or None."""
+    for name in CONFIG_FILES:
+        candidate = os.path.join(directory, name)
+        if not os.path.isfile(candidate):
+            continue
+        if name != "pyproject.toml":
+            return candidate
+        try:
+            with open(candidate, "rb") as f:
+                data = tomllib.load(f)
+        except OSError:
+            continue
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # it may hold our table: don't guess past it (Ruff)
+            raise ConfigError(f"{candidate} is not valid TOML: {e}") from None
+        tool = data.get("tool", {})
+        if isinstance(tool, dict) and "compilelint" in tool:
+            return candidate
+    return None
+
+
+def find_config(path: str) -> Optional[str]:
+    """The nearest configuration at or above `path` (a folder, or a file's folder)."""
+    start = os.path.abspath(path)
+    directory = start if path.endswith(os.sep) or os.path.isdir(start) else os.path.dirname(start)
+    seen = []
+    found = None
     while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as f:
-                    data = tomllib.load(f)
-            except OSError:
-                data = {}
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # it may hold our table: don't guess past it (Ruff)
-                raise ConfigError(f"{candidate} is not valid TOML: {e}") from None
-            tool = data.get("tool", {})
-            if isinstance(tool, dict) and "compilelint" in tool:
-                return candidate
+        if directory in _NEAREST:
+            found = _NEAREST[directory]
+            break
+        seen.append(directory)
+        found = config_in(directory)
+        if found:
+            break
         parent = os.path.dirname(directory)
         if parent == directory:
-            return None
+            break
         directory = parent
+    for d in seen:
+        _NEAREST[d] = found
+    return found
+
+
+def _stamp(path: Optional[str]):
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns) if st else None
 
 
 def load(path: str) -> Settings:
@@ -153,13 +249,19 @@ def load(path: str) -> Settings:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
-    tool = data.get("tool", {})
-    table = tool.get("compilelint", {}) if isinstance(tool, dict) else {}
+    if os.path.basename(path) == "pyproject.toml":
+        tool = data.get("tool", {})
+        table = tool.get("compilelint", {}) if isinstance(tool, dict) else {}
+        source = f"[tool.compilelint] in {path}"
+    else:  # compilelint.toml, .compilelint.toml or any file named by --config: top-level keys
+        table, source = data, path
+        if "tool" in data and "compilelint" in (data.get("tool") or {}) and len(data) == 1:
+            table, source = data["tool"]["compilelint"], f"[tool.compilelint] in {path}"
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.compilelint] in {path} must be a table")
     root = os.path.dirname(os.path.abspath(path))
     settings = Settings(config_path=path, project_root=root)
-    apply(settings, table, source=f"[tool.compilelint] in {path}")
+    apply(settings, table, source=source)
     if settings.cache_dir and not os.path.isabs(settings.cache_dir):
         settings.cache_dir = os.path.join(root, settings.cache_dir)
     return settings
@@ -196,7 +298,8 @@ def validate(settings: Settings, source: str = "settings") -> None:
     if settings.torch_version not in KNOWN_TORCH_VERSIONS:
         raise ConfigError(f"'torch-version' in {source} must be one of {', '.join(KNOWN_TORCH_VERSIONS)}")
     codes = set(registry())
-    selectors = [(key.replace("_", "-"), pattern) for key in ("select", "ignore", "extend_select")
+    selectors = [(key.replace("_", "-"), pattern) for key in ("select", "ignore", "extend_select", "fixable",
+                                                                "unfixable")
                  for pattern in getattr(settings, key) or []]
     selectors += [(f"per-file-ignores '{glob}'", pattern) for glob, patterns in settings.per_file_ignores.items()
                   for pattern in patterns]
@@ -209,15 +312,40 @@ def validate(settings: Settings, source: str = "settings") -> None:
                               f"see `compilelint rules`")
 
 
-def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool = False, **overrides) -> Settings:
-    """Defaults, then the project's pyproject.toml (unless isolated), then the given overrides."""
+def parse_inline(value: str) -> dict:
+    """`--config "select = ['CL1']"`: one TOML `KEY = VALUE` pair, as Ruff takes it."""
+    try:
+        table = tomllib.loads(value)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"--config {value!r} is neither a configuration file nor a valid TOML "
+                          f"`KEY = VALUE` pair ({e})") from None
+    return table
+
+
+def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool = False,
+                 inline: Tuple[str, ...] = (), **overrides) -> Settings:
+    """Defaults, then the configuration of the first path (unless isolated), then inline
+    `--config KEY=VALUE` pairs, then the given command-line overrides. Each file's own settings
+    (`Settings.for_path`) are made the same way from its nearest configuration."""
     if isolated:
         settings = Settings()
     elif config:
         settings = load(config)
     else:
-        found = find_pyproject(paths)
+        found = find_config(paths[0] if paths else os.getcwd())
         settings = load(found) if found else Settings()
+    cli = (config, isolated, tuple(inline), tuple((k, _frozen(v)) for k, v in sorted(overrides.items())))
+    return _made(settings, inline, overrides, cli)
+
+
+def _frozen(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _made(settings: Settings, inline, overrides: dict, cli: tuple) -> Settings:
+    overrides = {k: (list(v) if isinstance(v, tuple) else v) for k, v in overrides.items()}
+    for value in inline:
+        apply(settings, parse_inline(value), source=f"--config {value!r}")
     names = {f.name for f in fields(Settings)}
     select = overrides.pop("select", None)
     extend_select = list(overrides.pop("extend_select", None) or [])
@@ -237,4 +365,5 @@ def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool 
             continue
         setattr(settings, key, value)
     validate(settings, "the command line")
+    settings.cli = cli
     return settings

@@ -1,7 +1,9 @@
 """Which files a run checks: walk directories for `*.py`/`*.pyi`, skipping what nobody wants linted.
 
-Skipped while walking: VCS folders, virtualenvs, caches, `__pycache__`, what `.gitignore` files
-ignore, and the configured excludes. Paths named explicitly are always checked unless
+Skipped while walking: VCS folders, virtualenvs, caches, `__pycache__`, what git ignores (`.gitignore`
+files, `.git/info/exclude`, the global `core.excludesFile`), and the configured excludes (each
+relative to its configuration's folder). A link found by walking that leads nowhere is kept, so
+that it is reported as unreadable rather than skipped in silence. Paths named explicitly are always checked unless
 `--force-exclude` is given (what pre-commit passes).
 """
 from __future__ import annotations
@@ -9,14 +11,15 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
+import subprocess
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".tox", ".nox", ".venv", "venv", ".eggs", "node_modules", "_build", "buck-out", "build", "dist",
     ".compilelint_cache", "site-packages", ".hypothesis", ".ipynb_checkpoints",
 }
-EXTENSIONS = (".py", ".pyi")
+EXTENSIONS = (".py", ".pyi", ".ipynb")
 
 
 @dataclass
@@ -73,8 +76,12 @@ def matches_any(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def discover(paths: List[str], exclude: List[str], respect_gitignore: bool = True,
+def discover(paths: List[str], exclude: Union[List[str], Callable[[str], bool]], respect_gitignore: bool = True,
              force_exclude: bool = False) -> Discovery:
+    """`exclude`: patterns, or a function saying whether a path is excluded (`Settings.is_excluded`)."""
+    if not callable(exclude):
+        patterns = list(exclude)
+        exclude = lambda path: matches_any(path, patterns)  # noqa: E731
     out = Discovery()
     seen = set()
     ignore_cache: Dict[str, Optional[_GitIgnore]] = {}
@@ -94,10 +101,10 @@ def discover(paths: List[str], exclude: List[str], respect_gitignore: bool = Tru
             out.missing.append(given)
             continue
         if os.path.isdir(given):
-            if force_exclude and matches_any(given, exclude):
+            if force_exclude and exclude(given):
                 continue
             _walk(given, exclude, respect_gitignore, ignore_cache, add, out.errors)
-        elif force_exclude and matches_any(given, exclude):
+        elif force_exclude and exclude(given):
             continue
         else:
             add(given)  # named explicitly: checked whatever its extension
@@ -123,7 +130,7 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             full = os.path.join(dirpath, d)
             if d in SKIP_DIRS or d.endswith(".egg-info") or _is_virtualenv(full):
                 continue
-            if matches_any(full, exclude) or _is_ignored(full, True, ignores):
+            if exclude(full) or _is_ignored(full, True, ignores):
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -131,9 +138,9 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             if not name.endswith(EXTENSIONS):
                 continue
             full = os.path.join(dirpath, name)
-            if matches_any(full, exclude) or _is_ignored(full, False, ignores):
+            if exclude(full) or _is_ignored(full, False, ignores):
                 continue
-            if os.path.isfile(full):
+            if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
                 add(full[2:] if full.startswith("./") else full)  # Ruff prints `a.py`, not `./a.py`
 
 
@@ -151,23 +158,77 @@ def _is_ignored(path: str, is_dir: bool, ignores) -> bool:
 
 
 def _ignores_for(dirpath: str, cache) -> list:
-    """The .gitignore files that apply inside `dirpath`, from the repository root down."""
+    """What git ignores inside `dirpath`, lowest precedence first: the global excludes file,
+    `.git/info/exclude`, then the .gitignore files from the repository root down."""
     chain = []
     d = os.path.abspath(dirpath)
     while True:
         if d not in cache:
-            f = os.path.join(d, ".gitignore")
-            try:
-                with open(f, encoding="utf-8", errors="replace") as fh:
-                    cache[d] = _GitIgnore(d, fh.readlines())
-            except OSError:
-                cache[d] = None
+            cache[d] = _read_ignore(d, os.path.join(d, ".gitignore"))
         if cache[d] is not None:
             chain.append(cache[d])
-        if os.path.isdir(os.path.join(d, ".git")):
+        if os.path.exists(os.path.join(d, ".git")):  # a folder, or a file in a worktree
+            key = ("info", d)
+            if key not in cache:
+                cache[key] = _read_ignore(d, os.path.join(_git_dir(d), "info", "exclude"))
+            if cache[key] is not None:
+                chain.append(cache[key])
+            if ("global", d) not in cache:
+                path = _global_excludes_file()
+                cache[("global", d)] = _read_ignore(d, path) if path else None
+            if cache[("global", d)] is not None:
+                chain.append(cache[("global", d)])
             break
         parent = os.path.dirname(d)
         if parent == d:
             break
         d = parent
     return list(reversed(chain))
+
+
+def _read_ignore(base: str, path: str) -> Optional[_GitIgnore]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _GitIgnore(base, fh.readlines())
+    except OSError:
+        return None
+
+
+def _git_dir(root: str) -> str:
+    """`root/.git`, or where a worktree's `.git` file points (`gitdir: ...`)."""
+    dot_git = os.path.join(root, ".git")
+    if os.path.isfile(dot_git):
+        try:
+            with open(dot_git, encoding="utf-8") as f:
+                line = f.readline().strip()
+        except OSError:
+            return dot_git
+        if line.startswith("gitdir:"):
+            target = os.path.join(root, line[len("gitdir:"):].strip())
+            common = os.path.join(target, "commondir")  # info/exclude is shared by all worktrees
+            try:
+                with open(common, encoding="utf-8") as f:
+                    return os.path.normpath(os.path.join(target, f.read().strip()))
+            except OSError:
+                return target
+    return dot_git
+
+
+_GLOBAL: List[Optional[str]] = []
+
+
+def _global_excludes_file() -> Optional[str]:
+    """git's `core.excludesFile`, else its default `$XDG_CONFIG_HOME/git/ignore` (asked once)."""
+    if not _GLOBAL:
+        configured = None
+        try:
+            r = subprocess.run(["git", "config", "--global", "--path", "--get", "core.excludesFile"],
+                               capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+            configured = r.stdout.strip() or None
+        except (OSError, subprocess.SubprocessError):  # no git: its default file still counts
+            configured = None
+        if not configured:
+            base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+            configured = os.path.join(base, "git", "ignore")
+        _GLOBAL.append(os.path.expanduser(configured))
+    return _GLOBAL[0]

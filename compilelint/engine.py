@@ -23,8 +23,10 @@ from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
+from compilelint.notebook import decode_any, locate
+from compilelint.project import named_only, with_context
 from compilelint.rule import ProjectContext, registry
-from compilelint.source import SourceError, decode, read_bytes
+from compilelint.source import SourceError, read_bytes
 from compilelint.summary import Candidate, FileSummary
 
 # Below this many files to parse, a process pool costs more than it saves.
@@ -38,15 +40,17 @@ class UsageError(Exception):
 def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
     """('ok', FileSummary) or ('error', one-line message). Never raises."""
     try:
-        source = decode(path, data)
+        source = decode_any(path, data)  # a notebook's code cells as one module
         with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
             warnings.simplefilter("ignore")
             tree = ast.parse(source.text, filename=path)
-        return "ok", analyze(path, source, tree, prefilter)
+        summary = analyze(path, source, tree, prefilter)
+        summary.cells = getattr(source, "cells", ())
+        return "ok", summary
     except SourceError as e:
         return "error", str(e)
     except SyntaxError as e:
-        where = f" at line {e.lineno}" if e.lineno else ""
+        where = f" at line {e.lineno}" + (f", column {e.offset}" if e.offset else "") if e.lineno else ""
         return "error", f"syntax error{where}: {e.msg}{_newer_syntax_hint(source.text, e)}"
     except (RecursionError, MemoryError):
         return "error", "too deeply nested to analyze"
@@ -80,7 +84,7 @@ def _worker(args):
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                   stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
     cache = None
-    if settings.cache and stdin is None:
+    if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     summaries: Dict[str, FileSummary] = {}
     errors: List[FileError] = []
@@ -91,7 +95,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     manifest = (cache.get(manifest_key) or {}) if cache else {}
     new_manifest = {}
     for path in paths:
-        signature = _signature(path) if cache else None
+        signature = _signature(path) if cache and not (stdin is not None and path == stdin[0]) else None
         known = manifest.get(path)
         if known is not None and signature is not None and known[0] == signature:
             hit = cache.get(known[1])
@@ -164,17 +168,19 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if stdin is not None:
         files, missing = [stdin[0]], []
     else:
-        found = discover(paths, settings.all_excludes, settings.respect_gitignore, settings.force_exclude)
+        found = discover(paths, settings.is_excluded, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    run_key, cache = _run_key(files, settings) if settings.cache and stdin is None else (None, None)
+    analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
+    run_key, cache = _run_key(analysed, settings) if settings.cache and stdin is None else (None, None)
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(files, settings, debug, stdin)
+        summaries, errors = analyze_files(analysed, settings, debug, stdin)
         findings = project_findings(summaries, settings, cache)
         if run_key:
             cache.put_run(run_key, (findings, errors))
+    findings, errors = named_only(findings, errors, files)
     errors = [FileError(p, "no such file or directory") for p in missing] + list(errors)
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
@@ -187,7 +193,7 @@ def _run_key(files: List[str], settings: Settings):
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     h = hashlib.blake2b(digest_size=20)
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
-    h.update(repr(sorted(shaping.items())).encode())
+    h.update(repr((sorted(shaping.items()), settings.configs_key(files))).encode())
     for path in files:
         signature = _signature(path)
         if signature is None:
@@ -225,13 +231,14 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 builder.add(summary, qual, c, region)
         for c in summary.anywhere:
             builder.add(summary, summary.enclosing_function(c.span.row), c, None)
-    hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in builder.enabled]
+    enabled = builder.enabled_anywhere(summaries)
+    hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     context = EngineProjectContext(project, summaries, roots, reached, disabled, builder)
     for phase in ("reach", "after_suppressions"):
         for rule in hooked:
             if rule.project_phase == phase:
                 rule.check_project(context)
-    return builder.finish(summaries)
+    return locate(builder.finish(summaries), summaries)  # notebooks: which cell
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,
@@ -262,42 +269,59 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
 
 
 class FindingBuilder:
-    """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order."""
+    """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order,
+    each decided by the settings of the finding's own file (its nearest configuration)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self.rules = registry()
-        self.enabled = settings.enabled_codes()
         self.findings: Dict[tuple, Finding] = {}
         self.used_noqa: set = set()  # (path, row, code) that suppressed something
-        self._ignored: Dict[str, set] = {}
+        self._judges: Dict[str, tuple] = {}
+        self._codes: Dict[int, tuple] = {}
+
+    def judge(self, path: str):
+        """(settings, enabled codes, codes ignored for this file, fixable codes) for `path`."""
+        if path not in self._judges:
+            s = self.settings.for_path(path)
+            if id(s) not in self._codes:
+                self._codes[id(s)] = (s, s.enabled_codes(), s.fixable_codes())
+            _, enabled, fixable = self._codes[id(s)]
+            self._judges[path] = (s, enabled, s.ignored_for(path), fixable)
+        return self._judges[path]
+
+    def enabled_anywhere(self, summaries: List[FileSummary]) -> set:
+        """The codes some file's settings enable (a project-wide rule runs if any file wants it)."""
+        out = set()
+        for summary in summaries:
+            out |= self.judge(summary.path)[1]
+        return out
 
     def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region], distinct: str = ""):
         """`distinct` tells apart findings of one rule at one span (one per unused noqa code)."""
         rule = self.rules.get(c.code)
-        if rule is None or c.code not in self.enabled:
-            return
         path = summary.path
+        settings, enabled, ignored, fixable = self.judge(path)
+        if rule is None or c.code not in enabled:
+            return
         if rule.noqa_applies:
-            if path not in self._ignored:
-                self._ignored[path] = self.settings.ignored_for(path)
-            if c.code in self._ignored[path]:
+            if c.code in ignored:
                 return
-            if not self.settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
+            if not settings.ignore_noqa and self._suppressed(summary, c.code, c.span.row):
                 return
         severity = rule.severity
-        if rule.kind == "recompile" and self.settings.profile == "vllm":
+        if rule.kind == "recompile" and settings.profile == "vllm":
             severity = "error"  # vLLM runs under fail_on_recompile: every recompile is fatal
         if severity == "info" and self.settings.profile == "vllm":
             severity = "error"  # a deliberate break still splits vLLM's single graph
         key = (path, c.span, c.code + distinct)
         if key in self.findings:
             return
-        tv = self.settings.torch_version
+        tv = settings.torch_version
         self.findings[key] = Finding(
             code=c.code, name=rule.name, message=rule.render(c.message, tv), path=path, span=c.span, function=function,
-            fix=c.fix, gb_type=rule.gb_types[0] if rule.gb_types else "", url=rule.url(tv),
-            noqa_row=c.span.row, region=region, severity=severity,
+            fix=c.fix if c.code in fixable else None, gb_type=rule.gb_types[0] if rule.gb_types else "",
+            url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity,
         )
 
     def _suppressed(self, summary: FileSummary, code: str, row: int) -> bool:

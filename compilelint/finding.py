@@ -62,6 +62,8 @@ class Finding:
     region: Optional[Region] = None
     severity: str = "error"  # "error" | "warning" | "info"
     verification: Optional[dict] = None  # filled in by `compilelint verify`
+    # In a notebook: (cell number, the row where that cell starts in the cells joined as one module).
+    cell: Optional[Tuple[int, int]] = None
 
     @property
     def sort_key(self):

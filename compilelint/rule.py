@@ -210,7 +210,9 @@ class Rule:
     # GB ids per torch version ("2.13" -> ("GB0124",)); ids are version specific, titles are not.
     gb_ids: ClassVar[Dict[str, Tuple[str, ...]]] = {}
     kind: ClassVar[str] = "break"  # "break" | "recompile" | "usage" (what verify looks for)
-    fix: ClassVar[str] = "none"  # "none" | "safe" | "unsafe" | "sometimes"
+    # The fixes it can make: "none" | "safe" | "unsafe" (only with --unsafe-fixes) | "sometimes" (safe for
+    # some code, unsafe for other). A fix need not exist for every finding.
+    fix: ClassVar[str] = "none"
     default_enabled: ClassVar[bool] = True
     # Only findings inside compiled regions count; usage rules (CL5xx, compile-in-loop) count anywhere.
     region_only: ClassVar[bool] = True
@@ -306,13 +308,17 @@ def expand_selection(patterns, codes) -> set:
     return out
 
 
+# A rule's `fix` as users read it: which fixes `--fix` applies, and which need `--unsafe-fixes`.
+FIX_WORDS = {"none": "", "safe": "safe", "unsafe": "unsafe", "sometimes": "safe/unsafe"}
+
+
 def rule_page(r, examples: bool = True) -> str:
     """A rule's page as Markdown: `compilelint rule` prints it, the language server's hover shows it
     (without the examples)."""
     out = [f"# {r.name} ({r.code})\n"]
     if r.gb_types:
         out.append(f"Dynamo: {'; '.join(r.gb_types)}  ({r.gb_id() or 'no GB id'})")
-    out.append(f"Fix: {r.fix}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
+    out.append(f"Fix: {FIX_WORDS[r.fix] or 'none'}    On by default: {'yes' if r.default_enabled else 'no'}    Docs: {r.url()}\n")
     out.append(r.doc())
     if examples and r.INVALID:
         out.append("\n## Flagged (lines marked `# <-`)\n")

@@ -108,7 +108,11 @@ def read(path: str) -> SourceFile:
 
 
 def encode(source: SourceFile, text: str) -> bytes:
-    """Bytes for `text` in the file's own encoding and BOM (used when fixes write the file)."""
+    """Bytes for `text` in the file's own encoding and BOM (used when fixes write the file); a
+    notebook's source writes the text back into its cells."""
+    to_bytes = getattr(source, "to_bytes", None)
+    if to_bytes is not None:
+        return to_bytes(text)
     data = text.encode(source.encoding)
     if source.bom and not data.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data

@@ -119,6 +119,7 @@ class FileSummary:
     anywhere: List[Candidate] = field(default_factory=list)
     noqa: Dict[int, Optional[Tuple[str, ...]]] = field(default_factory=dict)  # row → codes (None = all)
     file_noqa: Optional[Tuple[str, ...]] = None  # `# compilelint: noqa[: codes]`; () = every code
+    cells: Tuple[Tuple[int, int], ...] = ()  # a notebook's (cell number, first row) per code cell
     # Imported names (local name → dotted), to follow re-exports like `from .layers import f` in __init__.
     aliases: Dict[str, str] = field(default_factory=dict)
     # Functions registered as custom ops here (vLLM direct_register_custom_op): opaque to Dynamo.

@@ -51,8 +51,8 @@ class ModuleScalarMutation(Rule):
                "torch._dynamo.config.allow_unspec_int_on_nn_module = True")
     kind = "recompile"
     severity = "warning"
-    # unsafe, when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
-    fix = "sometimes"
+    # when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
+    fix = "unsafe"
 
     def _check(self, target: ast.AST, node: ast.AST):
         attr = self_attr(target)

@@ -39,7 +39,7 @@ class TensorItem(Rule):
                "torch._dynamo.config.capture_scalar_outputs = True")
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
     gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}
-    fix = "sometimes"  # unsafe: `y * t.item()` with y a tensor → `y * t`
+    fix = "unsafe"  # when it applies: `y * t.item()` with y a tensor → `y * t`
 
     def visit_Call(self, node: ast.Call):
         func = node.func

@@ -204,3 +204,40 @@ def _hook_env_bin(home, name):
     found = glob.glob(os.path.join(str(home), "repo*", "py_env-*", "bin", name))
     assert found, f"no pre-commit environment with {name} under {home}"
     return found[0]
+
+
+# ----- cross-file findings whatever pre-commit passes (issue 16) -------------------------------------
+CROSS_N = "import torch\n\nfrom helpers import scale\n\n\n@torch.compile\ndef run(x):\n    return scale(x)\n"
+CROSS_HELPERS = "def scale(x):\n    return x / x.abs().max().item()\n"
+
+
+def _staged_run(proj, home, *args):
+    """`pre-commit run` on what is staged (no `git add -A`)."""
+    return subprocess.run([*PRE_COMMIT, "run", *args], cwd=str(proj), env=_env(home), capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cross_file_finding_in_batches_and_with_one_staged_file(project, home):
+    add(project, "n.py", text=CROSS_N)
+    add(project, "helpers.py", text=CROSS_HELPERS)
+    for i in range(30):
+        add(project, f"other_{i:02}.py", text=f"VALUE_{i} = {i}\n")
+    # every file, in the batches pre-commit splits them into
+    r = pre_commit(project, home, "run", "compilelint", "--all-files")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "helpers.py:2:16: CL101" in r.stdout
+    _git(project, "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "start")
+    # only a change to helpers.py staged: judged with n.py as context
+    (project / "helpers.py").write_text(CROSS_HELPERS + "\n\nOTHER = 1\n")
+    _git(project, "add", "helpers.py")
+    r = _staged_run(project, home, "compilelint")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "helpers.py:2:16: CL101" in r.stdout
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "helpers")
+    # only a change to n.py staged: the break is helpers.py's, which was not passed: nothing to report
+    (project / "n.py").write_text(CROSS_N + "\n\nEXTRA = 2\n")
+    _git(project, "add", "n.py")
+    r = _staged_run(project, home, "compilelint")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "CL101" not in r.stdout

@@ -136,7 +136,7 @@ def test_color_only_when_asked():
 def test_unknown_format_is_a_value_error():
     assert "concise" in FORMATS and "sarif" in FORMATS
     with pytest.raises(ValueError, match="unknown output format"):
-        render(report(), "pylint")
+        render(report(), "checkstyle")
 
 
 # --- full ----------------------------------------------------------------------------------------
@@ -234,8 +234,8 @@ def test_statistics_counts_sorted_with_fixable_marker():
     )
 
 
-def test_statistics_without_fixes_has_no_marker_and_empty_when_clean():
-    assert render_statistics(report(item(fix=None), item(fix=None))) == "2\tCL990\tthrowaway-item\n"
+def test_statistics_without_fixes_still_has_the_fixable_column_and_empty_when_clean():
+    assert render_statistics(report(item(fix=None), item(fix=None))) == "2\tCL990\t[ ] throwaway-item\n"
     assert render_statistics(report()) == ""
     assert "\x1b[" in render_statistics(report(item()), color=True)
 

@@ -18,6 +18,7 @@ from compilelint.analysis.astutil import (
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
+from compilelint.comments import comments
 from compilelint.source import SourceFile
 from compilelint.summary import ClassInfo, FunctionInfo
 
@@ -454,7 +455,7 @@ def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]],
     file_noqa: Optional[Tuple[str, ...]] = None
     if "noqa" not in source.text.lower():
         return noqa, file_noqa
-    for i, line in enumerate(source.lines, 1):
+    for i, line in comments(source.text):  # real comments only, never text in a string
         if "noqa" not in line.lower():
             continue
         m = FILE_NOQA.search(line)

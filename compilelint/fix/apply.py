@@ -26,9 +26,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from compilelint.finding import Finding, Report
 from compilelint.fix.edits import apply_fixes
 from compilelint.fix.text import FileText
-from compilelint.source import lines_with_ends
+from compilelint.notebook import decode_any
 from compilelint.rule import registry
-from compilelint.source import SourceError, SourceFile, decode, encode
+from compilelint.source import SourceError, SourceFile, decode, encode, lines_with_ends
 
 MAX_ROUNDS = 5
 
@@ -39,6 +39,8 @@ class Outcome:
     diff: str = ""
     messages: List[str] = field(default_factory=list)
     stdin_text: Optional[str] = None
+    fixed_codes: Dict[str, Counter] = field(default_factory=dict)  # path -> code -> fixes applied
+    noqa_added: int = 0  # lines that got (or had merged into) a `# noqa` directive
 
 
 @dataclass
@@ -48,6 +50,7 @@ class _File:
     source: SourceFile  # as read (encoding, BOM, newline)
     text: str  # current text
     fixed: int = 0
+    fixed_codes: Counter = field(default_factory=Counter)
     blocked: set = field(default_factory=set)  # (code, edit contents) of fixes that failed
 
 
@@ -77,6 +80,7 @@ class _Fixer:
         self.files: Dict[str, _File] = {}
         self.summaries = None  # path -> FileSummary, in check order
         self.order: List[str] = []
+        self.noqa_added = 0
 
     # ----- driver ---------------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -108,6 +112,7 @@ class _Fixer:
                     failed = True
                     f.text = f.source.text
                     f.fixed = 0
+                    f.fixed_codes.clear()
                     self._reanalyze(f)
             if failed:
                 findings = self._project()
@@ -120,10 +125,12 @@ class _Fixer:
                 self.messages.append(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.")
             fixed = 0
         if self.stdin is not None and self.stdin[0] in self.files:
-            stdin_text = self.files[self.stdin[0]].text
+            f = self.files[self.stdin[0]]
+            stdin_text = encode(f.source, f.text).decode(f.source.encoding) if f.text != f.source.text else stdin_text
         out = Report(findings=findings, errors=list(self.report.errors),
                      files_checked=self.report.files_checked, fixed=fixed)
-        return Outcome(out, diff, list(dict.fromkeys(self.messages)), stdin_text)
+        fixed_codes = {f.path: f.fixed_codes for f in changed if f.fixed_codes}
+        return Outcome(out, diff, list(dict.fromkeys(self.messages)), stdin_text, fixed_codes, self.noqa_added)
 
     def _has_work(self, findings: List[Finding]) -> bool:
         if self.fix and any(applicable(f.fix, self.unsafe) for f in findings):
@@ -146,7 +153,7 @@ class _Fixer:
                 self.messages.append(f"{path}: cannot read ({e.strerror or e}); fixes not applied")
                 return
         try:
-            source = decode(path, data)
+            source = decode_any(path, data)
         except SourceError as e:
             self.messages.append(f"{path}: {e}; fixes not applied")
             return
@@ -154,6 +161,7 @@ class _Fixer:
 
     def _load_summaries(self):
         from compilelint.engine import analyze_files
+        from compilelint.project import with_context
 
         if self.stdin is not None:
             files = [self.stdin[0]]
@@ -161,9 +169,11 @@ class _Fixer:
             from compilelint.discover import discover
 
             s = self.settings
-            files = discover(list(self.paths), s.all_excludes, s.respect_gitignore, s.force_exclude).files
+            files = discover(list(self.paths), s.is_excluded, s.respect_gitignore, s.force_exclude).files
         else:
             files = sorted({f.path for f in self.report.findings})
+        self.named = set(files)
+        files = with_context(files, self.settings)  # the same project context as the check
         summaries, _errors = analyze_files(files, self.settings, stdin=self.stdin)
         self.summaries = {s.path: s for s in summaries}
         self.order = [p for p in files if p in self.summaries]
@@ -171,8 +181,10 @@ class _Fixer:
 
     def _project(self) -> List[Finding]:
         from compilelint.engine import project_findings
+        from compilelint.project import named_only
 
-        return project_findings([self.summaries[p] for p in self.order], self.settings)
+        findings = project_findings([self.summaries[p] for p in self.order], self.settings)
+        return named_only(findings, (), self.named)[0]
 
     def _reanalyze(self, f: _File) -> Optional[str]:
         """Re-analyse `f` from its current text; an error message, or None."""
@@ -228,6 +240,7 @@ class _Fixer:
                     reverted = True
                 else:
                     f.fixed += len(applied)
+                    f.fixed_codes.update(x.code for x in applied)
             if reverted:
                 findings = self._project()
         return findings
@@ -290,6 +303,7 @@ class _Fixer:
                 self.messages.append(f"{path}: noqa comments not added: {error}")
                 continue
             touched.append(path)
+            self.noqa_added += sum(a != b for a, b in zip(lines_with_ends(previous), lines_with_ends(text)))
         return self._project() if touched else findings
 
     # ----- writing --------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from typing import Dict, Optional
 
 from compilelint.rule import DEFAULT_TORCH_VERSION
 
-from . import concise, full, github, json_lines, json_output, junit, sarif
+from . import concise, full, github, gitlab, grouped, json_lines, json_output, junit, pylint, sarif
 from .stats import render_statistics
 
-FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "junit")
+FORMATS = ("concise", "full", "grouped", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint")
 
 _RENDERERS = {
     "concise": concise.render,
@@ -22,6 +22,9 @@ _RENDERERS = {
     "sarif": sarif.render,
     "github": github.render,
     "junit": junit.render,
+    "grouped": grouped.render,
+    "gitlab": gitlab.render,
+    "pylint": pylint.render,
 }
 
 __all__ = ["FORMATS", "render", "render_statistics"]

@@ -14,6 +14,15 @@ def lines(text: str) -> List[str]:
 def read_source(path: str, sources: Optional[dict]) -> Optional[str]:
     if sources is not None and path in sources:
         return sources[path]
+    if path.endswith(".ipynb"):  # the cells as the engine saw them: one module
+        from compilelint.notebook import decode
+        from compilelint.source import SourceError
+
+        try:
+            with open(path, "rb") as f:
+                return decode(path, f.read()).text
+        except (OSError, SourceError):
+            return None
     try:
         with open(path, encoding="utf-8", newline="") as f:
             return f.read()

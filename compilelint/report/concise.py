@@ -2,25 +2,30 @@
 from __future__ import annotations
 
 from ._style import Style
+from .location import where
 from .summary import is_fixable, summary_lines
 
 _STATUS_COLOR = {"confirmed": "red", "not reproduced": "yellow", "not reached": "dim", "missed": "red"}
 
 
 def verification_tag(finding, style: Style) -> str:
-    """` [confirmed]`, ` [not reproduced]`…: what `compilelint verify` found, when it ran."""
-    status = (finding.verification or {}).get("status")
+    """` [confirmed]`, ` [not reproduced]`, ` [error: why]`…: what `compilelint verify` found, when it ran."""
+    verification = finding.verification or {}
+    status = verification.get("status")
     if not status:
         return ""
-    return " " + style(f"[{status}]", _STATUS_COLOR.get(status, "bold"))
+    reason = verification.get("message") if status == "error" else ""
+    label = f"[{status}: {reason}]" if reason else f"[{status}]"
+    return " " + style(label, _STATUS_COLOR.get(status, "bold"))
 
 
 def finding_line(finding, *, unsafe_fixes: bool, style: Style) -> str:
     colon = style(":", "cyan")
-    where = f"{style(finding.path, 'bold')}{colon}{finding.span.row}{colon}{finding.span.col}{colon}"
+    place = colon.join([style(finding.path, "bold")] + where(finding, with_path=False).split(":"))
+    where_ = f"{place}{colon}"
     star = f" [{style('*', 'cyan')}]" if is_fixable(finding.fix, unsafe_fixes) else ""
     code = style(finding.code, "red", "bold")
-    return f"{where} {code}{star} {finding.message}{verification_tag(finding, style)}"
+    return f"{where_} {code}{star} {finding.message}{verification_tag(finding, style)}"
 
 
 def render(report, *, unsafe_fixes: bool = False, color: bool = False, **_) -> str:

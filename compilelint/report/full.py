@@ -23,6 +23,7 @@ from . import _text
 from ._rules import help_text, load_rules
 from ._style import Style
 from .concise import verification_tag
+from .location import where
 from .summary import is_fixable, summary_lines
 
 
@@ -79,7 +80,7 @@ def finding_block(finding, *, rule, source, unsafe_fixes: bool, style: Style) ->
     src = _text.lines(source) if source is not None else []
     frame = _frame(finding, src, style)
     gutter = len(str(_window(finding.span, src)[1])) if frame else 1  # the arrow lines up with the bars
-    out.append(f"{' ' * gutter}{style('-->', 'blue')} {finding.path}:{finding.span.row}:{finding.span.col}")
+    out.append(f"{' ' * gutter}{style('-->', 'blue')} {where(finding)}")
     out += frame
     advice = help_text(finding, rule)
     if advice:

@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+from .location import cell_of
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -15,12 +17,13 @@ def escape_property(text: str) -> str:
 
 def finding_line(finding) -> str:
     span = finding.span
+    cell, row, end_row = cell_of(finding)
     props = {
-        "title": f"compilelint ({finding.code})",
+        "title": f"compilelint ({finding.code})" + (f" cell {cell}" if cell else ""),
         "file": finding.path,
-        "line": span.row,
+        "line": row,
         "col": span.col,
-        "endLine": span.end_row,
+        "endLine": end_row,
         "endColumn": span.end_col,
     }
     command = {"warning": "warning", "info": "notice"}.get(finding.severity, "error")

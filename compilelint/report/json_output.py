@@ -10,6 +10,7 @@ import json
 from compilelint.rule import DEFAULT_TORCH_VERSION
 
 from ._rules import load_rules, rule_url
+from .location import cell_of
 
 
 def _location(row: int, col: int) -> dict:
@@ -32,13 +33,14 @@ def _fix(fix):
 
 def finding_dict(finding, rule=None, torch_version: str = DEFAULT_TORCH_VERSION) -> dict:
     span, region = finding.span, finding.region
+    cell, row, end_row = cell_of(finding)
     out = {
         "code": finding.code,
         "name": finding.name or (rule.name if rule is not None else ""),
         "message": finding.message,
         "filename": finding.path,
-        "location": _location(span.row, span.col),
-        "end_location": _location(span.end_row, span.end_col),
+        "location": _location(row, span.col),
+        "end_location": _location(end_row, span.end_col),
         "fix": _fix(finding.fix),
         "url": rule_url(finding, rule, torch_version),
         "noqa_row": finding.noqa_row,
@@ -49,6 +51,8 @@ def finding_dict(finding, rule=None, torch_version: str = DEFAULT_TORCH_VERSION)
     }
     if finding.verification is not None:
         out["verification"] = finding.verification
+    if cell:  # a notebook: rows are counted inside this cell (Ruff's `cell`)
+        out["cell"] = cell
     return out
 
 

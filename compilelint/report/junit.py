@@ -9,6 +9,8 @@ import re
 import xml.etree.ElementTree as ET
 from itertools import groupby
 
+from .location import cell_of
+
 # Characters XML 1.0 cannot hold at all, even escaped.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -24,10 +26,12 @@ def _suite(parent, name: str, tests: int, failures: int = 0, errors: int = 0):
 
 def _testcase(suite, finding):
     span = finding.span
+    cell, row, _ = cell_of(finding)
     case = ET.SubElement(suite, "testcase", name=f"compilelint.{finding.code}", classname=_clean(finding.path),
-                         file=_clean(finding.path), line=str(span.row), column=str(span.col))
+                         file=_clean(finding.path), line=str(row), column=str(span.col))
     failure = ET.SubElement(case, "failure", message=_clean(finding.message), type=finding.code)
-    failure.text = _clean(f"line {span.row}, col {span.col}, {finding.code} {finding.message}")
+    where = f"cell {cell}, " if cell else ""
+    failure.text = _clean(f"{where}line {row}, col {span.col}, {finding.code} {finding.message}")
 
 
 def render(report, **_) -> str:

@@ -34,8 +34,11 @@ def artifact_uri(path: str) -> str:
     return quote(p.as_posix())
 
 
-def _region(span) -> dict:
-    return {"startLine": span.row, "startColumn": span.col, "endLine": span.end_row, "endColumn": span.end_col}
+def _region(span, first_row: int = 1) -> dict:
+    """SARIF region; in a notebook, rows counted inside the cell (`properties.cell` says which)."""
+    shift = first_row - 1
+    return {"startLine": span.row - shift, "startColumn": span.col, "endLine": span.end_row - shift,
+            "endColumn": span.end_col}
 
 
 def _rule_descriptor(code: str, rule, finding, torch_version: str) -> dict:
@@ -76,7 +79,7 @@ def _result(finding, index: int) -> dict:
         "message": {"text": finding.message},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": artifact_uri(finding.path)},
-            "region": _region(finding.span),
+            "region": _region(finding.span, finding.cell[1] if finding.cell else 1),
         }}],
     }
     if finding.fix is not None:
@@ -89,6 +92,8 @@ def _result(finding, index: int) -> dict:
                            "mode": finding.region.mode, "condition": finding.region.condition}
     if finding.verification is not None:
         props["verification"] = finding.verification
+    if finding.cell:
+        props["cell"] = finding.cell[0]
     if props:
         out["properties"] = props
     return out

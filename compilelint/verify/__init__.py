@@ -74,7 +74,10 @@ def verify_report(report: Report, paths: Sequence[str], *, example: Optional[str
     out = assemble(report, outcome, files=files, backend=backend, device=device, kind_of=kind_of_code,
                    gb_types_of=gb_types_of)
     out.verify = {"command": outcome.command, "error": outcome.error, "torch": outcome.torch,
-                  "device": outcome.device or device, "backend": backend}
+                  "device": outcome.device or device, "backend": backend,
+                  # every run that failed (a target raising in eager, a crash): reported even when
+                  # no finding is in the function where it failed
+                  "failures": [f"{r.label}: {r.error}" for r in outcome.runs if r.error]}
     return out
 
 

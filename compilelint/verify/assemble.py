@@ -60,7 +60,9 @@ def _verdict(f, t: M.Target, outcome: Outcome, index: M.FunctionIndex, common: d
            for r in outcome.runs):
         v["status"] = "not-reproduced"
         return v
-    failed = [r for r in runs_here if r.error]
+    # A run that failed where it entered the finding's function (a target raising in eager before
+    # the line) is why the line was not reached: say so, with the reason.
+    failed = [r for r in outcome.runs if r.error and (r in runs_here or _in_entry(r, t, index))]
     if failed or outcome.error:
         v.update(status="error", message=failed[0].error if failed else outcome.error)
     return v

@@ -13,7 +13,11 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
+
+# Before `started()` says the child is ready (torch imported), it gets this long instead of the
+# user's `--timeout`: importing torch is not the user's code, but a child stuck there must still end.
+SETUP_TIMEOUT = 600.0
 
 
 @dataclass
@@ -71,21 +75,26 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run(argv: Sequence[str], *, env: dict, cwd: str, timeout: float, memory_limit_mb: int,
-        log_path: Optional[str] = None) -> Outcome:
+        log_path: Optional[str] = None, started: Optional[Callable[[], bool]] = None) -> Outcome:
+    """Run `argv` to its end, or kill it after `timeout` seconds, counted from when `started()`
+    first returns true (from the start when not given)."""
     env = dict(env, PYTHONBREAKPOINT="0")
     own_log = log_path is None
     if own_log:
         fd, log_path = tempfile.mkstemp(prefix="compilelint-verify-", suffix=".log")
         os.close(fd)
     start = time.monotonic()
+    clock = None if started is not None else start  # when the `timeout` began counting
     timed_out = mem = False
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=cwd, start_new_session=True)
         delay = 0.02
         while proc.poll() is None:
-            elapsed = time.monotonic() - start
-            if elapsed > timeout:
+            now = time.monotonic()
+            if clock is None and started():
+                clock = now
+            if (clock is not None and now - clock > timeout) or (clock is None and now - start > SETUP_TIMEOUT):
                 timed_out = True
             elif memory_limit_mb and _rss_mb(proc.pid) > memory_limit_mb:
                 mem = True

@@ -111,8 +111,9 @@ def run_example(example: str, trace_files: Sequence[str], *, device: str, backen
         with open(spec, "w", encoding="utf-8") as f:
             json.dump({"example": example, "index": index, "trace_files": list(trace_files), "device": device,
                        "backend": backend, "calls": calls, "out": out}, f)
+        # The child's first record comes once torch is imported: the timeout counts from there.
         res = proc.run([sys.executable, "-m", "compilelint.verify.child", spec], env=env, cwd=cwd,
-                       timeout=timeout, memory_limit_mb=memory_limit_mb)
+                       timeout=timeout, memory_limit_mb=memory_limit_mb, started=lambda: os.path.exists(out))
         records = _records(out)
         run, meta = _child_run(records, f"#{index}", res.failure(timeout, memory_limit_mb))
         return run, meta, records
