@@ -31,7 +31,7 @@ import json
 import os
 import subprocess
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -256,7 +256,7 @@ def main(argv=None):
     paths = args.truth or sorted(glob.glob(os.path.join(HERE, "*.json")))
     only = set(filter(None, args.only.split(",")))
 
-    report, all_scored, per_lib = [], [], {}
+    all_scored, per_lib = [], {}
     for fname, doc in load_truth(paths):
         lib = doc["lib"]
         if args.lib and lib not in args.lib:

@@ -205,14 +205,15 @@ def run(spec: dict, out: Results) -> None:
     out.emit(type="done")
 
 
-def main(argv=None) -> int:
+def main(argv=None, runner=None) -> int:
+    """Read the spec, run it with `runner` (this module's `run`, or another child's), report failures."""
     argv = sys.argv[1:] if argv is None else argv
     with open(argv[0], encoding="utf-8") as f:
         spec = json.load(f)
     out = Results(spec["out"])
     sys.stdin = open(os.devnull)  # noqa: SIM115  (input() in user code must not block)
     try:
-        run(spec, out)
+        (runner or run)(spec, out)
     except Exception as e:  # factory import/call failures: reported, one line
         out.emit(type="error", phase="setup", message=one_line(e))
     return 0

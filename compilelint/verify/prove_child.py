@@ -26,11 +26,10 @@ mutated state are the same in every run.
 """
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 from compilelint.verify.child import Results, load_factory, place, reset_dynamo, resolve_device, targets_of
+from compilelint.verify.child import main as child_main
 from compilelint.verify.events import Capture, dedupe, metrics_events, one_line
 from compilelint.verify.trace import LineTracer
 
@@ -210,16 +209,7 @@ def run(spec: dict, out: Results) -> None:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0], encoding="utf-8") as f:
-        spec = json.load(f)
-    out = Results(spec["out"])
-    sys.stdin = open(os.devnull)  # noqa: SIM115  (input() in user code must not block)
-    try:
-        run(spec, out)
-    except Exception as e:  # factory import/call failures: reported, one line
-        out.emit(type="error", phase="setup", message=one_line(e))
-    return 0
+    return child_main(argv, runner=run)
 
 
 if __name__ == "__main__":
