@@ -24,8 +24,6 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
 from __future__ import annotations
 
 import argparse
-import ast
-import functools
 import glob
 import json
 import os
@@ -33,6 +31,8 @@ import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+
+from compilelint.verify.match import FunctionIndex
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NEAR = 2
@@ -52,27 +52,14 @@ def sites(model: dict, mode: str, kinds) -> set:
 ROOT = {"dir": ""}  # the site-packages folder the sources are read from
 
 
-@functools.lru_cache(maxsize=None)
-def _def_spans(file: str) -> dict:
-    """{first line of a def (decorators included): last line} for the functions of `file`."""
-    try:
-        with open(os.path.join(ROOT["dir"], file), encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    out = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for first in [node.lineno] + [d.lineno for d in node.decorator_list]:
-                out[first] = node.end_lineno
-    return out
+FUNCTIONS = FunctionIndex()  # verify's parse of each file's function spans, once per file
 
 
 def span(site) -> tuple:
     """The lines a site stands for: ±2 around it, or the whole function when Dynamo named only the
     function (a skipped frame is reported at its `def` line)."""
     file, line = site
-    end = _def_spans(file).get(line)
+    end = next((f.end for f in FUNCTIONS.spans(os.path.join(ROOT["dir"], file)) if f.start == line), None)
     return (line, end) if end else (line - NEAR, line + NEAR)
 
 
