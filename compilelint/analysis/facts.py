@@ -88,8 +88,13 @@ class FileFacts:
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
-        self.compiled_names = compiled_names(self.tree, self.source.text, self.resolve_plain)
+        self.compiled_names = self.find_compiled_names()
         return self
+
+    def find_compiled_names(self) -> Set[str]:
+        """Module functions handed to torch.compile by a call (the language server re-uses each
+        function's answer between edits)."""
+        return compiled_names(self.tree, self.source.text, self.resolve_plain)
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function, walked once and shared by all the passes that need it."""

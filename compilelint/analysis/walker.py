@@ -36,9 +36,11 @@ class FileAnalyzer(RuleContext):
     """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
     the walker's own business)."""
 
+    facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
+
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
-        self.facts = FileFacts(path, source, tree)
+        self.facts = self.facts_class(path, source, tree)
         self.path = path
         self.source = source
         self.tree = tree

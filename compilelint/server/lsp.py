@@ -148,8 +148,11 @@ class CompilelintServer(LanguageServer):
             found = self.findings_at(params.text_document.uri)
             if found is None:
                 return []
-            findings, lines, context = found
+            _, lines, context = found
             document = self.workspace.get_text_document(params.text_document.uri)
+            # Published findings carry no fixes (they are re-analysed function by function): the
+            # file's own full analysis has them.
+            findings = context.findings_with_fixes(_path(params.text_document.uri), document.source)
             selected = document.range_from_client_units(params.range)
             start = (selected.start.line + 1, selected.start.character + 1)
             end = (selected.end.line + 1, selected.end.character + 1)
