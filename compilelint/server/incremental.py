@@ -47,7 +47,9 @@ class Walked:
     lines: Tuple[str, ...]  # its source lines, decorators included
     row: int  # its first line
     state: Optional[bytes]  # the shared state its walk started from (None: not comparable)
-    pure: bool  # its walk left that state as it was
+    state_out: Optional[bytes]  # and the one it left
+    replayable: bool  # what it changed in that state is known: the names it imported
+    imported: Dict[str, str]  # local name → dotted, added to the import table by its walk
     info: FunctionInfo
     added: Dict[str, list]  # summary list field → the items its walk appended (anywhere, roots, ...)
 
@@ -125,7 +127,7 @@ class IncrementalAnalyzer(FileAnalyzer):
         self.lines = lines
         self.walked: Dict[Tuple[str, int], Walked] = {}
         self._seen: Dict[str, int] = {}
-        self._state: Optional[bytes] = None
+        self._state: Tuple[Optional[bytes], Optional[str]] = (None, None)
         self._state_known = False
         self._facts_key: Optional[str] = None
         self._facts_done = False
@@ -133,7 +135,7 @@ class IncrementalAnalyzer(FileAnalyzer):
         if memo is not None:  # what the re-parse kept (the same objects): node lists, compiled names
             self.facts._nodes.update(memo.nodes)
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
-        self.reused = 0
+        self.reused = 0  # functions whose walk was reused
 
     @property
     def fixes(self) -> FixContext:
@@ -146,13 +148,13 @@ class IncrementalAnalyzer(FileAnalyzer):
         key = (qualname, occurrence)
         row = first_row(node)
         lines = tuple(self.lines[row - 1:node.end_lineno])
-        state = self._current_state()
+        state, rest = self._current_state()
         before = self.memo.walked.get(key) if self.memo is not None else None
-        if before is not None and before.pure and state is not None and before.state == state \
+        if before is not None and before.replayable and state is not None and before.state == state \
                 and before.lines == lines:
-            self._reuse(before, row)
-            self.reused += 1
+            self._reuse(key, before, row)
             return
+        aliases = dict(self.imports.aliases)
         lengths = {name: len(value) for name, value in _list_fields(self.summary)}
         super()._function(node, cls)
         info = _without_fixes(self.summary.functions[qualname])
@@ -162,18 +164,26 @@ class IncrementalAnalyzer(FileAnalyzer):
         for name, items in added.items():
             getattr(self.summary, name)[lengths[name]:] = items
         self._state_known = False
-        after = self._current_state()
-        self.walked[key] = Walked(lines, row, state, state is not None and after == state, info, added)
+        state_out, rest_out = self._current_state()
+        # Replayable: its walk changed no shared state but the import table (a function-local
+        # import), and only by adding names, which a reuse adds again.
+        now = self.imports.aliases
+        imported = {k: v for k, v in now.items() if aliases.get(k, _MISSING) != v}
+        replayable = state is not None and state_out is not None and rest_out == rest and aliases.keys() <= now.keys()
+        self.walked[key] = Walked(lines, row, state, state_out, replayable, imported, info, added)
 
-    def _reuse(self, before: Walked, row: int) -> None:
+    def _reuse(self, key, before: Walked, row: int) -> None:
         delta = row - before.row
         info = _moved(before.info, delta)
         self.summary.functions[info.qualname] = info
         added = {name: [_moved(x, delta) for x in items] for name, items in before.added.items()}
         for name, items in added.items():
             getattr(self.summary, name).extend(items)
-        key = (info.qualname, self._seen[info.qualname] - 1)
-        self.walked[key] = Walked(before.lines, row, before.state, True, info, added)
+        if before.imported:
+            self.imports.aliases.update(before.imported)
+            self._state = (before.state_out, self._state[1])  # what the walk would have left: the same
+        self.walked[key] = dataclasses.replace(before, row=row, info=info, added=added)
+        self.reused += 1
 
     def run(self) -> FileSummary:
         summary = super().run()
@@ -182,15 +192,21 @@ class IncrementalAnalyzer(FileAnalyzer):
                 walked.state = None
         return summary
 
-    def _current_state(self) -> Optional[str]:
+    def _current_state(self) -> Tuple[Optional[bytes], Optional[str]]:
+        """(a digest of the whole shared state, the part of it outside the import table)."""
         if not self._facts_done:  # at the first function: the facts are complete
             self._facts_key, self._facts_done = fingerprint_facts(self.facts), True
         if not self._state_known:
-            state = fingerprint_state(self)
-            self._state = None if state is None or self._facts_key is None else \
-                hashlib.blake2b((self._facts_key + "\n" + state).encode("utf-8", "surrogateescape"), digest_size=16).digest()
+            imports, rest = fingerprint_imports(self.facts), fingerprint_state(self)
+            whole = None if None in (imports, rest, self._facts_key) else \
+                hashlib.blake2b("\n".join((self._facts_key, rest, imports)).encode("utf-8", "surrogateescape"),
+                                digest_size=16).digest()
+            self._state = (whole, rest)
             self._state_known = True
         return self._state
+
+
+_MISSING = object()
 
 
 # ----- the shared state, by value -------------------------------------------------------------------
@@ -219,11 +235,18 @@ def fingerprint_facts(facts) -> Optional[str]:
         return None
 
 
-def fingerprint_state(analyzer: FileAnalyzer) -> Optional[str]:
-    """What a walk may change (the changing facts, every rule's own attributes), as comparable
-    text; None when some value cannot be compared by value."""
+def fingerprint_imports(facts) -> Optional[str]:
     try:
-        parts = [f"{k}={_plain(getattr(analyzer.facts, k, None))}" for k in _CHANGING]
+        return _plain(facts.imports)
+    except Unknown:
+        return None
+
+
+def fingerprint_state(analyzer: FileAnalyzer) -> Optional[str]:
+    """What else a walk may change (a lazily built fact, every rule's own attributes), as
+    comparable text; None when some value cannot be compared by value."""
+    try:
+        parts = [f"{k}={_plain(getattr(analyzer.facts, k, None))}" for k in _CHANGING if k != "imports"]
         seen = set()
         for hooks in analyzer.hooks.values():
             for hook in hooks:

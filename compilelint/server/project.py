@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -68,9 +67,10 @@ class ProjectContext:
         # in `summaries`, so a half-typed line does not make the rest of the project flicker.
         self.errors: Dict[str, str] = {}
         self.findings: Dict[str, List[Finding]] = {}
-        # Which configuration judges a file: asked for every file on every pass, and settled for the
-        # life of the project (a changed pyproject.toml loads every project afresh).
-        settings.for_path = functools.lru_cache(maxsize=None)(settings.for_path)
+        # How each file is judged (its configuration, enabled and ignored codes): asked for every
+        # file on every pass, and settled for the life of the project (a changed pyproject.toml
+        # loads every project afresh).
+        self._judges: Dict[str, tuple] = {}
         self._reach = ReachMemo()
         self._project: Optional[Project] = None  # the index of the last pass, patched by edits
         self._memos: Dict[str, FileMemo] = {}  # per edited file: what its next re-analysis reuses
@@ -128,7 +128,8 @@ class ProjectContext:
         summaries = [summary if s.path == path else s for s in self.summaries.values()]
         last = self._reach.last
         try:
-            found = [f for f in project_findings(summaries, self.settings, self._reach) if f.path == path]
+            found = [f for f in project_findings(summaries, self.settings, self._reach, judges=self._judges)
+                     if f.path == path]
         finally:
             self._reach.last = last  # the next edit compares with the published state's reach
         self._with_fixes = (path, text, found)
@@ -146,7 +147,7 @@ class ProjectContext:
         self._project = project
         self._reach.carry = same_graph and reach_unchanged(project, old, new, self._reach.last)
         try:
-            findings = project_findings(summaries, self.settings, self._reach, project)
+            findings = project_findings(summaries, self.settings, self._reach, project, self._judges)
         finally:
             self._reach.carry = False
         by_path: Dict[str, List[Finding]] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -89,31 +90,45 @@ def reparse(tree: ast.Module, old: Sequence[str], new: Sequence[str], text: str,
     if not changes:
         return tree
     # Each change lies inside one statement: a top-level one, or one directly in a top-level class
-    # (then the class is re-parsed member by member). Its old rows, 1-based; for a pure insertion,
-    # the rows around it (both inside, or the new lines could belong to the next statement).
+    # (then the class is re-parsed member by member), or touches only comments and blank lines
+    # between top-level statements. Its old rows, 1-based; for a pure insertion, the rows around it
+    # (both inside, or the new lines could belong to the next statement).
     targets: dict = {}  # id(statement) → [statement, its container, lines added in it]
     whole: set = set()  # classes where some change is outside every member
     placed = []
+    moved: List[Tuple[int, int]] = []  # (old row where a change starts, lines it adds)
     for a, b, c, d in changes:
         first, last = (a + 1, b) if b > a else (a, a + 1)
+        delta = (d - c) - (b - a)
+        moved.append((first, delta))
         outer = _holding(tree.body, first, last)
         if outer is None:
+            if _trivia(old[a:b]) and _trivia(new[c:d]) and not _touches(tree.body, a + 1, b):
+                continue  # comments between statements: only what follows moves
             return None
         inner = _holding(outer.body, first, last) if isinstance(outer, ast.ClassDef) and outer.col_offset == 0 else None
         if inner is None:
             whole.add(id(outer))
-        placed.append((outer, inner, (d - c) - (b - a)))
+        placed.append((outer, inner, delta))
     for outer, inner, delta in placed:
         stmt, container = (outer, tree) if inner is None or id(outer) in whole else (inner, outer)
         targets.setdefault(id(stmt), [stmt, container, 0])[2] += delta
+    starts = [row for row, _ in moved]
+    totals = list(itertools.accumulate(delta for _, delta in moved))
+
+    def shift(row: int) -> int:
+        """Lines added by the changes that start before old row `row`."""
+        i = bisect.bisect_left(starts, row)
+        return totals[i - 1] if i else 0
+
     # Parse every changed statement's new text first: nothing changes unless all of them parse.
     parsed = {}
-    shift = 0
-    for stmt, container, delta in sorted(targets.values(), key=lambda t: first_row(t[0])):
+    for stmt, container, delta in targets.values():
         inner = container is not tree
-        if inner and not _same_indent(old, new, first_row(stmt), shift):
+        before = shift(first_row(stmt))
+        if inner and not _same_indent(old, new, first_row(stmt), before):
             return None
-        start, end = first_row(stmt) + shift, stmt.end_lineno + shift + delta
+        start, end = first_row(stmt) + before, stmt.end_lineno + before + delta
         piece = "".join(new[start - 1:end])
         try:
             with warnings.catch_warnings():
@@ -126,33 +141,40 @@ def reparse(tree: ast.Module, old: Sequence[str], new: Sequence[str], text: str,
             return None
         for node in body:
             ast.increment_lineno(node, start - 2 if inner else start - 1)
-        parsed[id(stmt)] = (body, delta)
-        shift += delta
-    tree.body = _spliced(tree.body, parsed, [0], nodes or {})
+        parsed[id(stmt)] = body
+    tree.body = _spliced(tree.body, parsed, shift, nodes or {})
     return tree
 
 
-def _spliced(body: List[ast.stmt], parsed: dict, shift: List[int], nodes: Dict[int, list]) -> List[ast.stmt]:
+def _spliced(body: List[ast.stmt], parsed: dict, shift, nodes: Dict[int, list]) -> List[ast.stmt]:
     """`body` with its changed statements replaced and the others moved by the lines added before
-    them (`shift`, carried through nested class bodies)."""
+    them (`shift(old row)`)."""
     out: List[ast.stmt] = []
     for stmt in body:
         if id(stmt) in parsed:
-            new_body, delta = parsed[id(stmt)]
-            out.extend(new_body)
-            shift[0] += delta
-        elif isinstance(stmt, ast.ClassDef) and any(id(s) in parsed for s in stmt.body):
-            if shift[0]:
-                _move_header(stmt, shift[0])
+            out.extend(parsed[id(stmt)])
+            continue
+        delta = shift(first_row(stmt))
+        if isinstance(stmt, ast.ClassDef) and any(id(s) in parsed for s in stmt.body):
+            if delta:
+                _move_header(stmt, delta)
             stmt.body = _spliced(stmt.body, parsed, shift, nodes)
             last = stmt.body[-1]
             stmt.end_lineno, stmt.end_col_offset = last.end_lineno, last.end_col_offset
-            out.append(stmt)
-        else:
-            if shift[0]:
-                _move(stmt, shift[0], nodes)
-            out.append(stmt)
+        elif delta:
+            _move(stmt, delta, nodes)
+        out.append(stmt)
     return out
+
+
+def _trivia(lines: Sequence[str]) -> bool:
+    """Blank lines and lines holding only a comment (outside every statement: no string there)."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in lines)
+
+
+def _touches(body: Sequence[ast.stmt], first: int, last: int) -> bool:
+    """Whether rows `first..last` overlap some statement of `body` (an empty range touches none)."""
+    return first <= last and any(first_row(stmt) <= last and first <= stmt.end_lineno for stmt in body)
 
 
 def _move(stmt: ast.stmt, delta: int, nodes: Dict[int, list]) -> None:
