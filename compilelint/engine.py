@@ -218,6 +218,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     builder = FindingBuilder(settings, judges)
     for summary in summaries:
         for qual, info in summary.functions.items():
+            if not info.candidates:
+                continue  # most functions: nothing to place (the language server runs this per keystroke)
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue

@@ -337,6 +337,7 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     try:
         source = decode_any(path, text.encode("utf-8", "surrogateescape"))
         lines = lines_with_ends(source.text)
+        source._lines = lines  # SourceFile.lines, split once
         tree = _reparse(memo, lines, source.text) if memo is not None else None
         if tree is None:
             memo = None  # nothing to reuse without the old tree's nodes

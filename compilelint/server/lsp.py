@@ -8,6 +8,7 @@ so a burst of keystrokes costs one analysis per handler that is still current, n
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -90,6 +91,9 @@ class CompilelintServer(LanguageServer):
             known = self.contexts.for_known(path)
             context = known or self.contexts.for_path(path)
             if known is None:
+                # What the project holds lives as long as the server: kept out of the cyclic
+                # collector's full passes, which would otherwise walk it all again after some edits.
+                gc.freeze()
                 self.window_log_message(lsp.LogMessageParams(
                     type=lsp.MessageType.Info,
                     message=f"compilelint: project {context.root}: {len(context.summaries)} files ready in "
