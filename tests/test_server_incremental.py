@@ -20,7 +20,8 @@ from compilelint.source import lines_with_ends
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for folder in ("fixtures/regions", "fixtures/precision") for p in (ROOT / folder).glob("*.py"))
 SNIPPETS = ["pass", "y = x.item()", "print(x)", "self.helper(x)", "z = (", "import numpy as np", "return x.sum()",
-            "if x.any():", "    x = x + 1", "logger.info('%s', x)", "from torch import compile as c", "'''"]
+            "if x.any():", "    x = x + 1", "logger.info('%s', x)", "from torch import compile as c", "'''",
+            "print(x)  # noqa: CL201", "s = '# noqa'", "# noqa"]
 
 
 def _edits(text: str, seed: int, count: int):

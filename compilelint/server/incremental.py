@@ -20,12 +20,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import io
+import tokenize
 import warnings
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis.astutil import FUNCS
 from compilelint.analysis.compiled_names import compiled_names
-from compilelint.analysis.facts import FileFacts
+from compilelint.analysis.facts import FileFacts, scan_noqa
+from compilelint.comments import comments
 from compilelint.analysis.walker import FileAnalyzer
 from compilelint.finding import Span
 from compilelint.fix.text import FileText
@@ -64,6 +67,7 @@ class FileMemo:
     nodes: Dict[int, list]  # FileFacts' per-function node lists, for the functions kept in `tree`
     compiled: Dict[int, tuple]  # IncrementalFacts' compiled names per function
     aliases: Optional[dict]  # and the import table they were found with
+    comments: Dict[str, list]  # IncrementalAnalyzer's comments per piece of text
     reused: int = 0  # functions whose walk was reused (for tests and benchmarks)
 
 
@@ -136,10 +140,33 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.facts._nodes.update(memo.nodes)
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
+        self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
     def fixes(self) -> FixContext:
         return self._cheap_fixes
+
+    def scan_noqa(self):
+        return scan_noqa(self.source, self._comments)
+
+    def _comments(self, text: str):
+        """`comments.comments(text)`, tokenizing only the pieces of the file that changed: every
+        top-level statement starts with the tokenizer in the same state (no bracket or string
+        open), so each piece from one to the next has the comments it has in the whole file."""
+        starts = sorted({1} | {first_row(stmt) for stmt in self.tree.body})
+        known = self.memo.comments if self.memo is not None else {}
+        out = []
+        for start, end in zip(starts, starts[1:] + [len(self.lines) + 1]):
+            piece = "".join(self.lines[start - 1:end - 1])
+            found = known.get(piece)
+            if found is None:
+                try:
+                    found = [(row, tok.string) for row, tok in _comment_tokens(piece)]
+                except (tokenize.TokenError, SyntaxError):
+                    return comments(text)  # its own answer for a text the tokenizer rejects
+            self.comments[piece] = found
+            out.extend((row + start - 1, comment) for row, comment in found)
+        return iter(out)
 
     def _function(self, node, cls):
         qualname = f"{cls.info.qualname}.{node.name}" if cls else node.name
@@ -207,6 +234,12 @@ class IncrementalAnalyzer(FileAnalyzer):
 
 
 _MISSING = object()
+
+
+def _comment_tokens(text: str):
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok
 
 
 # ----- the shared state, by value -------------------------------------------------------------------
@@ -359,7 +392,8 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     summary.cells = getattr(source, "cells", ())
     kept = {id(n): analyzer.facts._nodes[id(n)] for n in function_nodes(tree) if id(n) in analyzer.facts._nodes}
     facts = analyzer.facts
-    return "ok", summary, FileMemo(lines, tree, analyzer.walked, kept, facts.remembered, facts.aliases, analyzer.reused)
+    return "ok", summary, FileMemo(lines, tree, analyzer.walked, kept, facts.remembered, facts.aliases,
+                                   analyzer.comments, analyzer.reused)
 
 
 def _reparse(memo: FileMemo, lines: List[str], text: str) -> Optional[ast.Module]:
