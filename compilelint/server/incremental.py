@@ -7,9 +7,11 @@ the file's roots, file-wide candidates and custom ops) is therefore fixed by thr
 text, that shared state when its walk starts, and nothing else (rules see the file only through
 the walker). So when a function's lines are unchanged and the state its walk starts from is equal
 to last time, last time's result is its result, moved by the number of lines added above it. The
-state is compared by value (`fingerprint`), rows left out; a function whose walk changed that
-state is always walked again. Facts, the module-level walk, noqa and the graph key are computed
-afresh every time, exactly as `check` computes them.
+state is compared by value (`fingerprint_*`), rows left out. A function whose walk changed that
+state is walked again, unless all it changed was to import names (a function-local import): then
+a reuse adds them again. Facts, the module-level walk, noqa and the graph key are computed afresh
+every time, as `check` computes them, from a tree that re-parses only the changed statements
+(`reparse`) and comments tokenized only where the text changed.
 
 What it leaves out: fixes. Candidates come out without them (a fix may edit lines outside its
 function, e.g. to import torch, so it cannot be moved with it); the server builds fixes when a
@@ -28,8 +30,8 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.analysis.astutil import FUNCS
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.facts import FileFacts, scan_noqa
-from compilelint.comments import comments
 from compilelint.analysis.walker import FileAnalyzer
+from compilelint.comments import comments
 from compilelint.finding import Span
 from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
@@ -91,8 +93,10 @@ class IncrementalFacts(FileFacts):
     """File facts that take each function's compiled names from the previous analysis when the
     function (the same tree node, kept by the re-parse) and the module's imports are unchanged."""
 
-    remembered: Dict[int, tuple] = {}  # id(function) → (the function, its names); set per instance
-    aliases: Optional[dict] = None  # the import table the remembered names were found with
+    def __init__(self, path, source, tree):
+        super().__init__(path, source, tree)
+        self.remembered: Dict[int, tuple] = {}  # id(function) → (the function, its names)
+        self.aliases: Optional[dict] = None  # the import table the remembered names were found with
 
     def find_compiled_names(self) -> Set[str]:
         text, resolve = self.source.text, self.resolve_plain
@@ -140,6 +144,7 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.facts._nodes.update(memo.nodes)
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
+        self.facts_changed = False
         self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
@@ -214,9 +219,9 @@ class IncrementalAnalyzer(FileAnalyzer):
 
     def run(self) -> FileSummary:
         summary = super().run()
-        if self._facts_done and fingerprint_facts(self.facts) != self._facts_key:
-            for walked in self.walked.values():  # some walk changed the facts: nothing is comparable
-                walked.state = None
+        # The facts are fixed once collected (the walker's promise, but checked): had some walk
+        # changed them, the functions reused after it would not have seen them as it left them.
+        self.facts_changed = self._facts_done and fingerprint_facts(self.facts) != self._facts_key
         return summary
 
     def _current_state(self) -> Tuple[Optional[bytes], Optional[str]]:
@@ -386,6 +391,12 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     try:
         analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines)
         summary = analyzer.run()
+        if analyzer.facts_changed and memo is not None:  # walk every function, reusing nothing
+            analyzer = IncrementalAnalyzer(path, source, tree, prefilter, None, lines)
+            summary = analyzer.run()
+        if analyzer.facts_changed:
+            for walked in analyzer.walked.values():  # no state of this run is comparable
+                walked.state = None
     except Exception:  # a bug here or in a rule: let the engine's own path word it
         status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=prefilter)
         return status, value, None
