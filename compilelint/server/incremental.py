@@ -90,12 +90,13 @@ class _NoFixes(FixContext):
 
 
 class IncrementalFacts(FileFacts):
-    """File facts that take each function's compiled names from the previous analysis when the
-    function (the same tree node, kept by the re-parse) and the module's imports are unchanged."""
+    """File facts that take the compiled names of each piece of the module (`_parts`) from the
+    previous analysis when the piece (the same tree node, kept as it was by the re-parse) and the
+    module's imports are unchanged."""
 
     def __init__(self, path, source, tree):
         super().__init__(path, source, tree)
-        self.remembered: Dict[int, tuple] = {}  # id(function) → (the function, its names)
+        self.remembered: Dict[int, tuple] = {}  # id(piece) → (the piece, its names)
         self.aliases: Optional[dict] = None  # the import table the remembered names were found with
 
     def find_compiled_names(self) -> Set[str]:
@@ -106,13 +107,10 @@ class IncrementalFacts(FileFacts):
         self.remembered, self.aliases = {}, dict(self.imports.aliases)
         out: Set[str] = set()
         for part in _parts(self.tree):
-            if isinstance(part, FUNCS):
-                entry = known.get(id(part))
-                names = entry[1] if entry is not None and entry[0] is part else compiled_names(part, text, resolve)
-                self.remembered[id(part)] = (part, names)
-                out |= names
-            else:
-                out |= compiled_names(part, text, resolve)
+            entry = known.get(id(part))
+            names = entry[1] if entry is not None and entry[0] is part else compiled_names(part, text, resolve)
+            self.remembered[id(part)] = (part, names)
+            out |= names
         return out
 
 
@@ -156,9 +154,15 @@ class IncrementalAnalyzer(FileAnalyzer):
 
     def _comments(self, text: str):
         """`comments.comments(text)`, tokenizing only the pieces of the file that changed: every
-        top-level statement starts with the tokenizer in the same state (no bracket or string
-        open), so each piece from one to the next has the comments it has in the whole file."""
-        starts = sorted({1} | {first_row(stmt) for stmt in self.tree.body})
+        top-level statement, and every statement directly in a top-level class, starts with the
+        tokenizer in no bracket or string, so each piece from one to the next has the comments
+        it has in the whole file."""
+        starts = {1}
+        for stmt in self.tree.body:
+            starts.add(first_row(stmt))
+            if isinstance(stmt, ast.ClassDef) and stmt.col_offset == 0:
+                starts.update(first_row(item) for item in stmt.body)
+        starts = sorted(starts)
         known = self.memo.comments if self.memo is not None else {}
         out = []
         for start, end in zip(starts, starts[1:] + [len(self.lines) + 1]):
