@@ -74,7 +74,8 @@ class ProjectContext:
         self._reach = ReachMemo()
         self._project: Optional[Project] = None  # the index of the last pass, patched by edits
         self._memos: Dict[str, FileMemo] = {}  # per edited file: what its next re-analysis reuses
-        self._with_fixes: Tuple[str, str, List[Finding]] = ("", "", [])  # (path, text, its findings)
+        self._passes = 0  # project passes so far: what a code action's findings were computed after
+        self._with_fixes: tuple = (None, [])  # ((path, text, pass), its findings)
 
     def load(self) -> None:
         found = discover([self.root], self.settings.all_excludes, self.settings.respect_gitignore,
@@ -119,9 +120,11 @@ class ProjectContext:
 
     def findings_with_fixes(self, path: str, text: str) -> List[Finding]:
         """`path`'s findings as `check` reports them, fixes included, for the editor's `text`
-        (what the last update analysed): a full analysis of the file, kept for the same text."""
-        if self._with_fixes[:2] == (path, text):
-            return self._with_fixes[2]
+        (what the last update analysed): a full analysis of the file, kept while neither the text
+        nor the project changes."""
+        key = (path, text, self._passes)
+        if self._with_fixes[0] == key:
+            return self._with_fixes[1]
         status, summary = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=self.settings.prefilter)
         if status != "ok":
             return []
@@ -132,12 +135,13 @@ class ProjectContext:
                      if f.path == path]
         finally:
             self._reach.last = last  # the next edit compares with the published state's reach
-        self._with_fixes = (path, text, found)
+        self._with_fixes = (key, found)
         return found
 
     def _derive(self, old: Optional[FileSummary] = None, new: Optional[FileSummary] = None) -> Set[str]:
         """The project pass over the summaries; `old` → `new`: the one file that changed since the
         last pass, whose project index and reach are reused when its edit cannot change them."""
+        self._passes += 1
         summaries = list(self.summaries.values())
         same_graph = old is not None and new is not None and old.module == new.module and (
             old.graph_key == new.graph_key or _graph_key_without_calls(old) == _graph_key_without_calls(new))

@@ -3,12 +3,13 @@
 An edit inside one method (or one top-level statement) leaves the rest of the file's tokens as
 they were: the tokenizer is in the same state (no open bracket or string, the same indentation
 levels) at the start of every top-level statement and of every statement directly in a top-level
-class. So when the changed lines lie inside one such statement and its new text parses on its own
-(a method inside a stand-in `class _:` header, at its own indentation), the full parse of the new
-file is the old tree with that statement replaced and the statements after it moved by the number
-of lines added. Anything else (the edit spans statements, touches a line between them, does not
-parse alone) returns None, and the caller parses the whole file: the answer is always the one
-`ast.parse` of the whole text gives, only cheaper.
+class. So when each changed stretch of lines lies inside one such statement and the statement's
+new text parses on its own (a method inside a stand-in `class _:` header, at its own
+indentation), the full parse of the new file is the old tree with those statements replaced and
+the others moved by the number of lines added above them. A stretch of comments and blank lines
+between top-level statements only moves what follows. Anything else (a change spanning
+statements, a statement that does not parse alone) returns None, and the caller parses the whole
+file: the answer is always the one `ast.parse` of the whole text gives, only cheaper.
 
 The old tree is updated in place and must not be used afterwards.
 """
