@@ -350,7 +350,7 @@ class FileAnalyzer(RuleContext):
         for test, branch in self._binding_conditions(node):
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when)
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0)
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
