@@ -21,6 +21,7 @@ from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
+from compilelint.analysis import config_flags
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.notebook import decode_any, locate
@@ -214,6 +215,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         entries.append(fid)
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
     builder = FindingBuilder(settings)
+    root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     for summary in summaries:
         for qual, info in summary.functions.items():
             r = reached.get(f"{summary.module}.{qual}")
@@ -225,7 +227,11 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                     continue
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
-                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, c.when) if x))
+                allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
+                if not allowed:
+                    continue  # the compiled model's config class rules the path out
+                when = f"{c.when} ({config_note})" if c.when and config_note else c.when
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)

@@ -34,13 +34,17 @@ class Candidate:
     condition: str = ""
     # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
     when: str = ""
+    # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
+    flags: Tuple[Tuple[str, bool], ...] = ()
 
 
 class Call(tuple):
     """A call a function makes that may lead to more traced code.
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
-    "attr" (target = attribute of self holding submodules, member = the method called on it).
+    "attr" (target = attribute of self holding submodules, member = the method called on it),
+    "method" (target = dotted class of the receiver, from an annotation; member = the method).
+    A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.
     """
@@ -106,6 +110,10 @@ class ClassInfo:
     methods: List[str] = field(default_factory=list)
     # self.<attr> → dotted names of the classes constructed into it (submodules, ModuleList members).
     submodules: Dict[str, List[str]] = field(default_factory=dict)
+    # Class-level annotations and assignments naming a class (`config: BartConfig`, `config_class = X`).
+    attr_types: Dict[str, str] = field(default_factory=dict)
+    # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
+    flags: Dict[str, Optional[bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -143,7 +151,8 @@ class FileSummary:
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
-                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items()))) for q, c in self.classes.items()),
+                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()))
+                   for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),

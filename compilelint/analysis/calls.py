@@ -104,6 +104,8 @@ class CallRecorder:
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
             return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
+            return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
         name = scope.resolve(func)
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]

@@ -17,6 +17,7 @@ from compilelint.analysis.astutil import (
     self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
+from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
 from compilelint.source import SourceFile
@@ -267,11 +268,44 @@ class ClassCollector:
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
+        self._class_level(info)
         probe = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind, lambda a: None)
         for method in node.body:
             if isinstance(method, FUNCS):
                 self._method(cls, method, probe)
         return cls
+
+    def _class_level(self, info: ClassInfo):
+        """What the class body declares plainly: attributes typed by a class (`config: BartConfig`,
+        `config_class = BartConfig`) and boolean defaults (`is_encoder_decoder: bool = True`), which
+        a method assigning `self.<name>` makes unknown (or sets, when every such assignment is one constant)."""
+        resolve = self.facts.resolve_plain
+        for stmt in self.node.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
+                stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if not isinstance(target, ast.Name):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                info.flags[target.id] = value.value
+            typed = annotation_class(stmt.annotation, resolve) if isinstance(stmt, ast.AnnAssign) else None
+            if typed is None and isinstance(value, (ast.Name, ast.Attribute)):
+                typed = annotation_class(value, resolve)
+            if typed:
+                info.attr_types[target.id] = typed
+        assigned: Dict[str, set] = {}
+        for method in self.node.body:
+            if not isinstance(method, FUNCS):
+                continue
+            for sub in self.facts.nodes(method):
+                if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                        for attr, value in self_targets(t, sub.value):
+                            constant = isinstance(value, ast.Constant) and isinstance(value.value, bool)
+                            assigned.setdefault(attr, set()).add(value.value if constant else None)
+        for attr, values in assigned.items():
+            values |= {info.flags[attr]} if attr in info.flags else set()
+            info.flags[attr] = values.pop() if len(values) == 1 else None
 
     def _method(self, cls: ClassFacts, method, probe: T.TensorInference):
         in_init = method.name == "__init__"

@@ -15,6 +15,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
 from compilelint.analysis.bindings import function_bindings
 from compilelint.analysis.calls import CallRecorder
+from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.names import dotted
 from compilelint.analysis.regions import is_stop_decorator
@@ -315,7 +316,8 @@ class FileAnalyzer(RuleContext):
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, self._condition_text())
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, self._condition_text(),
+                              condition_flags(self.scope.conditions, self.scope.cls.info.qualname if self.scope.cls else ""))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
@@ -342,6 +344,7 @@ class Scope:
             self.inference = b.inference
             self.locals, self.locals_only = b.locals, b.locals_only
             self.module_locals, self.constructed = b.module_locals, b.constructed
+            self.typed = b.typed
         else:  # module level: no locals
             self.inference = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind,
                                                lambda key: None)
@@ -349,6 +352,7 @@ class Scope:
             self.locals_only: Set[str] = set()  # assigned here without a `global` statement
             self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
             self.constructed: Dict[str, str] = {}  # local name → class constructed into it
+            self.typed: Dict[str, str] = {}  # parameter → the class its annotation names
 
     def resolve(self, node: ast.AST) -> Optional[str]:
         """A name through the imports, unless a local of this function shadows it."""
