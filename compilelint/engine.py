@@ -21,7 +21,7 @@ from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
-from compilelint.analysis import config_flags
+from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.notebook import decode_any, locate
@@ -216,6 +216,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
     builder = FindingBuilder(settings)
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
+    incoming = passed_args.Incoming(project, reached, root_ids.values())
     for summary in summaries:
         for qual, info in summary.functions.items():
             r = reached.get(f"{summary.module}.{qual}")
@@ -230,6 +231,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
                 if not allowed:
                     continue  # the compiled model's config class rules the path out
+                if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
+                    continue  # needs an optional argument no traced call gives
                 when = f"{c.when} ({config_note})" if c.when and config_note else c.when
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):

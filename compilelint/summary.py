@@ -36,6 +36,8 @@ class Candidate:
     when: str = ""
     # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
     flags: Tuple[Tuple[str, bool], ...] = ()
+    # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).
+    needs: Tuple[str, ...] = ()
 
 
 class Call(tuple):
@@ -53,8 +55,8 @@ class Call(tuple):
 
     @classmethod
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
-           guards: Tuple[Guard, ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards))
+           guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -63,6 +65,9 @@ class Call(tuple):
     col = property(itemgetter(4))
     label = property(itemgetter(5))  # how the reach path shows it: "self.layers[i]", "rotate_half"
     guards = property(itemgetter(6))
+    # (number of positional arguments, keyword names) the call passes; None when unknown (`*args`,
+    # `**kw`, a function handed to another): `passed_args` reads it.
+    args = property(itemgetter(7))
 
 
 @dataclass
@@ -96,6 +101,8 @@ class FunctionInfo:
     returns_only_predicates: bool = False
     # Per return statement, the predicates of its `or` chain (`return is_compiling() or is_jit()`).
     or_returns: List[Tuple[str, ...]] = field(default_factory=list)
+    # Positional parameter names, `self` included: which argument a call's n-th positional fills.
+    params: Tuple[str, ...] = ()
     # `setattr(fn, "_dynamo_marked_constant", True)`: a decorator making Dynamo take the result as
     # a constant instead of tracing (transformers' `_make_compile_constant`).
     marks_constant: bool = False
@@ -147,7 +154,7 @@ class FileSummary:
     def compute_graph_key(self) -> str:
         parts = (
             self.module,
-            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls),
+            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls), f.params,
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),

@@ -55,9 +55,11 @@ def module_call_kind(facts: FileFacts, cls: Optional[ClassFacts], key: str) -> O
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
+def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str],
+                      site_kinds: Optional[Dict[str, str]] = None) -> Bindings:
     """Tensor inference over a function's bindings: its parameters and locals,
     name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges.
+    `site_kinds`: parameter → kind every call of the function passes (`call_sites`).
     Function-local imports are added to the file's import table (they rebind names for the walk)."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
@@ -68,6 +70,9 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
         cls is None and node.name in facts.compiled_names)  # f = torch.compile(f), torch.compile(f)(x)
     params = _parameters(node.args)
     kinds = _parameter_kinds(node.args, params, tensor_by_default, non_tensor_names, resolve, out)
+    for name, kind in (site_kinds or {}).items():
+        if kinds.get(name) in ({None}, {T.NONE}):  # untyped (or defaulting to None): what callers pass
+            kinds[name] = {kind}
     assignments = _assignments(nodes, node, kinds, resolve, out)
     for _, target, _, _ in assignments:
         for name in names_in_target(target):

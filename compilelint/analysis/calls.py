@@ -43,22 +43,26 @@ class CallRecorder:
                 self.summary.roots.append(Root(cls, "forward", "model.compile()", node.lineno))
         if scope.info is None:
             return
-        targets = list(self._call_targets(func, scope))
+        direct = list(self._call_targets(func, scope))
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = None if starred else (len(node.args), tuple(k.arg for k in node.keywords))
+        targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in node.args:
             if isinstance(arg, ast.Attribute) and is_self(arg.value):
-                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}"))
+                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
-                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id))
+                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        for kind, target, member, label in targets:
+        for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:
                 continue  # never a function of the checked project
-            key = (kind, target, member, guards)
-            if key not in scope.seen_calls:  # one edge per callee is all reach needs
+            key = (kind, target, member, guards, passed)
+            if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
-                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
+                                                passed))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

@@ -29,6 +29,7 @@ CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MARKED_CONSTANT = "_dynamo_marked_constant"
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
@@ -43,6 +44,7 @@ class ClassFacts:
         self.init_numbers: Set[str] = set()  # attrs set to an int/float constant in __init__
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
+        self.buffer_attrs: Set[str] = set()  # registered buffers (`register_buffer`, `nn.Buffer(...)`)
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
@@ -171,6 +173,7 @@ class FileFacts:
             end_row=node.end_lineno or node.lineno,
             decorators=[d for d in (self.decorator_name(x) for x in node.decorator_list) if d],
             is_generator=self._is_generator(node),
+            params=tuple(a.arg for a in node.args.posonlyargs + node.args.args),
         )
         self._predicate_returns(node, info)
         info.marks_constant = marks_constant(self.nodes(node))
@@ -264,6 +267,7 @@ class ClassCollector:
                 cls.init_numbers |= parent.init_numbers
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
+                cls.buffer_attrs |= parent.buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
@@ -341,6 +345,8 @@ class ClassCollector:
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
                         cls.kinds.setdefault(name.value, set()).add(T.TENSOR)
                         cls.tensor_attrs.add(name.value)
+                        if sub.func.attr == "register_buffer":
+                            cls.buffer_attrs.add(name.value)
                 elif sub.func.attr == "add_module" and len(sub.args) > 1:
                     name = sub.args[0]
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -407,6 +413,8 @@ class ClassCollector:
         kind = probe.kind(value)
         if kind in T.TENSORISH:  # nn.Parameter(...), torch.zeros(...)
             cls.tensor_attrs.add(attr)
+            if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in BUFFER_CLASSES:
+                cls.buffer_attrs.add(attr)
             kinds.add(kind)
             return
         classes = self._constructed_classes(value)

@@ -13,9 +13,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
-from compilelint.analysis.bindings import function_bindings
+from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
+from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.names import dotted
 from compilelint.analysis.regions import is_stop_decorator
@@ -53,6 +54,7 @@ class FileAnalyzer(RuleContext):
     def run(self) -> FileSummary:
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
+        self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
@@ -78,7 +80,7 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
-        self.scope = Scope(self.facts, node, cls, info)
+        self.scope = Scope(self.facts, node, cls, info, self.sites)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
 
@@ -317,7 +319,8 @@ class FileAnalyzer(RuleContext):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, self._condition_text(),
-                              condition_flags(self.scope.conditions, self.scope.cls.info.qualname if self.scope.cls else ""))
+                              condition_flags(self.scope.conditions, self.scope.cls.info.qualname if self.scope.cls else ""),
+                              needed_params(self.scope.conditions, self.scope.node))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
@@ -328,7 +331,8 @@ class FileAnalyzer(RuleContext):
 class Scope:
     """The function being walked: its locals, their kinds, the guards and loops around the node."""
 
-    def __init__(self, facts: FileFacts, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo]):
+    def __init__(self, facts: FileFacts, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo],
+                 sites: Optional[CallSites] = None):
         self.node = node
         self.cls = cls
         self.info = info
@@ -340,7 +344,7 @@ class Scope:
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         if node is not None:
-            b = function_bindings(facts, node, cls, info.decorators if info is not None else [])
+            b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
             self.locals, self.locals_only = b.locals, b.locals_only
             self.module_locals, self.constructed = b.module_locals, b.constructed
