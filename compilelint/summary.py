@@ -55,8 +55,9 @@ class Call(tuple):
 
     @classmethod
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
-           guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args))
+           guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
+           needs: Tuple[str, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -68,6 +69,8 @@ class Call(tuple):
     # (number of positional arguments, keyword names) the call passes; None when unknown (`*args`,
     # `**kw`, a function handed to another): `passed_args` reads it.
     args = property(itemgetter(7))
+    # What the `if`s around the call need of the caller's own arguments (`passed_args.needed_params`).
+    needs = property(itemgetter(8))
 
 
 @dataclass

@@ -10,7 +10,8 @@ class TensorToScalar(Rule):
     """
     ## What it does
     Finds `int(t)`, `float(t)`, `bool(t)` and `math.*(t)` of a tensor inside compiled code,
-    including `range(int(t))`, and factories sized by a tensor op (`torch.arange(lengths.max())`).
+    including `range(int(t))`, factories sized by a tensor op (`torch.arange(lengths.max())`) and
+    slices bounded by a tensor (`x[:, :n]` with `n = sizes[0]`).
 
     ## Why is this bad?
     Converting a tensor to a Python number reads its data: a plain `torch.compile` graph-breaks
@@ -36,7 +37,7 @@ class TensorToScalar(Rule):
 
     code = "CL102"
     name = "tensor-to-scalar"
-    triggers = ('int', 'float', 'bool', 'math', 'torch')
+    triggers = ()
     message = "converting a tensor to a Python number graph-breaks"
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Data dependent operator")
     gb_ids = {"2.13": ("GB0124", "GB0033"), "2.11": ("GB0124", "GB0033")}
@@ -63,6 +64,16 @@ class TensorToScalar(Rule):
             self.report(node, f"`{name}(tensor)` reads tensor data into Python and graph-breaks ({{gb1}}): "
                               f"use the torch equivalent (torch.{name[5:]})")
 
+    def visit_Subscript(self, node: ast.Subscript):
+        # `x[:, :n]` with `n` a 0-d tensor: the bound is read back as a Python int.
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            if isinstance(part, ast.Slice) and any(b is not None and self.ctx.is_tensor(b)
+                                                   for b in (part.lower, part.upper, part.step)):
+                self.report(node, "slicing with a tensor bound reads it into Python and graph-breaks ({gb}): "
+                                  "pass the bound as a Python int, or set torch._dynamo.config.capture_scalar_outputs = True")
+                return
+
     INVALID = [
         """
 import math
@@ -75,7 +86,8 @@ class Decoder(nn.Module):
         keep = bool((x > 0).any())  # <-
         norm = math.sqrt(x.pow(2).sum())  # <-
         steps = torch.arange(lengths.max(), device=x.device)  # <-
-        return x[:, :n] / norm, steps
+        half = x[:, :lengths[0]]  # <-
+        return x[:, :n] / norm, steps, half
 """,
     ]
     VALID = [

@@ -671,3 +671,23 @@ def buffer_to_rebound_inlined():
 
 
 CASES["buffer_to_rebound_inlined"] = (buffer_to_rebound_inlined, [(X(),)] * 2)
+
+
+def slice_by_tensor_bound():
+    def f(x, sizes):
+        return torch.tanh(x[:, :sizes[0]])
+    return f
+
+
+CASES["slice_by_tensor_bound"] = (slice_by_tensor_bound, [(X(), torch.IntTensor([3]))] * 2)
+
+
+def assert_tensor_condition():
+    def f(x):
+        m = x.min()
+        assert m.isnan().sum() == 0 and x.isnan().sum() == 0, "NaN detected"
+        return x * 2
+    return f
+
+
+CASES["assert_tensor_condition"] = (assert_tensor_condition, [(X(),)] * 2)

@@ -247,6 +247,7 @@ class ClassCollector:
         self.facts = facts
         self.node = node
         self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
+        self.local_lists: Dict[str, List[str]] = {}  # local lists of modules: `stages.append(Stage(...))`
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -318,6 +319,8 @@ class ClassCollector:
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
+        self.local_lists = {}
+        self.local_lists = self._local_lists(method)
         for sub in self.facts.nodes(method):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -431,7 +434,9 @@ class ClassCollector:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Call):
+            if isinstance(sub, ast.Name) and sub.id in self.local_lists:
+                found.extend(self.local_lists[sub.id])  # nn.Sequential(*stages)
+            elif isinstance(sub, ast.Call):
                 registry = self._registry_of(sub.func)
                 if registry:
                     found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
@@ -443,6 +448,25 @@ class ClassCollector:
                 if name and is_class_name(name):
                     found.append(name)
         return found
+
+    def _local_lists(self, method) -> Dict[str, List[str]]:
+        """Classes built into a local list before it becomes a container (`blocks = []`,
+        `blocks.append(Block(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*blocks)`)."""
+        out: Dict[str, List[str]] = {}
+        for sub in self.facts.nodes(method):
+            name, value = None, None
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
+                    isinstance(sub.value, (ast.List, ast.ListComp)):
+                name, value = sub.targets[0].id, sub.value
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.op, ast.Add):
+                name, value = sub.target.id, sub.value
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
+                    sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
+                name, value = sub.func.value.id, sub.args[-1]
+            if name is not None:
+                classes = out.setdefault(name, [])
+                classes.extend(c for c in self._constructed_classes(value) if c not in classes)
+        return {k: v for k, v in out.items() if v}
 
     def _registry_of(self, node) -> List[str]:
         """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""

@@ -24,11 +24,18 @@ def _optional_params(fn: ast.AST) -> List[str]:
     return [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None]
 
 
-def _given(term: ast.AST, branch: bool, optional: List[str]) -> Optional[str]:
-    """The optional parameter this operand, taking `branch`, shows was given: `p is not None`,
-    `p` (true branch), `p is None` (false branch)."""
+def _given(term: ast.AST, branch: bool, optional: List[str], vararg: str = "") -> Optional[str]:
+    """What this operand, taking `branch`, shows the call gave: an optional parameter (`p is not
+    None`, `p` on the true branch, `p is None` on the false one), or a count of extra positional
+    arguments (`len(caches) == 1` → "*1")."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
-        return _given(term.operand, not branch, optional)
+        return _given(term.operand, not branch, optional, vararg)
+    if vararg and branch and isinstance(term, ast.Compare) and len(term.ops) == 1 and \
+            isinstance(term.ops[0], ast.Eq) and isinstance(term.left, ast.Call) and \
+            isinstance(term.left.func, ast.Name) and term.left.func.id == "len" and len(term.left.args) == 1 and \
+            isinstance(term.left.args[0], ast.Name) and term.left.args[0].id == vararg and \
+            isinstance(term.comparators[0], ast.Constant) and type(term.comparators[0].value) is int:
+        return f"*{term.comparators[0].value}"
     if isinstance(term, ast.Name) and term.id in optional and branch:
         return term.id
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
@@ -46,13 +53,14 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST])
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not conditions:
         return ()
     optional = _optional_params(fn)
-    if not optional:
+    vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
+    if not optional and not vararg:
         return ()
     out: List[str] = []
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional)
+            name = _given(term, branch, optional, vararg)
             if name and name not in out:
                 out.append(name)
     if out:
@@ -67,12 +75,14 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return True
     npos, keywords = call.args
+    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
+    offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
+    if param.startswith("*"):  # "*2": exactly two extra positional arguments
+        return npos - (len(callee.params) - offset) == int(param[1:])
     if param in keywords:
         return True
     if param not in callee.params:
         return False  # keyword-only, and not given by keyword
-    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
-    offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
     return callee.params.index(param) - offset < npos
 
 
@@ -83,23 +93,35 @@ class Incoming:
         self.project = project
         self.reached = reached
         self.roots = set(root_ids)
-        self._calls: Optional[Dict[str, List[Call]]] = None
+        self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
+        self._live: Dict[Tuple[str, Call], bool] = {}
 
     def unpassed(self, fid: str, needs: Tuple[str, ...]) -> bool:
-        """True when some parameter in `needs` is given by no traced call of `fid`."""
+        """True when something in `needs` is given by no live traced call of `fid`."""
         if not needs or fid in self.roots:
             return False
-        calls = self._incoming().get(fid, [])
+        calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
         if not calls:
             return False
         callee = self.project.functions[fid][1]
         return any(not any(passes(c, callee, p) for c in calls) for p in needs)
 
-    def _incoming(self) -> Dict[str, List[Call]]:
+    def live(self, caller: str, call: Call) -> bool:
+        """A call runs unless it sits under `if`s needing what no call of its caller gives
+        (`if len(caches) == 1: DynamicCache(data)` when every caller passes two caches)."""
+        if not call.needs:
+            return True
+        key = (caller, call)
+        if key not in self._live:
+            self._live[key] = True  # a cycle decides nothing
+            self._live[key] = not self.unpassed(caller, call.needs)
+        return self._live[key]
+
+    def _incoming(self) -> Dict[str, List[Tuple[str, Call]]]:
         if self._calls is None:
             self._calls = {}
             for caller in self.reached:
                 for call in self.project.functions[caller][1].calls:
                     for callee in self.project.callees(caller, call):
-                        self._calls.setdefault(callee, []).append(call)
+                        self._calls.setdefault(callee, []).append((caller, call))
         return self._calls

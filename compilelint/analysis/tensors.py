@@ -141,11 +141,6 @@ LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
     "ByteTensor", "CharTensor", "BoolTensor",
 })
-# Methods that move or reshape a tensor without changing its dtype: a mask stays a mask.
-DTYPE_KEEPING_METHODS = frozenset({
-    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "flatten", "transpose", "permute",
-    "contiguous", "clone", "detach", "cpu", "cuda", "repeat", "t", "flip", "narrow", "unflatten", "movedim",
-})
 LOGGER_FACTORIES = ("getLogger", "get_logger", "init_logger", "getlogger")
 
 
@@ -436,9 +431,7 @@ class TensorInference:
 
 
 def _keeps_dtype(method: str, node: ast.Call) -> bool:
-    """The call keeps the receiver's dtype: a reshape, or `.to(device)` given only a device."""
-    if method in DTYPE_KEEPING_METHODS:
-        return True
+    """`mask.to(x.device)`: given only a device, `.to` keeps the mask a mask."""
     if method != "to":
         return False
     args = list(node.args) + [k.value for k in node.keywords if k.arg != "non_blocking"]
