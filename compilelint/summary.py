@@ -34,6 +34,8 @@ class Candidate:
     condition: str = ""
     # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
     when: str = ""
+    # Inside a loop of its function: a break there makes Dynamo skip the rest of the frame.
+    in_loop: bool = False
     # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
     flags: Tuple[Tuple[str, bool], ...] = ()
     # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).

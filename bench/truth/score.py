@@ -20,8 +20,9 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   the library lines, and where each executed instruction starts, of the model's eager run in each
   mode), a finding is judged in a mode only if its run executed an instruction of its flagged
   expression (`torch.isfinite(x).all()` after `x.dtype == torch.float16 and`), or a line of it
-  when columns were not recorded; otherwise it is *unexercised* there (a
-  `layerdrop > 0` branch with layerdrop 0: a claim the run never tested). A mode whose eager run
+  when columns were not recorded; otherwise it is *unexercised* there (a `layerdrop > 0` branch
+  with layerdrop 0: a claim the run never tested). So is a finding the engine says is hidden
+  behind an earlier break in a loop of its function (Dynamo skips the frame there). A mode whose eager run
   raised is not judged at all, and its events are not sites. `finding_precision` counts
   unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
@@ -128,7 +129,8 @@ def score_model(model: dict, findings: list, lines=None) -> dict:
     verdicts, per_mode = [], {"eval": [], "train": []}
     for f in findings:
         truth = rsites if is_recompile_finding(f) else fsites
-        by_mode = {m: (any(near(s, [place(f)]) for s in truth[m]) if executed(lines, m, f) else None)
+        hidden = bool((f.get("region") or {}).get("hidden_by"))  # its frame is skipped earlier: untestable
+        by_mode = {m: (any(near(s, [place(f)]) for s in truth[m]) if executed(lines, m, f) and not hidden else None)
                    for m in finding_modes(f) if m in modes}
         values = list(by_mode.values())
         verdicts.append((f, True if True in values else False if False in values else None))
@@ -330,7 +332,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"total": total, "per_file": {k: v[0] for k, v in per_lib.items()},
-                       "models": [{**s, "findings": [[f["filename"], f["location"]["row"], f["code"], ok]
+                       "models": [{**s, "findings": [[f["filename"], f["location"]["row"], f["code"], ok, "/".join(finding_modes(f))]
                                                      for f, ok in s["findings"]]} for s in all_scored]},
                       f, indent=1)
 

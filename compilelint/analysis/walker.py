@@ -350,9 +350,9 @@ class FileAnalyzer(RuleContext):
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
         conditions = list(self.scope.conditions) + bound  # what the path needs of config flags and arguments
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when,
-                              condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else ""),
-                              needed_params(conditions, self.scope.node))
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
+                              flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else ""),
+                              needs=needed_params(conditions, self.scope.node))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
