@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis import analyze
+from compilelint.analysis import analyze, config_flags, passed_args
 from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
@@ -216,6 +216,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         entries.append(fid)
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
     builder = FindingBuilder(settings, judges)
+    root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
+    incoming = passed_args.Incoming(project, reached, root_ids.values())
     for summary in summaries:
         for qual, info in summary.functions.items():
             if not info.candidates:
@@ -230,7 +232,13 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                     continue
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
-                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, c.when) if x),
+                allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
+                if not allowed:
+                    continue  # the compiled model's config class rules the path out
+                if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
+                    continue  # needs an optional argument no traced call gives
+                when = f"{c.when} ({config_note})" if c.when and config_note else c.when
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
                                 _hidden_by(c, skips))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue

@@ -36,13 +36,19 @@ class Candidate:
     when: str = ""
     # Inside a loop of its function: a break there makes Dynamo skip the rest of the frame.
     in_loop: bool = False
+    # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
+    flags: Tuple[Tuple[str, bool], ...] = ()
+    # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).
+    needs: Tuple[str, ...] = ()
 
 
 class Call(tuple):
     """A call a function makes that may lead to more traced code.
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
-    "attr" (target = attribute of self holding submodules, member = the method called on it).
+    "attr" (target = attribute of self holding submodules, member = the method called on it),
+    "method" (target = dotted class of the receiver, from an annotation; member = the method).
+    A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.
     """
@@ -51,8 +57,9 @@ class Call(tuple):
 
     @classmethod
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
-           guards: Tuple[Guard, ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards))
+           guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
+           needs: Tuple[str, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -61,6 +68,11 @@ class Call(tuple):
     col = property(itemgetter(4))
     label = property(itemgetter(5))  # how the reach path shows it: "self.layers[i]", "rotate_half"
     guards = property(itemgetter(6))
+    # (number of positional arguments, keyword names) the call passes; None when unknown (`*args`,
+    # `**kw`, a function handed to another): `passed_args` reads it.
+    args = property(itemgetter(7))
+    # What the `if`s around the call need of the caller's own arguments (`passed_args.needed_params`).
+    needs = property(itemgetter(8))
 
 
 @dataclass
@@ -94,6 +106,8 @@ class FunctionInfo:
     returns_only_predicates: bool = False
     # Per return statement, the predicates of its `or` chain (`return is_compiling() or is_jit()`).
     or_returns: List[Tuple[str, ...]] = field(default_factory=list)
+    # Positional parameter names, `self` included: which argument a call's n-th positional fills.
+    params: Tuple[str, ...] = ()
     # `setattr(fn, "_dynamo_marked_constant", True)`: a decorator making Dynamo take the result as
     # a constant instead of tracing (transformers' `_make_compile_constant`).
     marks_constant: bool = False
@@ -108,6 +122,10 @@ class ClassInfo:
     methods: List[str] = field(default_factory=list)
     # self.<attr> → dotted names of the classes constructed into it (submodules, ModuleList members).
     submodules: Dict[str, List[str]] = field(default_factory=dict)
+    # Class-level annotations and assignments naming a class (`config: BartConfig`, `config_class = X`).
+    attr_types: Dict[str, str] = field(default_factory=dict)
+    # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
+    flags: Dict[str, Optional[bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -141,11 +159,12 @@ class FileSummary:
     def compute_graph_key(self) -> str:
         parts = (
             self.module,
-            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls),
+            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls), f.params,
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
-                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items()))) for q, c in self.classes.items()),
+                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()))
+                   for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),

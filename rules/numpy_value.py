@@ -6,9 +6,10 @@ from compilelint.rule import Rule
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
 CONSTANT_CALLS = frozenset({"numpy.dtype", "numpy.random.seed", "numpy.random.rand", "numpy.random.randn"})
 # Random planning that Dynamo cannot trace (permutation: GB0294) or reads back as data (randint: GB0033).
-# np.random.choice: "Data dependent operator" on torch 2.11 in the truth corpus (wav2vec2's SpecAugment).
+# np.random.choice: "Data dependent operator" on torch 2.11 in the truth corpus (wav2vec2's SpecAugment);
+# `np.random.uniform(0, 1)` (LayerDrop in VITS and older models): GB0033 where it is read (measured, 2.13).
 RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "GB0033",
-                "numpy.random.choice": "GB0033"}
+                "numpy.random.choice": "GB0033", "numpy.random.uniform": "GB0033"}
 # Metadata of an array: static under Dynamo, like a tensor's shape.
 METADATA = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 REDUCTIONS = frozenset({"sum", "prod", "max", "min", "lcm", "gcd", "argmax", "argmin", "count_nonzero"})
@@ -24,7 +25,7 @@ class NumpyValue(Rule):
     same-file helper holding one: `n = np.lcm(a, b)`, `arr = t.cpu().numpy()`) in an `if`, `while`
     or ternary condition, an integer reduction (`np.sum`, `np.lcm`, `a.max()`) passed to `int()` or
     `range()` or used as the size of `np.zeros(...)`, and NumPy random
-    planning (`np.random.permutation`, `np.random.randint`).
+    planning (`np.random.permutation`, `np.random.randint`, `np.random.uniform`).
 
     ## Why is this bad?
     Dynamo traces NumPy through `torch._numpy`: every NumPy result is a tensor in the graph,
@@ -34,7 +35,7 @@ class NumpyValue(Rule):
     `int(np.lcm(a, b))` with GB0208, `range(np.sum(...))` with "Failed to trace builtin operator"
     (GB0059 on torch 2.13) (while `int(np.sqrt(n))` and `int(np.ceil(n / 3))` traced cleanly); `np.random.permutation` with "attempted to trace numpy
     function unsupported by PyTorch" (GB0294, BigBird's random attention) and
-    `np.random.randint` with GB0033.
+    `np.random.randint` with GB0033, `p = np.random.uniform(0, 1)` read by a later test with GB0033 at the call.
 
     ## Example
     ```python

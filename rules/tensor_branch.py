@@ -79,6 +79,18 @@ class TensorBranch(Rule):
         for test in node.ifs:
             self._check(test, "comprehension if")
 
+    def visit_Assert(self, node: ast.Assert):
+        # `assert t` itself is traced (Dynamo asserts asynchronously), but the jumps of `assert a and b`
+        # call bool() on every operand before the last (measured: GB0170, IBert's NaN check).
+        test = node.test
+        if isinstance(test, ast.BoolOp):
+            op = "and" if isinstance(test.op, ast.And) else "or"
+            for value in test.values[:-1]:
+                for expr in truth_tested(value):
+                    if self.ctx.is_tensor(expr):
+                        self.report(expr, f"`assert ... {op} ...` calls bool() on a tensor and graph-breaks ({{gb}}): "
+                                          "assert each condition on its own, or combine them with `&`")
+
     def visit_BoolOp(self, node: ast.BoolOp):
         # Inside a condition the whole test is checked by the statement; here only values used as data.
         parent = self.ctx.parent()
@@ -143,6 +155,7 @@ class Gate(nn.Module):
         y = x if x.mean() > 0 else -x  # <-
         if self.training and torch.isnan(x).any():  # <-
             x = torch.zeros_like(x)
+        assert x.isnan().sum() == 0 and y.isnan().sum() == 0, "NaN"  # <-
         return x + y
 """,
     ]

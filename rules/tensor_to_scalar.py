@@ -2,18 +2,24 @@ import ast
 
 from compilelint.rule import Rule
 
+# Factories whose positional arguments are sizes or bounds (Python numbers to Dynamo).
+SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("arange", "zeros", "ones", "empty", "rand", "randn"))
+
+
 class TensorToScalar(Rule):
     """
     ## What it does
     Finds `int(t)`, `float(t)`, `bool(t)` and `math.*(t)` of a tensor inside compiled code,
-    including `range(int(t))`.
+    including `range(int(t))`, factories sized by a tensor op (`torch.arange(lengths.max())`) and
+    slices bounded by a tensor (`x[:, :n]` with `n = sizes[0]`).
 
     ## Why is this bad?
     Converting a tensor to a Python number reads its data: a plain `torch.compile` graph-breaks
     (GB0124 "Unsupported Tensor.item() call with capture_scalar_outputs=False"; `math.sqrt(t)`:
     GB0033 "Data dependent operator"). `bool(t)`, `math.*(t)` and `range(int(t))` fail even under
     `fullgraph=True` ("Could not guard on data-dependent expression"), and no config knob helps
-    them. `int(t)`/`float(t)` are captured with `capture_scalar_outputs = True`.
+    them. `int(t)`/`float(t)` are captured with `capture_scalar_outputs = True`. `torch.arange(t.max())`
+    graph-breaks with "Data dependent operator" (GB0033; VITS's output lengths).
 
     ## Example
     ```python
@@ -31,15 +37,21 @@ class TensorToScalar(Rule):
 
     code = "CL102"
     name = "tensor-to-scalar"
-    triggers = ('int', 'float', 'bool', 'math')
+    triggers = ()
     message = "converting a tensor to a Python number graph-breaks"
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Data dependent operator")
     gb_ids = {"2.13": ("GB0124", "GB0033"), "2.11": ("GB0124", "GB0033")}
 
     def visit_Call(self, node: ast.Call):
+        name = self.ctx.resolve(node.func)
+        if name in SIZED_FACTORIES:
+            # `torch.arange(lengths.max())`: a size computed by a tensor op is read back as a number.
+            if any(isinstance(a, ast.Call) and self.ctx.is_tensor(a) for a in node.args):
+                self.report(node, f"`{name}()` sized by a tensor reads its data into Python and graph-breaks "
+                                  "({gb1}): size it with Python numbers (shapes), or allocate the maximum and mask")
+            return
         if len(node.args) != 1 or node.keywords:
             return
-        name = self.ctx.resolve(node.func)
         if name is None or not self.ctx.is_tensor(node.args[0]):
             return
         if name in ("builtins.int", "builtins.float"):
@@ -52,6 +64,16 @@ class TensorToScalar(Rule):
             self.report(node, f"`{name}(tensor)` reads tensor data into Python and graph-breaks ({{gb1}}): "
                               f"use the torch equivalent (torch.{name[5:]})")
 
+    def visit_Subscript(self, node: ast.Subscript):
+        # `x[:, :n]` with `n` a 0-d tensor: the bound is read back as a Python int.
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            if isinstance(part, ast.Slice) and any(b is not None and self.ctx.is_tensor(b)
+                                                   for b in (part.lower, part.upper, part.step)):
+                self.report(node, "slicing with a tensor bound reads it into Python and graph-breaks ({gb}): "
+                                  "pass the bound as a Python int, or set torch._dynamo.config.capture_scalar_outputs = True")
+                return
+
     INVALID = [
         """
 import math
@@ -63,7 +85,9 @@ class Decoder(nn.Module):
         n = int(lengths.max())  # <-
         keep = bool((x > 0).any())  # <-
         norm = math.sqrt(x.pow(2).sum())  # <-
-        return x[:, :n] / norm
+        steps = torch.arange(lengths.max(), device=x.device)  # <-
+        half = x[:, :lengths[0]]  # <-
+        return x[:, :n] / norm, steps, half
 """,
     ]
     VALID = [
@@ -76,6 +100,7 @@ class Decoder(nn.Module):
     def forward(self, x):
         n = int(x.shape[0] * 0.5)
         d = math.sqrt(x.size(-1))
-        return x[:n] / d
+        steps = torch.arange(x.shape[1], device=x.device)
+        return x[:n] / d, steps
 """,
     ]

@@ -44,8 +44,13 @@ def main(argv):
             continue
         events, error = measure(make, calls)
         kinds = sorted({(e["event"], e["line"], e["gb_type"], e["gb_id"]) for e in events if e["file"] == os.path.abspath(path)})
-        verdict = "clean" if not kinds else "; ".join(
-            f"{k} L{ln} {gb or ''} {gid}".strip() for k, ln, gb, gid in kinds)
+        # A break inside torch itself (nn.Module.__setattr__ for a rebound buffer) is the snippet's too.
+        inside = sorted({(e["event"], f"{os.path.basename(e['file'])}:{e['line']}", e["gb_type"], e["gb_id"])
+                         for e in events if e["event"] != "recompile" and e["file"] and
+                         e["file"] != os.path.abspath(path) and os.sep + "torch" + os.sep in e["file"]})
+        verdict = "clean" if not kinds and not inside else "; ".join(
+            [f"{k} L{ln} {gb or ''} {gid}".strip() for k, ln, gb, gid in kinds] +
+            [f"{k} in torch {where} {gb or ''} {gid}".strip() for k, where, gb, gid in inside])
         print(f"{name}: {verdict}" + (f"  [error: {error}]" if error else ""))
         for e in events:
             if e["event"] == "recompile" and e["file"] == os.path.abspath(path):

@@ -599,3 +599,95 @@ def gru_in_forward():
 
 CASES["lstm_in_forward"] = (lstm_in_forward, [(X(),)] * 2)
 CASES["gru_in_forward"] = (gru_in_forward, [(X(),)] * 2)
+
+
+def buffer_to_rebound():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Buffer(torch.randn(4, 8))
+
+        def forward(self, x):
+            self.pos = self.pos.to(device=x.device, dtype=x.dtype)
+            return x + self.pos
+    return M()
+
+
+def buffer_augassign():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Buffer(torch.randn(4, 8))
+
+        def forward(self, x):
+            self.pos += 1
+            return x + self.pos
+    return M()
+
+
+def buffer_new_tensor():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Buffer(torch.randn(4, 8))
+
+        def forward(self, x):
+            self.pos = self.pos * 1.0
+            return x + self.pos
+    return M()
+
+
+def arange_sized_by_max():
+    def f(x, lengths):
+        return torch.arange(lengths.max(), device=x.device) + 1
+    return f
+
+
+def np_random_uniform_unread_eval():
+    class M(nn.Module):
+        def forward(self, x):
+            p = np.random.uniform(0, 1)
+            if self.training and p < 0.5:
+                return x
+            return x * 2
+    return M().eval()
+
+
+CASES.update({
+    "buffer_to_rebound": (buffer_to_rebound, [(X(),)] * 2),
+    "buffer_augassign": (buffer_augassign, [(X(),)] * 2),
+    "buffer_new_tensor": (buffer_new_tensor, [(X(),)] * 2),
+    "arange_sized_by_max": (arange_sized_by_max, [(X(), torch.tensor([3, 5]))] * 2),
+    "np_random_uniform_unread_eval": (np_random_uniform_unread_eval, [(X(),)] * 2),
+})
+
+
+def buffer_to_rebound_inlined():
+    inner = buffer_to_rebound()
+
+    def f(x):
+        return inner(x) * 2
+    return f
+
+
+CASES["buffer_to_rebound_inlined"] = (buffer_to_rebound_inlined, [(X(),)] * 2)
+
+
+def slice_by_tensor_bound():
+    def f(x, sizes):
+        return torch.tanh(x[:, :sizes[0]])
+    return f
+
+
+CASES["slice_by_tensor_bound"] = (slice_by_tensor_bound, [(X(), torch.IntTensor([3]))] * 2)
+
+
+def assert_tensor_condition():
+    def f(x):
+        m = x.min()
+        assert m.isnan().sum() == 0 and x.isnan().sum() == 0, "NaN detected"
+        return x * 2
+    return f
+
+
+CASES["assert_tensor_condition"] = (assert_tensor_condition, [(X(),)] * 2)

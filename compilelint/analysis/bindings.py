@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target
 from compilelint.analysis.facts import ClassFacts, FileFacts
+from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import COMPILE_FUNCS
 
 # Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
@@ -31,6 +32,8 @@ class Bindings:
     locals_only: Set[str] = field(default_factory=set)  # bound here without a `global` statement
     module_locals: Dict[str, str] = field(default_factory=dict)  # local name → self attribute holding submodules
     constructed: Dict[str, str] = field(default_factory=dict)  # local name → class constructed into it
+    # parameter → the project class its annotation names (`config: PreTrainedConfig | None`), never rebound
+    typed: Dict[str, str] = field(default_factory=dict)
 
 
 def module_call_kind(facts: FileFacts, cls: Optional[ClassFacts], key: str) -> Optional[str]:
@@ -52,9 +55,11 @@ def module_call_kind(facts: FileFacts, cls: Optional[ClassFacts], key: str) -> O
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
+def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str],
+                      site_kinds: Optional[Dict[str, str]] = None) -> Bindings:
     """Tensor inference over a function's bindings: its parameters and locals,
     name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges.
+    `site_kinds`: parameter → kind every call of the function passes (`call_sites`).
     Function-local imports are added to the file's import table (they rebind names for the walk)."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
@@ -65,6 +70,9 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
         cls is None and node.name in facts.compiled_names)  # f = torch.compile(f), torch.compile(f)(x)
     params = _parameters(node.args)
     kinds = _parameter_kinds(node.args, params, tensor_by_default, non_tensor_names, resolve, out)
+    for name, kind in (site_kinds or {}).items():
+        if kinds.get(name) in ({None}, {T.NONE}):  # untyped (or defaulting to None): what callers pass
+            kinds[name] = {kind}
     assignments = _assignments(nodes, node, kinds, resolve, out)
     for _, target, _, _ in assignments:
         for name in names_in_target(target):
@@ -107,6 +115,9 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
                 out.module_locals[target.id] = attr
     for bindings in env.values():
         bindings.sort(key=lambda b: b[0])
+    rebound = {n for _, target, _, _ in assignments for n in names_in_target(target)}
+    out.typed = {arg.arg: cname for arg, _ in params if arg.arg not in rebound
+                 for cname in [annotation_class(arg.annotation, resolve)] if cname}
     unions = {arg.arg: T.annotation_union(arg.annotation, resolve) for arg, _ in params if arg.annotation is not None}
     inference.narrowed = narrowed_ranges(nodes, unions, resolve)
     inference.forget()

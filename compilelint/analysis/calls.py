@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
+from compilelint.analysis.passed_args import needed_params
 from compilelint.summary import Call, FileSummary, Root
 
 if TYPE_CHECKING:
@@ -43,22 +44,27 @@ class CallRecorder:
                 self.summary.roots.append(Root(cls, "forward", "model.compile()", node.lineno))
         if scope.info is None:
             return
-        targets = list(self._call_targets(func, scope))
+        direct = list(self._call_targets(func, scope))
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = None if starred else (len(node.args), tuple(k.arg for k in node.keywords))
+        targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in node.args:
             if isinstance(arg, ast.Attribute) and is_self(arg.value):
-                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}"))
+                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
-                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id))
+                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        for kind, target, member, label in targets:
+        needs = needed_params(scope.conditions, scope.node)
+        for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:
                 continue  # never a function of the checked project
-            key = (kind, target, member, guards)
-            if key not in scope.seen_calls:  # one edge per callee is all reach needs
+            key = (kind, target, member, guards, passed, needs)
+            if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
-                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards))
+                scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
+                                                passed, needs))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
@@ -104,6 +110,8 @@ class CallRecorder:
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
             return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
+            return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
         name = scope.resolve(func)
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]

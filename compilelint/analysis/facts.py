@@ -17,6 +17,7 @@ from compilelint.analysis.astutil import (
     self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
+from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
 from compilelint.source import SourceFile
@@ -28,6 +29,7 @@ CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MARKED_CONSTANT = "_dynamo_marked_constant"
 PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
@@ -42,6 +44,7 @@ class ClassFacts:
         self.init_numbers: Set[str] = set()  # attrs set to an int/float constant in __init__
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
+        self.buffer_attrs: Set[str] = set()  # registered buffers (`register_buffer`, `nn.Buffer(...)`)
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
@@ -175,6 +178,7 @@ class FileFacts:
             end_row=node.end_lineno or node.lineno,
             decorators=[d for d in (self.decorator_name(x) for x in node.decorator_list) if d],
             is_generator=self._is_generator(node),
+            params=tuple(a.arg for a in node.args.posonlyargs + node.args.args),
         )
         self._predicate_returns(node, info)
         info.marks_constant = marks_constant(self.nodes(node))
@@ -248,6 +252,7 @@ class ClassCollector:
         self.facts = facts
         self.node = node
         self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
+        self.local_lists: Dict[str, List[str]] = {}  # local lists of modules: `stages.append(Stage(...))`
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -268,15 +273,49 @@ class ClassCollector:
                 cls.init_numbers |= parent.init_numbers
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
+                cls.buffer_attrs |= parent.buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
+        self._class_level(info)
         probe = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind, lambda a: None)
         for method in node.body:
             if isinstance(method, FUNCS):
                 self._method(cls, method, probe)
         return cls
+
+    def _class_level(self, info: ClassInfo):
+        """What the class body declares plainly: attributes typed by a class (`config: BartConfig`,
+        `config_class = BartConfig`) and boolean defaults (`is_encoder_decoder: bool = True`), which
+        a method assigning `self.<name>` makes unknown (or sets, when every such assignment is one constant)."""
+        resolve = self.facts.resolve_plain
+        for stmt in self.node.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
+                stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if not isinstance(target, ast.Name):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                info.flags[target.id] = value.value
+            typed = annotation_class(stmt.annotation, resolve) if isinstance(stmt, ast.AnnAssign) else None
+            if typed is None and isinstance(value, (ast.Name, ast.Attribute)):
+                typed = annotation_class(value, resolve)
+            if typed:
+                info.attr_types[target.id] = typed
+        assigned: Dict[str, set] = {}
+        for method in self.node.body:
+            if not isinstance(method, FUNCS):
+                continue
+            for sub in self.facts.nodes(method):
+                if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                        for attr, value in self_targets(t, sub.value):
+                            constant = isinstance(value, ast.Constant) and isinstance(value.value, bool)
+                            assigned.setdefault(attr, set()).add(value.value if constant else None)
+        for attr, values in assigned.items():
+            values |= {info.flags[attr]} if attr in info.flags else set()
+            info.flags[attr] = values.pop() if len(values) == 1 else None
 
     def _method(self, cls: ClassFacts, method, probe: T.TensorInference):
         in_init = method.name == "__init__"
@@ -285,6 +324,8 @@ class ClassCollector:
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
+        self.local_lists = {}
+        self.local_lists = self._local_lists(method)
         for sub in self.facts.nodes(method):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -312,6 +353,8 @@ class ClassCollector:
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
                         cls.kinds.setdefault(name.value, set()).add(T.TENSOR)
                         cls.tensor_attrs.add(name.value)
+                        if sub.func.attr == "register_buffer":
+                            cls.buffer_attrs.add(name.value)
                 elif sub.func.attr == "add_module" and len(sub.args) > 1:
                     name = sub.args[0]
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -378,6 +421,8 @@ class ClassCollector:
         kind = probe.kind(value)
         if kind in T.TENSORISH:  # nn.Parameter(...), torch.zeros(...)
             cls.tensor_attrs.add(attr)
+            if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in BUFFER_CLASSES:
+                cls.buffer_attrs.add(attr)
             kinds.add(kind)
             return
         classes = self._constructed_classes(value)
@@ -394,7 +439,9 @@ class ClassCollector:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Call):
+            if isinstance(sub, ast.Name) and sub.id in self.local_lists:
+                found.extend(self.local_lists[sub.id])  # nn.Sequential(*stages)
+            elif isinstance(sub, ast.Call):
                 registry = self._registry_of(sub.func)
                 if registry:
                     found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
@@ -406,6 +453,25 @@ class ClassCollector:
                 if name and is_class_name(name):
                     found.append(name)
         return found
+
+    def _local_lists(self, method) -> Dict[str, List[str]]:
+        """Classes built into a local list before it becomes a container (`blocks = []`,
+        `blocks.append(Block(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*blocks)`)."""
+        out: Dict[str, List[str]] = {}
+        for sub in self.facts.nodes(method):
+            name, value = None, None
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
+                    isinstance(sub.value, (ast.List, ast.ListComp)):
+                name, value = sub.targets[0].id, sub.value
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.op, ast.Add):
+                name, value = sub.target.id, sub.value
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
+                    sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
+                name, value = sub.func.value.id, sub.args[-1]
+            if name is not None:
+                classes = out.setdefault(name, [])
+                classes.extend(c for c in self._constructed_classes(value) if c not in classes)
+        return {k: v for k, v in out.items() if v}
 
     def _registry_of(self, node) -> List[str]:
         """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""

@@ -237,7 +237,14 @@ class Project:
             target = self.canonical(call.target)
             if target in self.functions:
                 return [target]
+            if target in self.classes:  # Cache(config=...) runs Cache.__init__
+                init = self.method(target, "__init__")
+                return [init] if init else []
             return []
+        if call.kind == "method":
+            target = self.canonical(call.target)
+            method = self.method(target, call.member) if target in self.classes else None
+            return [method] if method else []
         if cls is None:
             return []
         if call.kind == "self":

@@ -136,6 +136,11 @@ SEQ_WRAPPERS = frozenset({
     "typing.List", "typing.Tuple", "typing.Sequence", "typing.Iterable", "builtins.list",
     "builtins.tuple", "collections.abc.Sequence", "List", "Tuple", "Sequence",
 })
+# Legacy typed constructors: `torch.IntTensor([n])` is a tensor.
+LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "ByteTensor", "CharTensor", "BoolTensor",
+})
 LOGGER_FACTORIES = ("getLogger", "get_logger", "init_logger", "getlogger")
 
 
@@ -165,6 +170,8 @@ def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Option
             return SEQ if kinds == {TENSOR} else None
         return None
     name = resolve(node)
+    if name in ("torch.BoolTensor", "torch.cuda.BoolTensor"):
+        return BOOL  # a mask: `audio_token_mask: torch.BoolTensor | None`
     if name in TENSOR_ANNOTATIONS or (name or "").endswith(".Tensor") and (name or "").startswith("torch"):
         return TENSOR
     if name in SCALAR_ANNOTATIONS:
@@ -356,7 +363,8 @@ class TensorInference:
         if isinstance(func, ast.Attribute):
             recv = self.kind(func.value)
             if recv in TENSORISH:
-                return self._tensor_method(func.attr, node)
+                kind = self._tensor_method(func.attr, node)
+                return BOOL if recv == BOOL and kind == TENSOR and _keeps_dtype(func.attr, node) else kind
             if recv == MODULE:
                 return None
             if recv == LOGGER:
@@ -435,6 +443,18 @@ class TensorInference:
             return SEQ
         if head == "ops" or rest.startswith("Tensor."):
             return TENSOR
+        if rest in LEGACY_TENSOR_TYPES:
+            return BOOL if rest == "BoolTensor" else TENSOR  # torch.IntTensor([n])
         if rest[:1].isupper():
             return None  # classes: torch.Size, torch.Generator handled above; others unknown
         return TENSOR
+
+
+def _keeps_dtype(method: str, node: ast.Call) -> bool:
+    """`mask.to(x.device)`: given only a device, `.to` keeps the mask a mask."""
+    if method != "to":
+        return False
+    args = list(node.args) + [k.value for k in node.keywords if k.arg != "non_blocking"]
+    return bool(args) and all(isinstance(a, ast.Attribute) and a.attr == "device" or
+                              isinstance(a, ast.Name) and "device" in a.id for a in args) and \
+        all(k.arg in ("device", "non_blocking", None) for k in node.keywords)

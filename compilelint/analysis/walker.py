@@ -13,8 +13,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
-from compilelint.analysis.bindings import function_bindings
+from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
+from compilelint.analysis.config_flags import condition_flags
+from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.names import dotted
 from compilelint.analysis.regions import is_stop_decorator
@@ -54,6 +56,7 @@ class FileAnalyzer(RuleContext):
     def run(self) -> FileSummary:
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
+        self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = self.scan_noqa()
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
@@ -82,7 +85,7 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
-        self.scope = Scope(self.facts, node, cls, info)
+        self.scope = Scope(self.facts, node, cls, info, self.sites)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
 
@@ -347,10 +350,14 @@ class FileAnalyzer(RuleContext):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
         when = " and ".join(x for x in [self._condition_text()] + self._short_circuit_texts(path) if x)
-        for test, branch in self._binding_conditions(node):
+        bound = self._binding_conditions(node)
+        for test, branch in bound:
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0)
+        conditions = list(self.scope.conditions) + bound  # what the path needs of config flags and arguments
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
+                              flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else ""),
+                              needs=needed_params(conditions, self.scope.node))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
@@ -361,7 +368,8 @@ class FileAnalyzer(RuleContext):
 class Scope:
     """The function being walked: its locals, their kinds, the guards and loops around the node."""
 
-    def __init__(self, facts: FileFacts, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo]):
+    def __init__(self, facts: FileFacts, node, cls: Optional[ClassFacts], info: Optional[FunctionInfo],
+                 sites: Optional[CallSites] = None):
         self.node = node
         self.cls = cls
         self.info = info
@@ -373,10 +381,11 @@ class Scope:
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         if node is not None:
-            b = function_bindings(facts, node, cls, info.decorators if info is not None else [])
+            b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
             self.locals, self.locals_only = b.locals, b.locals_only
             self.module_locals, self.constructed = b.module_locals, b.constructed
+            self.typed = b.typed
         else:  # module level: no locals
             self.inference = T.TensorInference(facts.resolve_plain, {}, lambda a: None, facts.global_kind,
                                                lambda key: None)
@@ -384,6 +393,7 @@ class Scope:
             self.locals_only: Set[str] = set()  # assigned here without a `global` statement
             self.module_locals: Dict[str, str] = {}  # local name → self attribute holding submodules
             self.constructed: Dict[str, str] = {}  # local name → class constructed into it
+            self.typed: Dict[str, str] = {}  # parameter → the class its annotation names
 
     def resolve(self, node: ast.AST) -> Optional[str]:
         """A name through the imports, unless a local of this function shadows it."""

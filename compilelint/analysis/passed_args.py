@@ -1,0 +1,127 @@
+"""Code that only runs when an optional argument is given, in a function no traced call gives it.
+
+`DynamicCache.__init__(self, ddp_cache_data=None, config=None)` has an `.item()` under
+`if ddp_cache_data is not None:`; every model reaches `__init__` through `DynamicCache(config=...)`,
+which never passes `ddp_cache_data`, so that code never runs under compile. At walk time a
+finding keeps the parameters (defaulting to None) that the `if`s around it need passed (`needs`);
+the project pass drops it when every call reaching the function from traced code leaves one of
+them out. A function that is itself a root gets its arguments from the user: nothing is dropped.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from compilelint.summary import Call, FunctionInfo
+
+
+def _optional_params(fn: ast.AST) -> List[str]:
+    """Parameters whose default is None."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None]
+
+
+def _given(term: ast.AST, branch: bool, optional: List[str], vararg: str = "") -> Optional[str]:
+    """What this operand, taking `branch`, shows the call gave: an optional parameter (`p is not
+    None`, `p` on the true branch, `p is None` on the false one), or a count of extra positional
+    arguments (`len(caches) == 1` → "*1")."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
+        return _given(term.operand, not branch, optional, vararg)
+    if vararg and branch and isinstance(term, ast.Compare) and len(term.ops) == 1 and \
+            isinstance(term.ops[0], ast.Eq) and isinstance(term.left, ast.Call) and \
+            isinstance(term.left.func, ast.Name) and term.left.func.id == "len" and len(term.left.args) == 1 and \
+            isinstance(term.left.args[0], ast.Name) and term.left.args[0].id == vararg and \
+            isinstance(term.comparators[0], ast.Constant) and type(term.comparators[0].value) is int:
+        return f"*{term.comparators[0].value}"
+    if isinstance(term, ast.Name) and term.id in optional and branch:
+        return term.id
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
+            term.left.id in optional and isinstance(term.comparators[0], ast.Constant) and \
+            term.comparators[0].value is None:
+        op = term.ops[0]
+        if isinstance(op, ast.IsNot) and branch or isinstance(op, ast.Is) and not branch:
+            return term.left.id
+    return None
+
+
+def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST]) -> Tuple[str, ...]:
+    """The optional parameters of `fn` that the plain `if`s around a node need given (and not
+    rebound in the function: `x = x if x is not None else default` makes it always set)."""
+    if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not conditions:
+        return ()
+    optional = _optional_params(fn)
+    vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
+    if not optional and not vararg:
+        return ()
+    out: List[str] = []
+    for test, branch in conditions:
+        joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
+        for term in test.values if joined else [test]:
+            name = _given(term, branch, optional, vararg)
+            if name and name not in out:
+                out.append(name)
+    if out:
+        rebound = {t.id for sub in ast.walk(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                   for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]) if isinstance(t, ast.Name)}
+        out = [p for p in out if p not in rebound]
+    return tuple(out)
+
+
+def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
+    """Could this call give `param` to `callee`? Unknown arguments could."""
+    if call.args is None:
+        return True
+    npos, keywords = call.args
+    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
+    offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
+    if param.startswith("*"):  # "*2": exactly two extra positional arguments
+        return npos - (len(callee.params) - offset) == int(param[1:])
+    if param in keywords:
+        return True
+    if param not in callee.params:
+        return False  # keyword-only, and not given by keyword
+    return callee.params.index(param) - offset < npos
+
+
+class Incoming:
+    """The calls reaching each function from traced code, built on first use."""
+
+    def __init__(self, project, reached: Dict[str, object], root_ids):
+        self.project = project
+        self.reached = reached
+        self.roots = set(root_ids)
+        self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
+        self._live: Dict[Tuple[str, Call], bool] = {}
+
+    def unpassed(self, fid: str, needs: Tuple[str, ...]) -> bool:
+        """True when something in `needs` is given by no live traced call of `fid`."""
+        if not needs or fid in self.roots:
+            return False
+        calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
+        if not calls:
+            return False
+        callee = self.project.functions[fid][1]
+        return any(not any(passes(c, callee, p) for c in calls) for p in needs)
+
+    def live(self, caller: str, call: Call) -> bool:
+        """A call runs unless it sits under `if`s needing what no call of its caller gives
+        (`if len(caches) == 1: DynamicCache(data)` when every caller passes two caches)."""
+        if not call.needs:
+            return True
+        key = (caller, call)
+        if key not in self._live:
+            self._live[key] = True  # a cycle decides nothing
+            self._live[key] = not self.unpassed(caller, call.needs)
+        return self._live[key]
+
+    def _incoming(self) -> Dict[str, List[Tuple[str, Call]]]:
+        if self._calls is None:
+            self._calls = {}
+            for caller in self.reached:
+                for call in self.project.functions[caller][1].calls:
+                    for callee in self.project.callees(caller, call):
+                        self._calls.setdefault(callee, []).append((caller, call))
+        return self._calls

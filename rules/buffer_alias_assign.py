@@ -1,0 +1,100 @@
+import ast
+
+from compilelint.analysis.astutil import is_self
+from compilelint.rule import Rule
+
+
+def _buffer(ctx, node) -> str:
+    """The registered buffer `node` names (`self.pos`), or ""."""
+    cls = ctx.cls
+    if cls is None or not (isinstance(node, ast.Attribute) and is_self(node.value)):
+        return ""
+    return node.attr if node.attr in cls.buffer_attrs else ""
+
+
+class BufferAliasAssign(Rule):
+    """
+    ## What it does
+    Finds a registered buffer rebound to itself inside compiled code: `self.pos = self.pos.to(...)`
+    and augmented assignments `self.count += 1` on a buffer (`register_buffer` / `nn.Buffer`).
+
+    ## Why is this bad?
+    `.to()` returns the buffer itself when nothing changes, and `+=` updates it in place; setting
+    the module attribute to the buffer it already holds runs `nn.Module.__setattr__`'s buffer path,
+    which Dynamo does not trace. Measured: torch 2.13 graph-breaks inside `nn.Module.__setattr__` with
+    "Unsupported python_type() call" (GB4841); torch 2.11 skips the frame with "Data-dependent
+    branching" (GB0170; transformers' CTRL,
+    `self.pos_encoding = self.pos_encoding.to(device=..., dtype=...)`). Assigning a new tensor
+    (`self.pos = self.pos * 2`) or a plain tensor attribute is traced.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        self.pos = self.pos.to(device=x.device, dtype=x.dtype)
+        return x + self.pos
+    ```
+
+    ## Use instead
+    Read the converted buffer into a local (`pos = self.pos.to(x.dtype)`), or update it in place
+    without rebinding the attribute (`self.count.add_(1)`).
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb4841.html
+    """
+
+    code = "CL217"
+    name = "buffer-alias-assign"
+    triggers = ("Buffer", "register_buffer")
+    message = ("rebinding a buffer to itself (`self.b = self.b.to(...)`, `self.b += v`) graph-breaks ({gb}): "
+               "keep the converted buffer in a local, or update it in place with add_/copy_")
+    gb_types = ("Unsupported python_type() call", "Data-dependent branching")
+    gb_ids = {"2.13": ("GB4841",), "2.11": ("GB0170",)}
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) != 1:
+            return
+        attr = _buffer(self.ctx, node.targets[0])
+        value = node.value
+        if attr and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr == "to" and _buffer(self.ctx, value.func.value) == attr:
+            self.report(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        if _buffer(self.ctx, node.target):
+            self.report(node)
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Positional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Buffer(torch.randn(16, 8))
+        self.register_buffer("steps", torch.zeros(()))
+
+    def forward(self, x):
+        self.pos = self.pos.to(device=x.device, dtype=x.dtype)  # <-
+        self.steps += 1  # <-
+        return x + self.pos
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Positional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Buffer(torch.randn(16, 8))
+        self.plain = torch.randn(16, 8)
+
+    def forward(self, x):
+        pos = self.pos.to(device=x.device, dtype=x.dtype)
+        self.pos = self.pos * 1.0
+        self.plain = self.plain.to(x.dtype)
+        return x + pos + self.plain
+""",
+    ]
