@@ -73,12 +73,15 @@ def lib_dir(lib: str) -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
+DEVICE = "cpu"
+
+
 def run(model: dict, mode: str, **kw):
     """One prove_child run of `model` (its environment names it to the factory)."""
     env = {"TRUTH_LIB": model["lib"], "TRUTH_NAME": model["name"], "TRUTH_KWARGS": json.dumps(kw.pop("call_kwargs", {})),
            "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
            "TOKENIZERS_PARALLELISM": "false"}
-    return run_target(FACTORY, 0, mode, env_extra=env, **kw)
+    return run_target(FACTORY, 0, mode, env_extra=env, device=DEVICE, **kw)
 
 
 def summary(r, under: str) -> dict:
@@ -175,9 +178,19 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--fresh", action="store_true", help="rerun step 1 instead of reading its cache")
     ap.add_argument("--before-only", action="store_true", help="step 1 only (fills the cache)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (the lent GPU machine: device_run.sh)")
+    ap.add_argument("--part", default="1/1", help="I/N: only every N-th model from the I-th (split a run)")
+    ap.add_argument("--out", default=HERE, help="folder for <tag>.json/.md/.diff")
+    ap.add_argument("--merge", nargs="*", default=None, help="re-render the totals of several parts' JSON files")
     opts = ap.parse_args()
+    if opts.merge:
+        return merge(opts.merge, os.path.join(opts.out, opts.tag))
+    global DEVICE
+    DEVICE = opts.device
     libs = opts.libs.split(",")
     corpus = breaking_models(libs)
+    part, parts = (int(x) for x in opts.part.split("/"))
+    corpus = corpus[part - 1::parts]
     todo = [m for m in corpus if m["run"] and (not opts.only or m["name"] in opts.only.split(","))]
     dirs = {lib: lib_dir(lib) for lib in {m["lib"] for m in todo}}
     unders = {lib: os.path.realpath(d) for lib, d in dirs.items()}
@@ -211,7 +224,7 @@ def main() -> int:
                 b = f.readlines()
             rel = os.path.relpath(orig, os.path.dirname(os.path.dirname(orig.split("/models/")[0])))
             diff += difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}")
-        with open(os.path.join(HERE, f"{opts.tag}.diff"), "w", encoding="utf-8") as f:
+        with open(os.path.join(opts.out, f"{opts.tag}.diff"), "w", encoding="utf-8") as f:
             f.writelines(diff)
         result.update(files_changed=[os.path.relpath(copy.to_original(p), os.path.dirname(os.path.dirname(
             copy.to_original(p).split("/models/")[0]))) for p in changed], idempotent=idempotent,
@@ -228,19 +241,40 @@ def main() -> int:
         copy.remove()
     for m in corpus:
         result["models"].append({k: v for k, v in m.items() if k != "run"} | {"ran": m["run"] and m in todo})
-    ran = [m for m in result["models"] if m["ran"]]
-    totals = {}
-    for phase in ("before", "fixed", "settings"):
-        totals[phase] = sum(m[phase][mode]["breaks"] for m in ran for mode in MODES)
-    totals["use_cache_false"] = sum((m.get("use_cache_false") or m["settings"])[mode]["breaks"] for m in ran
-                                    for mode in MODES)
-    result.update(totals=totals, seconds=round(time.time() - started))
-    with open(os.path.join(HERE, f"{opts.tag}.json"), "w", encoding="utf-8") as f:
+    result.update(totals=totals(result["models"]), seconds=round(time.time() - started), device=DEVICE)
+    write(result, os.path.join(opts.out, opts.tag))
+    return 0
+
+
+def totals(models: list) -> dict:
+    ran = [m for m in models if m["ran"]]
+    out = {phase: sum(m[phase][mode]["breaks"] for m in ran for mode in MODES) for phase in ("before", "fixed", "settings")}
+    out["use_cache_false"] = sum((m.get("use_cache_false") or m["settings"])[mode]["breaks"] for m in ran for mode in MODES)
+    out["truth"] = sum(m["truth"][mode] for m in ran for mode in MODES)
+    return out
+
+
+def write(result: dict, stem: str):
+    with open(stem + ".json", "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     text = markdown(result)
-    with open(os.path.join(HERE, f"{opts.tag}.md"), "w", encoding="utf-8") as f:
+    with open(stem + ".md", "w", encoding="utf-8") as f:
         f.write(text)
     print(text)
+
+
+def merge(paths: list, stem: str) -> int:
+    """One report from the JSON files of several `--part` runs (the files changed: their union)."""
+    docs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            docs.append(json.load(f))
+    result = dict(docs[0], models=[m for d in docs for m in d["models"]],
+                  files_changed=sorted({p for d in docs for p in d["files_changed"]}),
+                  idempotent=all(d["idempotent"] for d in docs),
+                  import_failures=[x for d in docs for x in d["import_failures"]])
+    result["totals"] = totals(result["models"])
+    write(result, stem)
     return 0
 
 
@@ -283,7 +317,9 @@ def markdown(result: dict) -> str:
             lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | {m['before'][mode]['breaks']} | "
                          f"{m['fixed'][mode]['breaks']} | {s[mode]['breaks']} | {', '.join(s['knobs']) or '-'} | "
                          f"{verdict(s[mode])} |")
-    lines += ["", f"Totals over the models run, eval + train, breaks in the libraries' own files: before "
+    lines += ["", f"Totals over the {sum(1 for m in result['models'] if m['ran'])} models run "
+                  f"({result.get('device', 'cpu')}), eval + train, breaks in the libraries' own files: recorded "
+                  f"in the truth corpus (torch 2.11) {t['truth']}; here before "
                   f"**{t['before']}**, after the code fixes **{t['fixed']}** (−{pct(t['before'], t['fixed'])}), "
                   f"after fixes + suggested settings **{t['settings']}** (−{pct(t['before'], t['settings'])}); "
                   f"with `use_cache=False` in the call as well: {t['use_cache_false']} "
