@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import time
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -183,6 +184,7 @@ def main() -> int:
     ap.add_argument("--out", default=HERE, help="folder for <tag>.json/.md/.diff")
     ap.add_argument("--merge", nargs="*", default=None, help="re-render the totals of several parts' JSON files")
     ap.add_argument("--rerun-clean", action="store_true", help="also rerun models with no break before")
+    ap.add_argument("--reuse-copy", default="", help="a copy an earlier (stopped) run fixed: skip step 2")
     opts = ap.parse_args()
     if opts.merge:
         return merge(opts.merge, os.path.join(opts.out, opts.tag))
@@ -197,6 +199,7 @@ def main() -> int:
     unders = {lib: os.path.realpath(d) for lib, d in dirs.items()}
     started = time.time()
     pool = ThreadPoolExecutor(opts.jobs)
+    lock = threading.Lock()
 
     def step1(m):
         m["before"] = before(m, unders[m["lib"]], opts.timeout, opts.fresh)
@@ -206,16 +209,22 @@ def main() -> int:
     if opts.before_only:
         return 0
 
-    copy = make_copy(list(dirs.values()))
+    copy = reused(opts.reuse_copy, dirs) if opts.reuse_copy else make_copy(list(dirs.values()))
     result = {"libs": dirs, "models": []}
     try:
         scope = [copy.to_copy(d) for d in dirs.values()]
-        original = {p: h for s in scope for p, h in digest(s).items()}
-        first = check_fix(copy, todo, dirs)
-        fixed = {p: h for s in scope for p, h in digest(s).items()}
-        changed = sorted(p for p in fixed if fixed[p] != original.get(p))
-        check_fix(copy, todo, dirs)
-        idempotent = {p: h for s in scope for p, h in digest(s).items()} == fixed
+        if opts.reuse_copy:  # fixed by an earlier run: what differs from the installed files is its fixes
+            installed = {copy.to_copy(p): h for d in dirs.values() for p, h in digest(d).items()}
+            fixed = {p: h for s in scope for p, h in digest(s).items()}
+            changed = sorted(p for p in fixed if fixed[p] != installed.get(p))
+            idempotent, first = None, None
+        else:
+            original = {p: h for s in scope for p, h in digest(s).items()}
+            first = check_fix(copy, todo, dirs)
+            fixed = {p: h for s in scope for p, h in digest(s).items()}
+            changed = sorted(p for p in fixed if fixed[p] != original.get(p))
+            check_fix(copy, todo, dirs)
+            idempotent = {p: h for s in scope for p, h in digest(s).items()} == fixed
         diff = []
         for path in changed:
             orig = copy.to_original(path)
@@ -229,26 +238,50 @@ def main() -> int:
             f.writelines(diff)
         result.update(files_changed=[os.path.relpath(copy.to_original(p), os.path.dirname(
             copy.to_original(p).split("/models/")[0])) for p in changed], idempotent=idempotent,
-            import_failures=imports_ok(copy, changed), check_errors=first.stderr.strip().splitlines()[-10:])
+            import_failures=imports_ok(copy, changed),
+            check_errors=first.stderr.strip().splitlines()[-10:] if first else [])
+        done = []
+
+        def save():
+            """The report so far: a long run can be stopped and still leaves every finished model."""
+            with lock:
+                result["models"] = [{k: v for k, v in m.items() if k != "run"} | {"ran": m["run"] and m in done}
+                                    for m in corpus]
+                result.update(totals=totals(result["models"]), seconds=round(time.time() - started), device=DEVICE,
+                              finished=len(done) == len(todo))
+                write(result, os.path.join(opts.out, opts.tag), quiet=True)
 
         def step3(m):
             if not opts.rerun_clean and not any(m["before"][k]["breaks"] for k in MODES):
                 # nothing to remove here: not rerun (a fix in a shared file is still run by the others)
                 m.update(clean=True, fixed=m["before"], settings={"knobs": [], **m["before"]})
-                return
-            m.update(after(m, unders[m["lib"]], copy, opts.timeout))
-            print(f"after  {m['name']}: " + ", ".join(
-                f"{k} {m['before'][k]['breaks']}→{m['fixed'][k]['breaks']}→{m['settings'][k]['breaks']}" for k in MODES),
-                flush=True)
+            else:
+                m.update(after(m, unders[m["lib"]], copy, opts.timeout))
+                print(f"after  {m['name']}: " + ", ".join(
+                    f"{k} {m['before'][k]['breaks']}→{m['fixed'][k]['breaks']}→{m['settings'][k]['breaks']}"
+                    for k in MODES), flush=True)
+            done.append(m)
+            save()
 
-        list(pool.map(step3, todo))
+        # the models with the most breaks first: a run stopped early has measured most of the total
+        list(pool.map(step3, sorted(todo, key=lambda m: -sum(m["before"][k]["breaks"] for k in MODES))))
     finally:
         copy.remove()
-    for m in corpus:
-        result["models"].append({k: v for k, v in m.items() if k != "run"} | {"ran": m["run"] and m in todo})
-    result.update(totals=totals(result["models"]), seconds=round(time.time() - started), device=DEVICE)
-    write(result, os.path.join(opts.out, opts.tag))
+    print(markdown(result))
     return 0
+
+
+def reused(base: str, dirs: dict):
+    """The `Copy` that an earlier run left in `base` (`<base>/<i>/<package>`), fixes already written."""
+    from compilelint.verify.prove import Copy, import_root
+
+    roots = {}
+    for sub in sorted(os.listdir(base)):
+        for name in os.listdir(os.path.join(base, sub)):
+            for d in dirs.values():
+                if os.path.basename(import_root(d)) == name:
+                    roots[import_root(d)] = os.path.join(base, sub, name)
+    return Copy(base, roots)
 
 
 def totals(models: list) -> dict:
@@ -259,13 +292,14 @@ def totals(models: list) -> dict:
     return out
 
 
-def write(result: dict, stem: str):
+def write(result: dict, stem: str, quiet: bool = False):
     with open(stem + ".json", "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     text = markdown(result)
     with open(stem + ".md", "w", encoding="utf-8") as f:
         f.write(text)
-    print(text)
+    if not quiet:
+        print(text)
 
 
 def merge(paths: list, stem: str) -> int:
@@ -319,8 +353,8 @@ def markdown(result: dict) -> str:
     for m in result["models"]:
         for mode in MODES:
             if not m["ran"]:
-                lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | not run | | | | "
-                             f"{m['lib']} does not import here |")
+                why = "not finished (run stopped)" if m.get("before") else f"{m['lib']} not run here"
+                lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | not run | | | | {why} |")
                 continue
             s = m["settings"]
             if m.get("clean"):
@@ -337,7 +371,8 @@ def markdown(result: dict) -> str:
                   f"after fixes + suggested settings **{t['settings']}** (−{pct(t['before'], t['settings'])}); "
                   f"with `use_cache=False` in the call as well: {t['use_cache_false']} "
                   f"(−{pct(t['before'], t['use_cache_false'])}).",
-              f"Files changed: {len(result['files_changed'])}; idempotent: {result['idempotent']}; "
+              f"Files changed: {len(result['files_changed'])}; idempotent: "
+              f"{'not rechecked (fixes of a stopped run reused)' if result['idempotent'] is None else result['idempotent']}; "
               f"import failures: {len(result['import_failures'])}.", "", "Breaks left after fixes + settings:", ""]
     left = {}
     for m in result["models"]:
