@@ -219,13 +219,15 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue
+            skips = _frame_skips(info.candidates, builder.rules)
             for c in info.candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
                 if mode == "never" or project.dead(c.guards):
                     continue
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
-                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, c.when) if x))
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, c.when) if x),
+                                _hidden_by(c, skips))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)
@@ -239,6 +241,22 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             if rule.project_phase == phase:
                 rule.check_project(context)
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
+
+
+def _frame_skips(candidates, rules) -> list:
+    """Break candidates inside a loop: Dynamo cannot resume inside a loop, so a break there skips
+    the rest of the frame ("frame-skipped"; measured in the truth corpus, e.g. wav2vec2's
+    `_compute_mask_indices`)."""
+    return [c for c in candidates if c.in_loop and getattr(rules.get(c.code), "kind", "") == "break"]
+
+
+def _hidden_by(c, skips) -> int:
+    """The row of the first frame-skipping break before `c` that runs whenever `c` does (its guards
+    and condition are part of c's), or 0."""
+    for s in skips:
+        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and (not s.when or s.when in c.when):
+            return s.span.row
+    return 0
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,

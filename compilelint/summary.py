@@ -34,6 +34,8 @@ class Candidate:
     condition: str = ""
     # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
     when: str = ""
+    # Inside a loop of its function: a break there makes Dynamo skip the rest of the frame.
+    in_loop: bool = False
 
 
 class Call(tuple):

@@ -46,3 +46,13 @@ def test_the_text_output_names_the_condition():
     assert "only when self.training" in out and "only when not self.training" in out
     # the plain part of the `if` is named too; the `self.training` part is the mode, said once
     assert "only when self.training and self.layerdrop > 0" in out
+    # a flag that holds a tensor only after a training branch: the branch's condition is the note
+    assert "only when self.training and self.layerdrop > 0.0" in out
+
+
+def test_a_break_behind_a_frame_skipping_break_says_so():
+    path = os.path.join(MODES, "layerdrop.py")
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    first = next(i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "if not skip_the_layer:" in line
+                 and i > 60)
+    assert hidden[first] == 0 and hidden[first + 2] == first

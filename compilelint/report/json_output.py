@@ -49,6 +49,8 @@ def finding_dict(finding, rule=None, torch_version: str = DEFAULT_TORCH_VERSION)
                                                "condition": region.condition},
         "severity": finding.severity,
     }
+    if region is not None and region.hidden_by:  # behind a frame-skipping break at that row
+        out["region"]["hidden_by"] = region.hidden_by
     if finding.verification is not None:
         out["verification"] = finding.verification
     if cell:  # a notebook: rows are counted inside this cell (Ruff's `cell`)
