@@ -75,13 +75,14 @@ def lib_dir(lib: str) -> str:
 
 
 DEVICE = "cpu"
+OLD_AUDIO = True  # the committed results' speech inputs (truth_models._old_audio); --fresh: models.py's
 
 
 def run(model: dict, mode: str, **kw):
     """One prove_child run of `model` (its environment names it to the factory)."""
     env = {"TRUTH_LIB": model["lib"], "TRUTH_NAME": model["name"], "TRUTH_KWARGS": json.dumps(kw.pop("call_kwargs", {})),
            "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false", **({} if OLD_AUDIO else {"TRUTH_MODELS_AUDIO": "1"})}
     return run_target(FACTORY, 0, mode, env_extra=env, device=DEVICE, **kw)
 
 
@@ -188,8 +189,8 @@ def main() -> int:
     opts = ap.parse_args()
     if opts.merge:
         return merge(opts.merge, os.path.join(opts.out, opts.tag))
-    global DEVICE
-    DEVICE = opts.device
+    global DEVICE, OLD_AUDIO
+    DEVICE, OLD_AUDIO = opts.device, not opts.fresh
     libs = opts.libs.split(",")
     corpus = breaking_models(libs)
     part, parts = (int(x) for x in opts.part.split("/"))
