@@ -312,7 +312,7 @@ def merge(paths: list, stem: str) -> int:
             docs.append(json.load(f))
     result = dict(docs[0], models=[m for d in docs for m in d["models"]],
                   files_changed=sorted({p for d in docs for p in d["files_changed"]}),
-                  idempotent=all(d["idempotent"] for d in docs),
+                  idempotent=None if any(d["idempotent"] is None for d in docs) else all(d["idempotent"] for d in docs),
                   import_failures=[x for d in docs for x in d["import_failures"]])
     recorded = {(m["lib"], m["name"]): m["truth"] for m in breaking_models(())}  # the truth files as they are now
     for m in result["models"]:
@@ -354,8 +354,12 @@ def markdown(result: dict) -> str:
     for m in result["models"]:
         for mode in MODES:
             if not m["ran"]:
-                why = "not finished (run stopped)" if m.get("before") else f"{m['lib']} not run here"
-                lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | not run | | | | {why} |")
+                if m.get("before"):
+                    lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | {m['before'][mode]['breaks']} "
+                                 f"| | | | after: not finished (run stopped) |")
+                else:
+                    lines.append(f"| {m['lib']}/{m['name']} | {mode} | {m['truth'][mode]} | not run | | | | "
+                                 f"{m['lib']} not run here |")
                 continue
             s = m["settings"]
             if m.get("clean"):
@@ -372,6 +376,10 @@ def markdown(result: dict) -> str:
                   f"after fixes + suggested settings **{t['settings']}** (−{pct(t['before'], t['settings'])}); "
                   f"with `use_cache=False` in the call as well: {t['use_cache_false']} "
                   f"(−{pct(t['before'], t['use_cache_false'])}).",
+              f"Measured before on every breaking model run here ({sum(1 for m in result['models'] if m.get('before'))}): "
+              f"{sum(m['before'][k]['breaks'] for m in result['models'] if m.get('before') for k in MODES)} breaks; "
+              f"{sum(1 for m in result['models'] if m.get('before') and not any(m['before'][k]['breaks'] for k in MODES))} "
+              "models break nowhere here (torch 2.13).",
               f"Files changed: {len(result['files_changed'])}; idempotent: "
               f"{'not rechecked (fixes of a stopped run reused)' if result['idempotent'] is None else result['idempotent']}; "
               f"import failures: {len(result['import_failures'])}.", "", "Breaks left after fixes + settings:", ""]
