@@ -5,8 +5,15 @@ starts `compilelint server` over stdio with a real LSP client (pygls), opens a ~
 lets the project warm up, then times each edit from the moment the client sends `didChange` to the
 moment it receives `publishDiagnostics` for that version of the document. Two kinds of edit:
 
-  body   a comment typed inside a method: the file is re-analysed, the project's reach is reused
-  graph  a new call added to a method (a new name each time): re-analysed, and reach recomputed
+  body   a comment typed inside a method
+  graph  a new call added to a method, `self._bench_probe_<n>()` (a new name each time): the file's
+         call graph changes (its `graph_key`), though not what is reached
+  reach  a new call added to a method, to a module-level function of the file: when the method is
+         reached, what is reached may change, and reach is recomputed over the project
+
+Each edit is made to the file as opened, so that consecutive versions differ in two places (the
+last edit undone, the new one made). The server's CPU time per edit (from /proc, all its threads)
+is printed beside the wall time: on a busy machine it says what an idle core would take.
 
 Also times, in-process and in wall and CPU time, the file's analysis alone (`engine.analyze_bytes`)
 and a whole `ProjectContext.update` (that analysis plus the project pass, `engine.project_findings`):
@@ -34,6 +41,19 @@ from pygls.lsp.client import LanguageClient
 CACHE = Path(os.environ.get("COMPILELINT_BENCH_CACHE", Path.home() / ".cache" / "compilelint-bench"))
 PROJECT = CACHE / "src" / "vllm-0.33.0" / "vllm" / "model_executor"
 FILES = ["models/qwen3_vl.py", "layers/attention/mla_attention.py"]
+
+
+def _module_functions(text: str):
+    import ast
+
+    return [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _method_lines(text: str):
@@ -90,30 +110,38 @@ async def measure(root: Path, rel: str, edits: int, log: Path):
     _, count = await asyncio.wait_for(done, 600)
     load = time.perf_counter() - started
     methods = _method_lines(text)
+    functions = _module_functions(text) or ["len"]
     lines = text.splitlines(keepends=True)
-    times = {"body": [], "graph": []}
+    kinds = ("body", "graph", "reach")
+    times = {kind: [] for kind in kinds}
+    cpu = {kind: [] for kind in kinds}
+    pid = client._server.pid
     version = 1
-    for i in range(2 * edits + 4):  # the first four warm the server up; not counted
-        kind = "body" if i % 2 == 0 else "graph"
+    for i in range(len(kinds) * (edits + 2)):  # the first round of each kind warms up; not counted
+        kind = kinds[i % len(kinds)]
         row, indent = methods[(i * 7) % len(methods)]
         new = list(lines)
         if kind == "body":
             new[row - 1] = new[row - 1].rstrip("\n") + f"  # typing {i}\n"
+        elif kind == "graph":
+            new.insert(row - 1, f"{indent}self._bench_probe_{i}()\n")
         else:
-            new.insert(row - 1, f"{indent}_bench_probe_{i}()\n")
+            new.insert(row - 1, f"{indent}{functions[i % len(functions)]}()\n")
         version += 1
         done = session.expect(uri, version)
+        used = _cpu_seconds(pid)
         sent = time.perf_counter()
         client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="".join(new))]))
         received, _ = await asyncio.wait_for(done, 60)
-        if i >= 4:
+        if i >= 2 * len(kinds):
             times[kind].append(received - sent)
+            cpu[kind].append(_cpu_seconds(pid) - used)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return load, count, len(lines), times
+    return load, count, len(lines), times, cpu
 
 
 def in_process(root: Path, rel: str, edits: int):
@@ -161,13 +189,14 @@ def main():
         for rel in args.file or FILES:
             log = Path(os.environ.get("COMPILELINT_BENCH_LOG", Path(tmp) / "server.log"))
             try:
-                load, count, nlines, times = asyncio.run(measure(root, rel, args.edits, log))
+                load, count, nlines, times, cpu = asyncio.run(measure(root, rel, args.edits, log))
             except asyncio.TimeoutError:
                 sys.exit(f"no diagnostics in time; the server's stderr:\n{log.read_text()[-3000:]}")
             print(f"\n{rel} ({nlines} lines): open → first diagnostics {load:.1f} s "
                   f"(project load included), {count} diagnostics")
             for kind, values in times.items():
-                print(f"  edit → diagnostics, {kind:5s}: median {ms(values)} over {len(values)} edits")
+                print(f"  edit → diagnostics, {kind:5s}: median {ms(values)} over {len(values)} edits; "
+                      f"server CPU {statistics.mean(cpu[kind]) * 1000:.0f} ms per edit (mean; 10 ms ticks)")
             for label, (wall, cpu) in in_process(root, rel, args.edits).items():
                 print(f"  in-process {label}: wall median {ms(wall)}, CPU median {ms(cpu)}")
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

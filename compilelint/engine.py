@@ -203,8 +203,10 @@ def _run_key(files: List[str], settings: Settings):
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings,
-                     cache: Optional[Cache] = None, project: Optional[Project] = None) -> List[Finding]:
-    """`project`: one built before from the same summaries and settings (reused across entries)."""
+                     cache: Optional[Cache] = None, project: Optional[Project] = None,
+                     judges: Optional[Dict[str, tuple]] = None) -> List[Finding]:
+    """`project`: one built before from the same summaries and settings (reused across entries).
+    `judges`: `FindingBuilder.judge`'s answers, kept between passes with the same settings."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     entries = []
     for entry in settings.entries:
@@ -213,9 +215,11 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
         entries.append(fid)
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
-    builder = FindingBuilder(settings)
+    builder = FindingBuilder(settings, judges)
     for summary in summaries:
         for qual, info in summary.functions.items():
+            if not info.candidates:
+                continue  # most functions: nothing to place (the language server runs this per keystroke)
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue
@@ -290,12 +294,12 @@ class FindingBuilder:
     """Candidates → Findings: rule metadata, selection, per-file ignores and noqa, in that order,
     each decided by the settings of the finding's own file (its nearest configuration)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, judges: Optional[Dict[str, tuple]] = None):
         self.settings = settings
         self.rules = registry()
         self.findings: Dict[tuple, Finding] = {}
         self.used_noqa: set = set()  # (path, row, code) that suppressed something
-        self._judges: Dict[str, tuple] = {}
+        self._judges: Dict[str, tuple] = {} if judges is None else judges
         self._codes: Dict[int, tuple] = {}
 
     def judge(self, path: str):

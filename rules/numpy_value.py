@@ -6,7 +6,9 @@ from compilelint.rule import Rule
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
 CONSTANT_CALLS = frozenset({"numpy.dtype", "numpy.random.seed", "numpy.random.rand", "numpy.random.randn"})
 # Random planning that Dynamo cannot trace (permutation: GB0294) or reads back as data (randint: GB0033).
-RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "GB0033"}
+# np.random.choice: "Data dependent operator" on torch 2.11 in the truth corpus (wav2vec2's SpecAugment).
+RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "GB0033",
+                "numpy.random.choice": "GB0033"}
 # Metadata of an array: static under Dynamo, like a tensor's shape.
 METADATA = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 REDUCTIONS = frozenset({"sum", "prod", "max", "min", "lcm", "gcd", "argmax", "argmin", "count_nonzero"})

@@ -88,8 +88,13 @@ class FileFacts:
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
-        self.compiled_names = compiled_names(self.tree, self.source.text, self.resolve_plain)
+        self.compiled_names = self.find_compiled_names()
         return self
+
+    def find_compiled_names(self) -> Set[str]:
+        """Module functions handed to torch.compile by a call (the language server re-uses each
+        function's answer between edits)."""
+        return compiled_names(self.tree, self.source.text, self.resolve_plain)
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function, walked once and shared by all the passes that need it."""
@@ -449,13 +454,14 @@ def _is_super_init(func) -> bool:
         isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
-def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:
-    """(row → codes or None for all, file-level codes: None none, () every code)."""
+def scan_noqa(source: SourceFile, comments_of=comments) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:
+    """(row → codes or None for all, file-level codes: None none, () every code). `comments_of`:
+    the text's comments, as `comments.comments` finds them (the language server remembers them)."""
     noqa: Dict[int, Optional[Tuple[str, ...]]] = {}
     file_noqa: Optional[Tuple[str, ...]] = None
     if "noqa" not in source.text.lower():
         return noqa, file_noqa
-    for i, line in comments(source.text):  # real comments only, never text in a string
+    for i, line in comments_of(source.text):  # real comments only, never text in a string
         if "noqa" not in line.lower():
             continue
         m = FILE_NOQA.search(line)

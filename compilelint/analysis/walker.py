@@ -36,9 +36,11 @@ class FileAnalyzer(RuleContext):
     """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
     the walker's own business)."""
 
+    facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
+
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
-        self.facts = FileFacts(path, source, tree)
+        self.facts = self.facts_class(path, source, tree)
         self.path = path
         self.source = source
         self.tree = tree
@@ -52,7 +54,7 @@ class FileAnalyzer(RuleContext):
     def run(self) -> FileSummary:
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
-        self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
+        self.summary.noqa, self.summary.file_noqa = self.scan_noqa()
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
@@ -73,6 +75,9 @@ class FileAnalyzer(RuleContext):
                         self._function(item, facts.classes[stmt.name])
         self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
+
+    def scan_noqa(self):
+        return scan_noqa(self.source)
 
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)

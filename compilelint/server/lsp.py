@@ -8,6 +8,7 @@ so a burst of keystrokes costs one analysis per handler that is still current, n
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -90,6 +91,9 @@ class CompilelintServer(LanguageServer):
             known = self.contexts.for_known(path)
             context = known or self.contexts.for_path(path)
             if known is None:
+                # What the project holds lives as long as the server: kept out of the cyclic
+                # collector's full passes, which would otherwise walk it all again after some edits.
+                gc.freeze()
                 self.window_log_message(lsp.LogMessageParams(
                     type=lsp.MessageType.Info,
                     message=f"compilelint: project {context.root}: {len(context.summaries)} files ready in "
@@ -148,8 +152,11 @@ class CompilelintServer(LanguageServer):
             found = self.findings_at(params.text_document.uri)
             if found is None:
                 return []
-            findings, lines, context = found
+            _, lines, context = found
             document = self.workspace.get_text_document(params.text_document.uri)
+            # Published findings carry no fixes (they are re-analysed function by function): the
+            # file's own full analysis has them.
+            findings = context.findings_with_fixes(_path(params.text_document.uri), document.source)
             selected = document.range_from_client_units(params.range)
             start = (selected.start.line + 1, selected.start.character + 1)
             end = (selected.end.line + 1, selected.end.character + 1)

@@ -1,21 +1,27 @@
 """One project kept in memory between edits: every file's summary and the findings derived from them.
 
 Loading analyses the whole project once (through `check`'s on-disk cache, so a warm start reads
-summaries instead of parsing). After that an edit re-analyses only the edited file; the project
-pass then reuses its reach whenever the file's call graph (`FileSummary.graph_key`) did not change
-— most edits are inside a function body — and recomputes it when it did, so an edit in a callee's
-file shows up in its callers' files. The pass itself is `engine.project_findings`, the same one
-`check` runs: the server and `check .` give the same answer.
+summaries instead of parsing). After that an edit re-analyses only the edited file, and in it only
+the functions the edit can change (`incremental`). The project pass then reuses its reach when the
+file's call graph (`FileSummary.graph_key`) did not change — most edits are inside a function
+body — or changed only in calls that cannot change it (`reach_unchanged`), and recomputes it
+otherwise, so an edit in a callee's file shows up in its callers' files. The pass itself is
+`engine.project_findings`, the same one `check` runs: the server and `check .` give the same answer.
+Published findings carry no fixes; a code action gets them from a full analysis of the file's text.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
+from compilelint.analysis.regions import Project
 from compilelint.finding import Finding
+from compilelint.server.incremental import FileMemo, analyze_edit
 from compilelint.summary import FileSummary
 
 # How many project-pass results to remember: the current graph and a few before it, so undoing an
@@ -29,13 +35,23 @@ class ReachMemo:
 
     def __init__(self):
         self._entries: Dict[str, object] = {}
+        self.last = None  # the result the latest pass used
+        # Set by the caller when it has shown the latest result holds for the graph at hand too.
+        self.carry = False
 
     def get(self, key: str):
-        return self._entries.get(key)
+        value = self._entries.get(key)
+        if value is None and self.carry and self.last is not None:
+            self.put(key, self.last)
+            value = self.last
+        if value is not None:
+            self.last = value
+        return value
 
     def put(self, key: str, value) -> None:
         self._entries.pop(key, None)
         self._entries[key] = value
+        self.last = value
         while len(self._entries) > REACH_RESULTS_KEPT:
             del self._entries[next(iter(self._entries))]
 
@@ -51,7 +67,15 @@ class ProjectContext:
         # in `summaries`, so a half-typed line does not make the rest of the project flicker.
         self.errors: Dict[str, str] = {}
         self.findings: Dict[str, List[Finding]] = {}
+        # How each file is judged (its configuration, enabled and ignored codes): asked for every
+        # file on every pass, and settled for the life of the project (a changed pyproject.toml
+        # loads every project afresh).
+        self._judges: Dict[str, tuple] = {}
         self._reach = ReachMemo()
+        self._project: Optional[Project] = None  # the index of the last pass, patched by edits
+        self._memos: Dict[str, FileMemo] = {}  # per edited file: what its next re-analysis reuses
+        self._passes = 0  # project passes so far: what a code action's findings were computed after
+        self._with_fixes: tuple = (None, [])  # ((path, text, pass), its findings)
 
     def load(self) -> None:
         found = discover([self.root], self.settings.all_excludes, self.settings.respect_gitignore,
@@ -63,15 +87,17 @@ class ProjectContext:
 
     def update(self, path: str, text: str) -> Set[str]:
         """Re-analyse `path` from the editor's `text`; the paths whose findings or error changed."""
-        status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"),
-                                      prefilter=self.settings.prefilter)
+        status, value, memo = analyze_edit(path, text, self._memos.pop(path, None), self.settings.prefilter)
+        if memo is not None:
+            self._memos[path] = memo
         before = self.errors.get(path)
+        old = self.summaries.get(path)
         if status == "ok":
             self.summaries[path] = value
             self.errors.pop(path, None)
         else:
             self.errors[path] = value
-        changed = self._derive() if status == "ok" else set()
+        changed = self._derive(old, value) if status == "ok" else set()
         if self.errors.get(path) != before:
             changed.add(path)
         return changed
@@ -92,8 +118,42 @@ class ProjectContext:
         info = summary.functions.get(qualname) if summary else None
         return info.row if info else None
 
-    def _derive(self) -> Set[str]:
-        findings = project_findings(list(self.summaries.values()), self.settings, self._reach)
+    def findings_with_fixes(self, path: str, text: str) -> List[Finding]:
+        """`path`'s findings as `check` reports them, fixes included, for the editor's `text`
+        (what the last update analysed): a full analysis of the file, kept while neither the text
+        nor the project changes."""
+        key = (path, text, self._passes)
+        if self._with_fixes[0] == key:
+            return self._with_fixes[1]
+        status, summary = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=self.settings.prefilter)
+        if status != "ok":
+            return []
+        summaries = [summary if s.path == path else s for s in self.summaries.values()]
+        last = self._reach.last
+        try:
+            found = [f for f in project_findings(summaries, self.settings, self._reach, judges=self._judges)
+                     if f.path == path]
+        finally:
+            self._reach.last = last  # the next edit compares with the published state's reach
+        self._with_fixes = (key, found)
+        return found
+
+    def _derive(self, old: Optional[FileSummary] = None, new: Optional[FileSummary] = None) -> Set[str]:
+        """The project pass over the summaries; `old` → `new`: the one file that changed since the
+        last pass, whose project index and reach are reused when its edit cannot change them."""
+        self._passes += 1
+        summaries = list(self.summaries.values())
+        same_graph = old is not None and new is not None and old.module == new.module and (
+            old.graph_key == new.graph_key or _graph_key_without_calls(old) == _graph_key_without_calls(new))
+        project = patched(self._project, old, new, summaries) if same_graph else None
+        if project is None:
+            project = Project(summaries, self.settings.extra_roots, self.settings.extra_stops)
+        self._project = project
+        self._reach.carry = same_graph and reach_unchanged(project, old, new, self._reach.last)
+        try:
+            findings = project_findings(summaries, self.settings, self._reach, project, self._judges)
+        finally:
+            self._reach.carry = False
         by_path: Dict[str, List[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.path, []).append(finding)
@@ -106,3 +166,76 @@ def split_root(display: str) -> Tuple[str, str]:
     """A reach root as the engine shows it, `path.py:Class.forward`, into (path, qualname)."""
     path, _, qualname = display.rpartition(":")
     return os.path.normpath(path), qualname
+
+
+# What `Project` holds; a project index with anything else is rebuilt, never patched.
+PROJECT_FIELDS = {"summaries", "extra_roots", "extra_stops", "modules", "functions", "classes", "opaque",
+                  "_predicate_memo", "_mro_memo"}
+
+
+def patched(project: Optional[Project], old: FileSummary, new: FileSummary, summaries) -> Optional[Project]:
+    """`project` (the index built over the summaries with `old`) for the summaries with `new`,
+    when the two differ in nothing but calls (the caller has compared their graph keys without
+    calls): the same names, classes, bases and opaque functions, so the same answers to every
+    name, MRO and predicate question; only the entries of `old` now point into `new`."""
+    if project is None or set(vars(project)) != PROJECT_FIELDS or project.modules.get(old.module) is not old:
+        return None
+    out = copy.copy(project)
+    out.summaries = summaries
+    out.modules = dict(project.modules)
+    out.modules[new.module] = new
+    out.functions = dict(project.functions)
+    for qualname, info in new.functions.items():
+        key = f"{new.module}.{qualname}"
+        if out.functions[key][0] is old:  # else another file of the same module name wins
+            out.functions[key] = (new, info)
+    out.classes = dict(project.classes)
+    for qualname, cls in new.classes.items():
+        key = f"{new.module}.{qualname}"
+        if out.classes[key][0] is old:
+            out.classes[key] = (new, cls)
+    return out
+
+
+def reach_unchanged(project: Project, old: FileSummary, new: FileSummary, last) -> bool:
+    """Whether the reach computed before `old` became `new` (`last`: roots, reached, disabled
+    calls) holds for `project` too, `old` and `new` differing in calls only. Reach reads the calls
+    of reached functions only, in order, and only those calls that lead to some function of the
+    project: so it holds when every function whose calls changed is either unreached or makes the
+    same calls to project functions as before (a call to a helper outside the project, an unknown
+    name, a new `self.x()` with no such method). A function with a call to a disabled function is
+    left out: the pass refers to those calls by their index."""
+    if last is None:
+        return False
+    if old.graph_key == new.graph_key:
+        return True
+    _, reached, disabled = last
+    callers = {caller for caller, _, _ in disabled}
+    for qualname, info in new.functions.items():
+        before = old.functions[qualname]  # same functions: the key without calls says so
+        if _edges(before.calls) == _edges(info.calls):
+            continue
+        fid = f"{new.module}.{qualname}"
+        if fid not in reached:
+            continue
+        if fid in callers or _followed(project, fid, before.calls) != _followed(project, fid, info.calls):
+            return False
+    return True
+
+
+def _edges(calls) -> list:
+    return [c[:3] + c[5:] for c in calls]  # as the graph key sees them: rows and columns left out
+
+
+def _followed(project: Project, fid: str, calls) -> list:
+    out = []
+    for call in calls:
+        callees = project.callees(fid, call)
+        if callees:
+            out.append((call[:3] + call[5:], tuple(callees)))
+    return out
+
+
+def _graph_key_without_calls(summary: FileSummary) -> str:
+    bare = dataclasses.replace(summary, functions={q: dataclasses.replace(f, calls=[]) for q, f in summary.functions.items()})
+    return bare.compute_graph_key()

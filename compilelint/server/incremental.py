@@ -1,0 +1,419 @@
+"""Re-analyse an edited file, walking again only the functions the edit can change.
+
+The file walk (`analysis.walker.FileAnalyzer`) visits each function once, in source order, with
+what the file declares (`FileFacts`: imports, classes, globals) and what the rules have noted in
+earlier functions. A function's result (its `FunctionInfo`: calls and candidates; what it adds to
+the file's roots, file-wide candidates and custom ops) is therefore fixed by three things: its own
+text, that shared state when its walk starts, and nothing else (rules see the file only through
+the walker). So when a function's lines are unchanged and the state its walk starts from is equal
+to last time, last time's result is its result, moved by the number of lines added above it. The
+state is compared by value (`fingerprint_*`), rows left out. A function whose walk changed that
+state is walked again, unless all it changed was to import names (a function-local import): then
+a reuse adds them again. Facts, the module-level walk, noqa and the graph key are computed afresh
+every time, as `check` computes them, from a tree that re-parses only the changed statements
+(`reparse`) and comments tokenized only where the text changed.
+
+What it leaves out: fixes. Candidates come out without them (a fix may edit lines outside its
+function, e.g. to import torch, so it cannot be moved with it); the server builds fixes when a
+code action asks for them, from a full analysis of the text (`ProjectContext.findings_with_fixes`).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import io
+import tokenize
+import warnings
+from typing import Dict, List, Optional, Set, Tuple
+
+from compilelint.analysis.astutil import FUNCS
+from compilelint.analysis.compiled_names import compiled_names
+from compilelint.analysis.facts import FileFacts, scan_noqa
+from compilelint.analysis.walker import FileAnalyzer
+from compilelint.comments import comments
+from compilelint.finding import Span
+from compilelint.fix.text import FileText
+from compilelint.notebook import decode_any
+from compilelint.rule import FixContext
+from compilelint.server.reparse import first_row, function_nodes, reparse
+from compilelint.source import SourceError, lines_with_ends
+from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
+
+
+class Unknown(Exception):
+    """A value `fingerprint` cannot compare by value (a tree node, a function): no reuse."""
+
+
+@dataclasses.dataclass
+class Walked:
+    """One function's walk: what it produced, and the conditions under which it holds again."""
+
+    lines: Tuple[str, ...]  # its source lines, decorators included
+    row: int  # its first line
+    state: Optional[bytes]  # the shared state its walk started from (None: not comparable)
+    state_out: Optional[bytes]  # and the one it left
+    replayable: bool  # what it changed in that state is known: the names it imported
+    imported: Dict[str, str]  # local name → dotted, added to the import table by its walk
+    info: FunctionInfo
+    added: Dict[str, list]  # summary list field → the items its walk appended (anywhere, roots, ...)
+
+
+@dataclasses.dataclass
+class FileMemo:
+    """What the previous analysis of one file leaves for the next."""
+
+    lines: List[str]
+    tree: ast.Module
+    walked: Dict[Tuple[str, int], Walked]  # (qualname, occurrence) → its walk
+    nodes: Dict[int, list]  # FileFacts' per-function node lists, for the functions kept in `tree`
+    compiled: Dict[int, tuple]  # IncrementalFacts' compiled names per function
+    aliases: Optional[dict]  # and the import table they were found with
+    comments: Dict[str, list]  # IncrementalAnalyzer's comments per piece of text
+    reused: int = 0  # functions whose walk was reused (for tests and benchmarks)
+
+
+class _NoTokens(FileText):
+    """Fix builders' view of the text without the file-wide tokenize (the fixes are dropped)."""
+
+    def _tokenize(self):
+        self._tokens_done = True
+        self.tokens_ok = False
+
+
+class _NoFixes(FixContext):
+    @property
+    def text(self) -> FileText:
+        if self._text is None:
+            self._text = _NoTokens(self.source.text)
+        return self._text
+
+
+class IncrementalFacts(FileFacts):
+    """File facts that take the compiled names of each piece of the module (`_parts`) from the
+    previous analysis when the piece (the same tree node, kept as it was by the re-parse) and the
+    module's imports are unchanged."""
+
+    def __init__(self, path, source, tree):
+        super().__init__(path, source, tree)
+        self.remembered: Dict[int, tuple] = {}  # id(piece) → (the piece, its names)
+        self.aliases: Optional[dict] = None  # the import table the remembered names were found with
+
+    def find_compiled_names(self) -> Set[str]:
+        text, resolve = self.source.text, self.resolve_plain
+        if "compile" not in text and "optimize" not in text:
+            return compiled_names(self.tree, text, resolve)  # its own early answer, no walk
+        known = self.remembered if self.aliases == self.imports.aliases else {}
+        self.remembered, self.aliases = {}, dict(self.imports.aliases)
+        out: Set[str] = set()
+        for part in _parts(self.tree):
+            entry = known.get(id(part))
+            names = entry[1] if entry is not None and entry[0] is part else compiled_names(part, text, resolve)
+            self.remembered[id(part)] = (part, names)
+            out |= names
+        return out
+
+
+def _parts(tree: ast.Module):
+    """The module's nodes in pieces that together hold every node once: each top-level function
+    and method whole, the rest of each class, every other statement."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from ast.iter_child_nodes(stmt)
+        else:
+            yield stmt
+
+
+class IncrementalAnalyzer(FileAnalyzer):
+    facts_class = IncrementalFacts
+
+    def __init__(self, path, source, tree, prefilter: bool, memo: Optional[FileMemo], lines: List[str]):
+        super().__init__(path, source, tree, prefilter)
+        self.memo = memo
+        self.lines = lines
+        self.walked: Dict[Tuple[str, int], Walked] = {}
+        self._seen: Dict[str, int] = {}
+        self._state: Tuple[Optional[bytes], Optional[str]] = (None, None)
+        self._state_known = False
+        self._facts_key: Optional[str] = None
+        self._facts_done = False
+        self._cheap_fixes = _NoFixes(source, tree, self.module, self.imports, self.summary.classes)
+        if memo is not None:  # what the re-parse kept (the same objects): node lists, compiled names
+            self.facts._nodes.update(memo.nodes)
+            self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
+        self.reused = 0  # functions whose walk was reused
+        self.facts_changed = False
+        self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
+
+    @property
+    def fixes(self) -> FixContext:
+        return self._cheap_fixes
+
+    def scan_noqa(self):
+        return scan_noqa(self.source, self._comments)
+
+    def _comments(self, text: str):
+        """`comments.comments(text)`, tokenizing only the pieces of the file that changed: every
+        top-level statement, and every statement directly in a top-level class, starts with the
+        tokenizer in no bracket or string, so each piece from one to the next has the comments
+        it has in the whole file."""
+        starts = {1}
+        for stmt in self.tree.body:
+            starts.add(first_row(stmt))
+            if isinstance(stmt, ast.ClassDef) and stmt.col_offset == 0:
+                starts.update(first_row(item) for item in stmt.body)
+        starts = sorted(starts)
+        known = self.memo.comments if self.memo is not None else {}
+        out = []
+        for start, end in zip(starts, starts[1:] + [len(self.lines) + 1]):
+            piece = "".join(self.lines[start - 1:end - 1])
+            found = known.get(piece)
+            if found is None:
+                try:
+                    found = [(row, tok.string) for row, tok in _comment_tokens(piece)]
+                except (tokenize.TokenError, SyntaxError):
+                    return comments(text)  # its own answer for a text the tokenizer rejects
+            self.comments[piece] = found
+            out.extend((row + start - 1, comment) for row, comment in found)
+        return iter(out)
+
+    def _function(self, node, cls):
+        qualname = f"{cls.info.qualname}.{node.name}" if cls else node.name
+        occurrence = self._seen.get(qualname, 0)
+        self._seen[qualname] = occurrence + 1
+        key = (qualname, occurrence)
+        row = first_row(node)
+        lines = tuple(self.lines[row - 1:node.end_lineno])
+        state, rest = self._current_state()
+        before = self.memo.walked.get(key) if self.memo is not None else None
+        if before is not None and before.replayable and state is not None and before.state == state \
+                and before.lines == lines:
+            self._reuse(key, before, row)
+            return
+        aliases = dict(self.imports.aliases)
+        lengths = {name: len(value) for name, value in _list_fields(self.summary)}
+        super()._function(node, cls)
+        info = _without_fixes(self.summary.functions[qualname])
+        self.summary.functions[qualname] = info
+        added = {name: [_without_fixes(x) for x in value[lengths[name]:]]
+                 for name, value in _list_fields(self.summary) if len(value) > lengths[name]}
+        for name, items in added.items():
+            getattr(self.summary, name)[lengths[name]:] = items
+        self._state_known = False
+        state_out, rest_out = self._current_state()
+        # Replayable: its walk changed no shared state but the import table (a function-local
+        # import), and only by adding names, which a reuse adds again.
+        now = self.imports.aliases
+        imported = {k: v for k, v in now.items() if aliases.get(k, _MISSING) != v}
+        replayable = state is not None and state_out is not None and rest_out == rest and aliases.keys() <= now.keys()
+        self.walked[key] = Walked(lines, row, state, state_out, replayable, imported, info, added)
+
+    def _reuse(self, key, before: Walked, row: int) -> None:
+        delta = row - before.row
+        info = _moved(before.info, delta)
+        self.summary.functions[info.qualname] = info
+        added = {name: [_moved(x, delta) for x in items] for name, items in before.added.items()}
+        for name, items in added.items():
+            getattr(self.summary, name).extend(items)
+        if before.imported:
+            self.imports.aliases.update(before.imported)
+            self._state = (before.state_out, self._state[1])  # what the walk would have left: the same
+        self.walked[key] = dataclasses.replace(before, row=row, info=info, added=added)
+        self.reused += 1
+
+    def run(self) -> FileSummary:
+        summary = super().run()
+        # The facts are fixed once collected (the walker's promise, but checked): had some walk
+        # changed them, the functions reused after it would not have seen them as it left them.
+        self.facts_changed = self._facts_done and fingerprint_facts(self.facts) != self._facts_key
+        return summary
+
+    def _current_state(self) -> Tuple[Optional[bytes], Optional[str]]:
+        """(a digest of the whole shared state, the part of it outside the import table)."""
+        if not self._facts_done:  # at the first function: the facts are complete
+            self._facts_key, self._facts_done = fingerprint_facts(self.facts), True
+        if not self._state_known:
+            imports, rest = fingerprint_imports(self.facts), fingerprint_state(self)
+            whole = None if None in (imports, rest, self._facts_key) else \
+                hashlib.blake2b("\n".join((self._facts_key, rest, imports)).encode("utf-8", "surrogateescape"),
+                                digest_size=16).digest()
+            self._state = (whole, rest)
+            self._state_known = True
+        return self._state
+
+
+_MISSING = object()
+
+
+def _comment_tokens(text: str):
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok
+
+
+# ----- the shared state, by value -------------------------------------------------------------------
+# FileFacts' own copies of the tree and text, and its cache of each function's nodes (a pure
+# function of the node): not state. A class's row moves with the lines above it and is read by
+# no walk of another function.
+_NOT_STATE = {"tree", "source", "top", "_nodes", "path"}
+# Rules keep notes per function or per node, keyed by `id()` (`self.seen[id(fn)]`). A walk looks
+# up only the ids of what it visits, and every function's nodes are alive and distinct while the
+# file is walked, so notes made in other functions are never read by this one: they are left out.
+# Ids are addresses, far above any count or row a rule could keep.
+_ID = 1 << 40
+
+
+# Facts a function's walk may change: local imports join the import table; a lazily built table.
+# The other facts are fixed once collected: compared once per file, before and after the walk.
+_CHANGING = ("imports", "_module_constructed")
+
+
+def fingerprint_facts(facts) -> Optional[str]:
+    """The facts no walk changes, as comparable text (None: some value is not comparable)."""
+    try:
+        return "\n".join(sorted(f"{k}={_plain(v)}" for k, v in vars(facts).items()
+                                 if k not in _NOT_STATE and k not in _CHANGING))
+    except Unknown:
+        return None
+
+
+def fingerprint_imports(facts) -> Optional[str]:
+    try:
+        return _plain(facts.imports)
+    except Unknown:
+        return None
+
+
+def fingerprint_state(analyzer: FileAnalyzer) -> Optional[str]:
+    """What else a walk may change (a lazily built fact, every rule's own attributes), as
+    comparable text; None when some value cannot be compared by value."""
+    try:
+        parts = [f"{k}={_plain(getattr(analyzer.facts, k, None))}" for k in _CHANGING if k != "imports"]
+        seen = set()
+        for hooks in analyzer.hooks.values():
+            for hook in hooks:
+                rule = hook.__self__
+                if id(rule) not in seen:
+                    seen.add(id(rule))
+                    parts.append(f"{type(rule).__name__}={_plain({k: v for k, v in vars(rule).items() if k != 'ctx'})}")
+        return "\n".join(sorted(parts))
+    except Unknown:
+        return None
+
+
+_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+def _plain(value) -> str:
+    if isinstance(value, _SCALARS):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_plain(v) for v in value) + "]"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(_plain(v) for v in value if not _is_id(v))) + "}"
+    if isinstance(value, dict):
+        return "{" + ",".join(sorted(f"{_plain(k)}:{_plain(v)}" for k, v in value.items() if not _is_id(k))) + "}"
+    if isinstance(value, ClassInfo):
+        return "ClassInfo(" + ",".join(f"{f.name}={_plain(getattr(value, f.name))}"
+                                       for f in dataclasses.fields(value) if f.name != "row") + ")"
+    if isinstance(value, ast.AST) or callable(value):
+        raise Unknown(type(value).__name__)
+    if hasattr(value, "__dict__"):
+        return f"{type(value).__name__}({_plain(vars(value))})"
+    raise Unknown(type(value).__name__)
+
+
+def _is_id(value) -> bool:
+    return type(value) is int and value > _ID
+
+
+# ----- moving results with their lines ---------------------------------------------------------------
+def _moved(value, delta: int):
+    """`value` (a FunctionInfo, Candidate, Call or Root) with every row moved by `delta`."""
+    if delta == 0:
+        return value
+    if isinstance(value, FunctionInfo):
+        return dataclasses.replace(value, row=value.row + delta, end_row=value.end_row + delta,
+                                   calls=[_moved(c, delta) for c in value.calls],
+                                   candidates=[_moved(c, delta) for c in value.candidates])
+    if isinstance(value, Candidate):
+        return dataclasses.replace(value, span=_span(value.span, delta))
+    if isinstance(value, Call):
+        return Call(value[:3] + (value[3] + delta,) + value[4:])
+    if isinstance(value, Root):
+        return dataclasses.replace(value, row=value.row + delta)
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"cannot move a {type(value).__name__}")  # a new kind of output: teach it here
+
+
+def _span(span: Span, delta: int) -> Span:
+    return Span(span.row + delta, span.col, span.end_row + delta, span.end_col)
+
+
+def _without_fixes(value):
+    if isinstance(value, FunctionInfo):
+        value.candidates = [_without_fixes(c) for c in value.candidates]
+        return value
+    if isinstance(value, Candidate) and value.fix is not None:
+        return dataclasses.replace(value, fix=None)
+    return value
+
+
+def _list_fields(summary: FileSummary):
+    """The summary's lists a function's walk may append to (roots, file-wide candidates, ...)."""
+    return [(f.name, getattr(summary, f.name)) for f in dataclasses.fields(summary)
+            if isinstance(getattr(summary, f.name), list)]
+
+
+# ----- one edit -----------------------------------------------------------------------------------
+def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool = True):
+    """('ok', FileSummary, FileMemo) or ('error', message, None), as `engine.analyze_bytes` answers
+    for the same text, minus fixes. `memo` is the previous call's (it is used up)."""
+    from compilelint.engine import analyze_bytes
+
+    if path.endswith(".ipynb"):
+        status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=prefilter)
+        return status, value, None
+    previous = memo
+    try:
+        source = decode_any(path, text.encode("utf-8", "surrogateescape"))
+        lines = lines_with_ends(source.text)
+        source._lines = lines  # SourceFile.lines, split once
+        tree = _reparse(memo, lines, source.text) if memo is not None else None
+        if tree is None:
+            memo = None  # nothing to reuse without the old tree's nodes
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source.text, filename=path)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        previous = previous if previous is None or previous.lines is not None else None
+        # analyze_bytes words every failure (it fails again on the same text). The old tree is
+        # untouched (`reparse` changes it only when it succeeds): the next edit can still use it.
+        status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=prefilter)
+        return status, value, previous
+    try:
+        analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines)
+        summary = analyzer.run()
+        if analyzer.facts_changed and memo is not None:  # walk every function, reusing nothing
+            analyzer = IncrementalAnalyzer(path, source, tree, prefilter, None, lines)
+            summary = analyzer.run()
+        if analyzer.facts_changed:
+            for walked in analyzer.walked.values():  # no state of this run is comparable
+                walked.state = None
+    except Exception:  # a bug here or in a rule: let the engine's own path word it
+        status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=prefilter)
+        return status, value, None
+    summary.cells = getattr(source, "cells", ())
+    kept = {id(n): analyzer.facts._nodes[id(n)] for n in function_nodes(tree) if id(n) in analyzer.facts._nodes}
+    facts = analyzer.facts
+    return "ok", summary, FileMemo(lines, tree, analyzer.walked, kept, facts.remembered, facts.aliases,
+                                   analyzer.comments, analyzer.reused)
+
+
+def _reparse(memo: FileMemo, lines: List[str], text: str) -> Optional[ast.Module]:
+    try:
+        return reparse(memo.tree, memo.lines, lines, text, memo.nodes)
+    except Exception:  # a bug of ours, maybe half-way through changing the old tree: drop it
+        memo.lines = None
+        return None

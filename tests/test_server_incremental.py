@@ -1,0 +1,167 @@
+"""The language server's incremental re-analysis gives what a fresh full analysis gives.
+
+`reparse` against `ast.parse`, `analyze_edit` against `engine.analyze_bytes` (fixes aside: the
+server builds them on request), and a whole project kept by `ProjectContext` through edits of a
+callee's file against `check`'s project pass over freshly analysed files."""
+import ast
+import dataclasses
+import random
+from pathlib import Path
+
+import pytest
+
+from compilelint.config import settings_for
+from compilelint.engine import analyze_bytes, project_findings
+from compilelint.server.incremental import analyze_edit
+from compilelint.server.project import ProjectContext
+from compilelint.server.reparse import reparse
+from compilelint.source import lines_with_ends
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted(p for folder in ("fixtures/regions", "fixtures/precision") for p in (ROOT / folder).glob("*.py"))
+SNIPPETS = ["pass", "y = x.item()", "print(x)", "self.helper(x)", "z = (", "import numpy as np", "return x.sum()",
+            "if x.any():", "    x = x + 1", "logger.info('%s', x)", "from torch import compile as c", "'''",
+            "print(x)  # noqa: CL201", "s = '# noqa'", "# noqa"]
+
+
+def _edits(text: str, seed: int, count: int):
+    """`count` successive random edits of `text` (whole texts), like typing in several places; an
+    edit that does not parse is yielded, and the next one starts again from the last that did."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        lines = list(lines_with_ends(text))
+        for _ in range(rng.choice((1, 1, 2))):
+            if not lines:
+                break
+            row = rng.randrange(len(lines))
+            indent = lines[row][:len(lines[row]) - len(lines[row].lstrip())]
+            op = rng.random()
+            if op < 0.3:
+                lines[row] = lines[row].rstrip("\n") + "  # typed\n"
+            elif op < 0.55:
+                lines.insert(row, indent + rng.choice(SNIPPETS) + "\n")
+            elif op < 0.7:
+                del lines[row]
+            elif op < 0.85:
+                lines[row] = indent + rng.choice(SNIPPETS) + "\n"
+            else:
+                lines.insert(row, "\n")
+        edited = "".join(lines)
+        yield edited
+        try:
+            ast.parse(edited)
+            text = edited
+        except SyntaxError:
+            pass
+
+
+def _without_fixes(summary):
+    for info in summary.functions.values():
+        info.candidates = [dataclasses.replace(c, fix=None) for c in info.candidates]
+    summary.anywhere = [dataclasses.replace(c, fix=None) for c in summary.anywhere]
+    return summary
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_reparse_is_a_full_parse(path):
+    text = path.read_text()
+    spliced = 0
+    for edited in _edits(text, seed=len(text), count=40):
+        tree, old, new = ast.parse(text), lines_with_ends(text), lines_with_ends(edited)
+        try:
+            want = ast.dump(ast.parse(edited), include_attributes=True)
+        except SyntaxError:
+            want = None
+        got = reparse(tree, old, new, edited)
+        if got is not None:
+            spliced += 1
+            assert ast.dump(got, include_attributes=True) == want
+        if want is not None:
+            text = edited
+    assert spliced > 0  # the edits did exercise the splice
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_incremental_analysis_is_a_full_analysis(path):
+    name = str(path)
+    memo, reused = None, 0
+    for edited in _edits(path.read_text(), seed=7, count=30):
+        status, value, memo = analyze_edit(name, edited, memo)
+        want_status, want = analyze_bytes(name, edited.encode())
+        assert status == want_status
+        assert value == (_without_fixes(want) if want_status == "ok" else want)
+        reused += memo.reused if memo is not None and status == "ok" else 0
+    assert reused > 0  # some functions' walks were reused, not all redone
+
+
+MODEL = """\
+import torch
+from torch import nn
+
+from helpers import route
+
+
+class Router(nn.Module):
+    def forward(self, x):
+        return route(x)
+"""
+
+HELPERS = """\
+import torch
+
+
+def route(x):
+    return x * 2
+"""
+
+# Successive texts of helpers.py (the callee's file) and model.py, each an edit of the one before.
+EDITS = [
+    ("helpers.py", HELPERS.replace("    return x * 2", "    print(x)\n    return x * 2")),  # a break in the callee
+    ("helpers.py", HELPERS.replace("def route", "def scale(t):\n    return t.item()\n\n\ndef route")),  # unreached
+    ("helpers.py", HELPERS.replace("def route", "def scale(t):\n    return t.item()\n\n\ndef route")
+     .replace("x * 2", "x * scale(x)")),  # now reached through route: reach changes
+    ("helpers.py", "# moved down\n\n" + HELPERS.replace("def route", "def scale(t):\n    return t.item()\n\n\ndef route")
+     .replace("x * 2", "x * scale(x)")),  # rows move
+    ("model.py", MODEL.replace("return route(x)", "x = self.extra(x)\n        return route(x)")),  # no such method
+    ("model.py", MODEL.replace("return route(x)", "x = self.extra(x)\n        return route(x)")
+     + "\n    def extra(self, x):\n        print(x)\n        return x\n"),  # now there is
+    ("helpers.py", "# moved down\n\ndef route(x):\n    import numpy as np\n    return np.asarray(x"),  # mid-edit
+    ("helpers.py", "# moved down\n\ndef route(x):\n    import numpy as np\n    return np.asarray(x)\n"),
+    ("helpers.py", HELPERS),
+]
+
+
+def _fresh(root: Path, settings):
+    summaries = []
+    for path in sorted(root.glob("*.py")):
+        status, summary = analyze_bytes(str(path), path.read_bytes())
+        if status == "ok":
+            summaries.append(summary)
+    return _shown(project_findings(summaries, settings))
+
+
+def _shown(findings):
+    """What a diagnostic shows of a finding (its fix is offered by a code action instead)."""
+    return sorted(repr((f.path, f.span, f.code, f.message, f.region, f.severity, f.function)) for f in findings)
+
+
+def test_callee_file_edit_updates_the_project_as_a_fresh_analysis_does(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    settings = settings_for([str(tmp_path)])
+    settings.project_root, settings.cache = str(tmp_path), False
+    context = ProjectContext(str(tmp_path), settings)
+    context.load()
+    seen = set()
+    for name, text in EDITS:
+        path = tmp_path / name
+        context.update(str(path), text)
+        path.write_text(text)  # the fresh analysis reads the files
+        if str(path) in context.errors:
+            assert analyze_bytes(str(path), text.encode())[0] == "error"
+            continue
+        shown = _shown(f for findings in context.findings.values() for f in findings)
+        assert shown == _fresh(tmp_path, settings)
+        seen |= {(f.function, f.code) for fs in context.findings.values() for f in fs}
+    # the edits did change what is reached: the callee's new helper, the model's new method
+    assert {"scale", "Router.extra"} <= {function for function, _ in seen}
