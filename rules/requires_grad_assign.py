@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.requires_grad import requires_grad_call
+from compilelint.fix.rewrites.requires_grad import requires_grad_call, requires_grad_guard
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
@@ -28,7 +28,10 @@ class RequiresGradAssign(Rule):
     `t.requires_grad_(False)` for `t.requires_grad = False` (the fix: the same in eager, errors
     included), or `t = t.detach()`. Turning gradients on inside the region breaks either way: set
     `requires_grad` on the inputs before calling the compiled module, or drop it: tensors computed
-    from parameters already require grad.
+    from parameters already require grad. The unsafe fix guards `x.requires_grad = True` with
+    `if not torch.compiler.is_compiling():` when `x` is a tensor the function made itself and
+    reads no autograd state of (transformers' speech encoders): eager is unchanged, and under
+    compile `x` no longer requires grad (the parameters' gradients are the same).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0206.html
@@ -41,7 +44,7 @@ class RequiresGradAssign(Rule):
                "`t.requires_grad_(False)`, or set it on the inputs before the compiled call")
     gb_types = ("setattr() on Tensor.requires_grad",)
     gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only
-    fix = "sometimes"  # safe: `t.requires_grad = False` → `t.requires_grad_(False)`
+    fix = "sometimes"  # safe: `= False` → `t.requires_grad_(False)`; unsafe: a local's `= True` guarded
 
     def _check(self, target, fix=None):
         if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
@@ -52,7 +55,8 @@ class RequiresGradAssign(Rule):
         for target in node.targets:
             # the rewrite only where the value is known to be a tensor on every path
             proven = isinstance(target, ast.Attribute) and self.ctx.is_tensor(target.value)
-            self._check(target, requires_grad_call(self.ctx, node) if proven else None)
+            fix = (requires_grad_call(self.ctx, node) or requires_grad_guard(self.ctx, node)) if proven else None
+            self._check(target, fix)
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if node.value is not None:

@@ -3,6 +3,7 @@ import ast
 from compilelint.analysis import tensors as T
 from compilelint.fix.builders import drop_item
 from compilelint.fix.rewrites.notes import ZERO_D, explained
+from compilelint.fix.rewrites.item_name import item_feeds_tensors
 from compilelint.fix.rewrites.tensor_assert import assert_async
 from compilelint.rule import Rule
 
@@ -39,7 +40,7 @@ class TensorItem(Rule):
                "torch._dynamo.config.capture_scalar_outputs = True")
     gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
     gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}
-    fix = "unsafe"  # when it applies: `y * t.item()` with y a tensor → `y * t`
+    fix = "unsafe"  # when it applies: `y * t.item()` with y a tensor → `y * t.detach()`
 
     def visit_Call(self, node: ast.Call):
         func = node.func
@@ -48,7 +49,8 @@ class TensorItem(Rule):
         # `.item()` is a tensor (or numpy) method; only a value known to be something else is exempt.
         if self.ctx.kind(func.value) in (T.SCALAR, T.MODULE, T.LOGGER, T.NONE):
             return
-        self.report(node, fix=explained(drop_item(self.ctx, node), ZERO_D) or assert_async(self.ctx, node))
+        self.report(node, fix=explained(drop_item(self.ctx, node), ZERO_D) or assert_async(self.ctx, node)
+                    or item_feeds_tensors(self.ctx, node))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [
@@ -65,7 +67,7 @@ import torch
 
 @torch.compile
 def scale(x, t):
-    return x * t
+    return x * t.detach()
 """,
         ),
     ]

@@ -115,7 +115,7 @@ def test_json_carries_fixes_without_fix(tmp_path):
     data = json.loads(r.stdout)
     fixes = [d["fix"] for d in data if d["code"] == "CL101"]
     assert fixes[0]["applicability"] == "unsafe"
-    assert fixes[0]["edits"] == [{"content": "", "location": {"row": 7, "column": 18},
+    assert fixes[0]["edits"] == [{"content": ".detach()", "location": {"row": 7, "column": 18},
                                   "end_location": {"row": 7, "column": 25}}]
     assert fixes[-1] is None  # `s = t.item()`: no fix offered
 

@@ -18,7 +18,8 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
-         ("checks_and_masks", "eval")]
+         ("checks_and_masks", "eval"), ("requires_grad_input", "train"),
+         ("item_name", "eval"), ("item_name", "train")]
 
 
 def _load(path, name):
@@ -88,3 +89,12 @@ def test_mixed_python_tensor_condition_gets_no_fix():
     for mode in ("fixed", "unsafe-fixed"):
         with open(os.path.join(FIX_DIR, f"layerdrop_mixed.{mode}.py"), "rb") as f:
             assert f.read() == source
+
+
+def test_requires_grad_guard_keeps_eager_behaviour():
+    """Eager, the guarded write still runs: the input of the first conv requires grad as before."""
+    module, (x,), _ = _targets("requires_grad_input", ".unsafe-fixed")[0]
+    seen = []
+    module.conv.register_forward_pre_hook(lambda m, args: seen.append(args[0].requires_grad))
+    module.train()(x)
+    assert seen[0] is True

@@ -105,11 +105,13 @@ class TargetRun:
 def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str] = (), copy: Optional[Copy] = None,
                save: str = "", reference: str = "", device: str = "cpu", backend: str = "eager",
                timeout: float = 300.0, memory_limit_mb: Optional[int] = None, calls: int = 3, seed: int = 0,
-               dynamo_config: Optional[dict] = None, dynamic: Optional[bool] = None) -> TargetRun:
+               dynamo_config: Optional[dict] = None, dynamic: Optional[bool] = None,
+               env_extra: Optional[Dict[str, str]] = None) -> TargetRun:
     """Run target `index` of `example` in `mode` in a child; on the copy when `copy` is given
-    (the example itself is read from the copy when it lives in the copied code)."""
+    (the example itself is read from the copy when it lives in the copied code). `env_extra`: more
+    environment for the child (a factory that reads which model to build from it)."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
-    env = _env()
+    env = dict(_env(), **(env_extra or {}))
     if copy is not None:
         env["PYTHONPATH"] = os.pathsep.join(copy.pythonpath + [env["PYTHONPATH"]])
         mod, sep, attr = example.rpartition(":")

@@ -9,6 +9,7 @@ from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.builders._common import GUARD, file_text, never_raise, newline, torch_name, whole_lines
 from compilelint.fix.text import FileText
 
+
 def _indent_unit(ctx, ft: FileText, stmt: ast.stmt, indent: str) -> str:
     owner = None
     passed = False
@@ -35,6 +36,11 @@ def guard_statement(ctx, call: ast.Call, what: str = "the call") -> Optional[Fix
     stmt = ctx.statement()
     if not isinstance(stmt, ast.Expr) or stmt.value is not call:
         return None
+    return guard_lines(ctx, stmt, f"Guard {what} with `if not torch.compiler.is_compiling():`")
+
+
+def guard_lines(ctx, stmt: ast.stmt, message: str) -> Optional[Fix]:
+    """The statement's lines under `if not torch.compiler.is_compiling():` (unsafe, with `message`)."""
     ft = file_text(ctx)
     span = ft.span(stmt)
     if not whole_lines(ft, span):
@@ -61,5 +67,4 @@ def guard_statement(ctx, call: ast.Call, what: str = "the call") -> Optional[Fix
             piece = unit + piece
         parts.append(piece)
     content = "".join(parts)
-    return Fix("unsafe", f"Guard {what} with `if not torch.compiler.is_compiling():`",
-               imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),))
+    return Fix("unsafe", message, imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),))

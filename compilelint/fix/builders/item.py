@@ -1,4 +1,7 @@
-"""CL101: `.item()` as an arithmetic operand of a tensor → the 0-d tensor itself (unsafe)."""
+"""CL101: `.item()` as an arithmetic operand of a tensor → the 0-d tensor, detached (unsafe).
+
+`.detach()` rather than the bare tensor: like the Python number it passes no gradient back, so a
+training step computes the same gradients."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +16,7 @@ _ITEM_TAIL = re.compile(r"\.[ \t]*item[ \t]*\([ \t]*\)$")
 
 @never_raise
 def drop_item(ctx, call: ast.Call) -> Optional[Fix]:
-    """`y * t.item()` with `y` a tensor → `y * t` (unsafe: the number becomes a 0-d tensor)."""
+    """`y * t.item()` with `y` a tensor → `y * t.detach()` (unsafe: the number becomes a 0-d tensor)."""
     parent = ctx.parent()
     if not isinstance(parent, ast.BinOp) or not isinstance(parent.op, ARITH_OPS):
         return None
@@ -33,5 +36,5 @@ def drop_item(ctx, call: ast.Call) -> Optional[Fix]:
     if m is None:
         return None
     row, col = ft.position(start + m.start())
-    return Fix("unsafe", "Drop `.item()`: keep the 0-d tensor",
-               (Edit("", Span(row, col, whole.end_row, whole.end_col)),))
+    return Fix("unsafe", "`.item()` → `.detach()`: keep the 0-d tensor",
+               (Edit(".detach()", Span(row, col, whole.end_row, whole.end_col)),))

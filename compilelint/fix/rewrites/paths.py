@@ -57,3 +57,31 @@ def _binding_statement(func, name: ast.Name):
         if isinstance(node, ast.AnnAssign) and node.target is name and node.value is not None:
             return node
     return None
+
+
+def tensor_when_reached(ctx, name: ast.Name, stmt: ast.stmt) -> bool:
+    """The local `name` is a tensor when `stmt` runs: `stmt` is in no loop of its function, and every
+    binding of `name` before it is a plain assignment of a tensor (later bindings cannot reach it).
+    Parameters and names bound any other way (loop targets, `with`, imports, ...) are not proven."""
+    func = ctx.function_node
+    if func is None:
+        return False
+    up = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
+    node = stmt
+    while id(node) in up:
+        node = up[id(node)]
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+    seen = False
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load) \
+                and (node.lineno, node.col_offset) < (stmt.lineno, stmt.col_offset):
+            owner = _binding_statement(func, node)
+            if owner is None or not ctx.is_tensor(owner.value):
+                return False
+            seen = True
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)) and name.id in (
+                [a.asname or a.name.split(".")[0] for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom))
+                else node.names):
+            return False
+    return seen
