@@ -243,6 +243,7 @@ class ClassCollector:
         self.facts = facts
         self.node = node
         self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
+        self.local_modules: Dict[str, List[str]] = {}  # locals holding modules in the method at hand
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -280,6 +281,7 @@ class ClassCollector:
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
+        self.local_modules = self._local_modules(method)
         for sub in self.facts.nodes(method):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -400,7 +402,36 @@ class ClassCollector:
                 name = self.facts.imports.resolve(sub.func)
                 if name and is_class_name(name):
                     found.append(name)
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                found.extend(self.local_modules.get(sub.id, ()))  # nn.Sequential(*stages)
         return found
+
+    def _local_modules(self, method) -> Dict[str, List[str]]:
+        """Locals holding modules a method builds before storing them on self (timm): a module
+        (`stage = Stage(...); self.stages.append(stage)`) or a list filled with modules
+        (`stages.append(Stage(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*stages)`):
+        local name → the classes it holds."""
+        made: Dict[str, List[str]] = {}  # local name → classes constructed into it
+        out: Dict[str, List[str]] = {}
+        self.local_modules = {}
+        for sub in self.facts.nodes(method):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                found = self._constructed_classes(sub.value)
+                if found:
+                    made.setdefault(sub.targets[0].id, []).extend(found)
+        for sub in self.facts.nodes(method):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
+                    sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
+                arg = sub.args[-1]
+                found = made.get(arg.id, []) if isinstance(arg, ast.Name) else self._constructed_classes(arg)
+                members = out.setdefault(sub.func.value.id, [])
+                members.extend(c for c in found if c not in members)
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add) and isinstance(sub.target, ast.Name):
+                members = out.setdefault(sub.target.id, [])  # stages += [Stage(...)]
+                members.extend(c for c in self._constructed_classes(sub.value) if c not in members)
+        for name, classes in made.items():  # `stage = Stage(...); self.stages.append(stage)`
+            out.setdefault(name, []).extend(c for c in classes if c not in out[name])
+        return {k: v for k, v in out.items() if v}
 
     def _registry_of(self, node) -> List[str]:
         """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
