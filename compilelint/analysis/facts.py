@@ -419,13 +419,12 @@ class ClassCollector:
                 found = self._constructed_classes(sub.value)
                 if found:
                     made.setdefault(sub.targets[0].id, []).extend(found)
+        self.local_modules = made  # `blocks += [b]` after `b = Block(...)`
         for sub in self.facts.nodes(method):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
                     sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
-                arg = sub.args[-1]
-                found = made.get(arg.id, []) if isinstance(arg, ast.Name) else self._constructed_classes(arg)
                 members = out.setdefault(sub.func.value.id, [])
-                members.extend(c for c in found if c not in members)
+                members.extend(c for c in self._constructed_classes(sub.args[-1]) if c not in members)
             elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add) and isinstance(sub.target, ast.Name):
                 members = out.setdefault(sub.target.id, [])  # stages += [Stage(...)]
                 members.extend(c for c in self._constructed_classes(sub.value) if c not in members)
