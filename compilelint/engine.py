@@ -373,6 +373,14 @@ class EngineProjectContext(ProjectContext):
         r = self._reached.get(fid)
         return Region(r.root, r.reason) if r is not None else None
 
+    @property
+    def graph(self) -> Project:
+        return self._project
+
+    @property
+    def reached(self):
+        return self._reached
+
     def dead(self, guards) -> bool:
         return self._project.dead(guards)
 

@@ -75,7 +75,13 @@ def finding_modes(finding: dict) -> tuple:
 
 
 def is_recompile_finding(finding: dict) -> bool:
-    return finding.get("gb_type") == "recompile" or finding.get("kind") == "recompile"
+    """A finding of a recompile rule (CL4xx): `check`'s JSON has no kind and an empty gb_type for
+    them, so the rule registry says."""
+    from compilelint.rule import registry
+
+    rule = registry().get(finding.get("code", ""))
+    return (rule is not None and rule.kind == "recompile") or finding.get("gb_type") == "recompile" or \
+        finding.get("kind") == "recompile"
 
 
 def score_model(model: dict, findings: list) -> dict:
