@@ -381,6 +381,10 @@ class EngineProjectContext(ProjectContext):
     def reached(self):
         return self._reached
 
+    @property
+    def torch_version(self) -> str:
+        return self._builder.settings.torch_version
+
     def dead(self, guards) -> bool:
         return self._project.dead(guards)
 

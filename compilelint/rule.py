@@ -198,6 +198,11 @@ class ProjectContext:
         """Function id → how torch.compile reaches it (`regions.Reach`: root, path, mode)."""
         raise NotImplementedError
 
+    @property
+    def torch_version(self) -> str:
+        """The torch version the findings speak of (`torch-version`, "2.13" by default)."""
+        raise NotImplementedError
+
     def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
         """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
         the `after_suppressions` phase)."""

@@ -52,6 +52,8 @@ class FirstCallState(Rule):
     `if self.cache is None: self.cache = ...`, `if not self.warmed_up: self.warmed_up = True`,
     `if self.seed == 0: self.seed = ...` inside a compiled `forward`, caches filled on the first
     call (`if key not in self.cache: self.cache[key] = ...`, timm's attention-bias cache in eval),
+    flags a method called from the branch sets (`if self.training == self.rescaled:
+    self._rescale()`, transformers' rwkv),
     and flags flipped after the condition that read them (`if self.first: ...` then
     `self.first = False`).
 
@@ -93,6 +95,10 @@ class FirstCallState(Rule):
         # function (by id) → state read by its conditions so far: dump → (condition, expression)
         self.tested: Dict[int, Dict[str, tuple]] = {}
         self.reported: Set[int] = set()
+        self.methods: Dict[str, Dict[str, ast.AST]] = {}  # class name → its methods
+
+    def visit_ClassDef(self, node: ast.ClassDef):
+        self.methods[node.name] = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def _say(self, condition, expr):
         if id(condition) in self.reported:
@@ -116,6 +122,20 @@ class FirstCallState(Rule):
                 if key in tested:
                     self._say(*tested[key])
 
+    def _assigned_by_calls(self, body) -> Set[str]:
+        """State stored by this class's methods that the body calls (`self._rescale_layers()`
+        setting `self.layers_are_rescaled`): the body's own calls, one level deep."""
+        cls = self.ctx.cls
+        methods = self.methods.get(cls.info.qualname.rsplit(".", 1)[-1], {}) if cls is not None else {}
+        out = set()
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                        isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self" and \
+                        sub.func.attr in methods:
+                    out |= {k for k in _assigned(methods[sub.func.attr].body) if "id='self'" in k}
+        return out
+
     def visit_If(self, node: ast.If):
         fn = self.ctx.function
         if fn is None or self.ctx.is_tensor(node.test):
@@ -125,7 +145,7 @@ class FirstCallState(Rule):
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        hits = set(tested) & _assigned(node.body)
+        hits = set(tested) & (_assigned(node.body) | self._assigned_by_calls(node.body))
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
             self._say(node.test, tested[max(sorted(hits), key=len)])
 
@@ -163,6 +183,19 @@ class Attention(nn.Module):
     def forward(self, x, past_key_values, layer_idx: int):
         if not past_key_values.is_updated[layer_idx]:  # <-
             past_key_values.is_updated[layer_idx] = True
+        return x
+
+class Rescaled(nn.Module):  # rwkv: a flag set by a method the branch calls
+    def __init__(self):
+        super().__init__()
+        self.layers_are_rescaled = False
+
+    def _rescale(self):
+        self.layers_are_rescaled = not self.training
+
+    def forward(self, x):
+        if self.training == self.layers_are_rescaled:  # <-
+            self._rescale()
         return x
 
 class BiasCache(nn.Module):  # timm's get_attention_biases: a dict filled on the first eval call

@@ -29,16 +29,34 @@ def _installed(fn: Optional[ast.AST], method: str) -> Optional[ast.FunctionDef]:
     return None
 
 
-def shared_code(graph, fid: str):
-    """(file summary, outer function, wrapper def, how) when the code Dynamo runs for method `fid`
-    is a wrapper function that other methods share, else None."""
+def _forwards_in_block(wrapper: ast.FunctionDef) -> bool:
+    """The wrapper calls the wrapped function inside a `try` or `with` block."""
+    name = wrapper.args.vararg.arg
+    for block in ast.walk(wrapper):
+        if isinstance(block, (ast.Try, ast.With)):
+            for node in ast.walk(block):
+                if isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
+                                                      and a.value.id == name for a in node.args):
+                    return True
+    return False
+
+
+def shared_code(graph, fid: str, torch_version: str):
+    """(file summary, outer function, wrapper def, how) when the code Dynamo compiles for method
+    `fid` is a wrapper function that other methods share, else None.
+
+    Stacked decorators: the innermost wrapper (transformers 5.23 on torch 2.11: the recompiles are
+    in `@capture_outputs`' wrapper under `@merge_with_config_defaults`, never in the outer one).
+    From torch 2.13 a break below a `try`/`with` block skips the frame instead of resuming
+    ("Failed to handle graph break gracefully. Skipping the function"), so a wrapper forwarding
+    inside one is never compiled and never recompiles (measured)."""
     summary, info = graph.functions[fid]
-    for d in info.decorators:  # the outermost decorator that returns a wrapper of its own
+    for d in reversed(info.decorators):
         dec = graph.canonical(d.split("#", 1)[0])
         if dec in graph.functions:
             s, f = graph.functions[dec]
             inner = _inner_wrapper(F.function_node(s.path, f.row))
-            if inner is not None:
+            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
                 return s, f, inner, f"@{dec.rsplit('.', 1)[-1]}"
     if "." not in info.qualname:
         return None
@@ -47,7 +65,7 @@ def shared_code(graph, fid: str):
         hook = graph.functions.get(f"{cls}.__init_subclass__")
         if hook is not None:
             inner = _installed(F.function_node(hook[0].path, hook[1].row), method)
-            if inner is not None:
+            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
                 return hook[0], hook[1], inner, f"{cls.rsplit('.', 1)[-1]}.__init_subclass__"
     return None
 
@@ -81,9 +99,10 @@ class SharedWrapperFrame(Rule):
     backend eager: a decorator shared by a model's and its encoder's `forward` recompiles once
     when the encoder graph-breaks, and never when nothing breaks (all inlined into one frame);
     an `__init_subclass__` wrapper over two layer classes called with 2 and 3 positional
-    arguments fails `len(args) == 2` at the line forwarding `*args`. transformers 5.23 on torch
-    2.11: m2m_100, nllb-moe and seamless_m4t recompile in `capture_outputs`' wrapper and in
-    `forward_with_checkpointing`.
+    arguments fails `len(args) == 2` at the line forwarding `*args` (transformers 5.23: m2m_100,
+    nllb-moe, seamless_m4t in train, torch 2.11 and 2.13). A wrapper forwarding inside a
+    `try`/`with` block recompiles on torch 2.11 (`capture_outputs`), while torch 2.13 skips its
+    frame instead (never compiled, no recompile; measured): `torch-version` decides.
 
     ## Example
     ```python
@@ -133,7 +152,7 @@ class SharedWrapperFrame(Rule):
             for component in F.components(fr):
                 groups: Dict[tuple, List[str]] = {}
                 for fid in sorted(component):
-                    shared = shared_code(graph, fid)
+                    shared = shared_code(graph, fid, project.torch_version)
                     if shared is not None:
                         key = (shared[0].path, shared[2].lineno)
                         places[key] = shared
@@ -277,5 +296,35 @@ class Other(nn.Module):
     def forward(self, x):  # the only class of its model using the wrapper
         torch._dynamo.graph_break()
         return self.proj(x)
+""",
+        """
+import functools
+import torch
+import torch._dynamo
+from torch import nn
+
+def collect(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        try:  # torch 2.13: a break below a try block skips this frame, it is never compiled
+            return func(self, *args, **kwargs)
+        finally:
+            pass
+    return wrapper
+
+class Encoder(nn.Module):
+    @collect
+    def forward(self, x):
+        torch._dynamo.graph_break()
+        return x * 2
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    @collect
+    def forward(self, x):
+        return self.encoder(x) * 2
 """,
     ]
