@@ -40,6 +40,14 @@ def _assigned(body) -> Set[str]:
     return out
 
 
+def _only_state(test) -> bool:
+    """A test of `self`'s attributes and constants only: a method setting one of them flips the
+    test on the next call, whatever the input (unlike `if seq_len > self.weights.size(0):`)."""
+    names = [n for n in ast.walk(test) if isinstance(n, ast.Name)]
+    calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)]
+    return bool(names) and not calls and all(n.id == "self" for n in names)
+
+
 def _load_dump(node) -> str:
     return ast.dump(node).replace("ctx=Store()", "ctx=Load()")
 
@@ -145,7 +153,9 @@ class FirstCallState(Rule):
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        hits = set(tested) & (_assigned(node.body) | self._assigned_by_calls(node.body))
+        hits = set(tested) & _assigned(node.body)
+        if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
+            hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
             self._say(node.test, tested[max(sorted(hits), key=len)])
 
