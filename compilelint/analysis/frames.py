@@ -6,9 +6,6 @@ frame of its own (its code object gets its own cache entries and guards). A brea
 skips the whole frame (Dynamo cannot resume inside a loop), so every function it calls becomes a
 frame, and one called inside that loop is entered again and again within one call.
 
-A call into an nn.Sequential / ModuleList attribute (`self.stages(x)`) runs the container's own
-loop: when a member breaks, that loop is skipped and every member is a frame of its own.
-
 This is what a recompile across call sites needs: one code object entered as a frame with other
 guards (another `type(self)`, another number of positional arguments, state the previous entry
 changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper shared by an
@@ -41,7 +38,6 @@ class Frames:
     edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
     callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
     repeated: Set[str] = field(default_factory=set)
-    per_instance: Set[str] = field(default_factory=set)  # repeated frames entered by several instances
 
 
 @functools.lru_cache(maxsize=256)
@@ -127,37 +123,9 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
         for callee, call in out.edges.get(fid, ()):
             if any(lo <= call.row <= hi for lo, hi in loops):
                 out.repeated.add(callee)
-                if call.label.endswith("]"):  # `for layer in self.layers: layer(x)`
-                    out.per_instance.add(callee)
             if callee not in out.why:
                 out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
-    # `self.stages(x)` on an nn.Sequential / ModuleList of modules: the container's own loop
-    # breaks and is skipped when a member breaks, so every member is a frame, once per member
-    for fid in list(out.why):
-        for callee, call in out.edges.get(fid, ()):
-            if _container_call(project, fid, call) and any(c in path for c in project.callees(fid, call)):
-                for member in project.callees(fid, call):
-                    if member in reached:
-                        out.repeated.add(member)
-                        out.per_instance.add(member)
-                        out.why.setdefault(member, f"a member of {call.label}, whose loop graph-breaks")
     return out
-
-
-CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
-
-
-def _container_call(project, fid: str, call) -> bool:
-    """The call goes to a submodule attribute holding an nn.Sequential / ModuleList / ModuleDict."""
-    summary, info = project.functions[fid]
-    if call.kind not in ("self", "attr") or "." not in info.qualname:
-        return False
-    cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}"
-    for c in project.mro(cls):
-        entry = project.classes.get(c)
-        if entry and call.target in entry[1].submodules:
-            return any(name.rsplit(".", 1)[-1] in CONTAINERS for name in entry[1].submodules[call.target])
-    return False
 
 
 def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
