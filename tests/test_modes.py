@@ -46,3 +46,5 @@ def test_the_text_output_names_the_condition():
     assert "only when self.training" in out and "only when not self.training" in out
     # the plain part of the `if` is named too; the `self.training` part is the mode, said once
     assert "only when self.training and self.layerdrop > 0" in out
+    # a flag that holds a tensor only after a training branch: the branch's condition is the note
+    assert "only when self.training and self.layerdrop > 0.0" in out

@@ -87,3 +87,41 @@ def test_three_models_end_to_end_through_compilelint_check():
     assert total["finding_precision"] == 100.0
     assert total["clean_models"] == 1 and total["clean_model_alarm_rate"] == 0.0
     assert total["model_accuracy"] == 100.0
+
+
+def _lines(eval_lines=(), train_lines=(), train_error=""):
+    record = lambda ls, err="": {"error": err, "lines": {"minipkg/models.py": list(ls)}}  # noqa: E731
+    return {"eval": record(eval_lines), "train": record(train_lines, train_error)}
+
+
+def test_a_finding_on_a_line_the_run_never_executed_is_unexercised_not_false():
+    score = _score_module()
+    clean = _model()
+    ran = score.score_model(clean, [_finding(30)], _lines(eval_lines=[30], train_lines=[30]))
+    never = score.score_model(clean, [_finding(30)], _lines(eval_lines=[29, 31], train_lines=[29]))
+    assert [ok for _, ok in ran["findings"]] == [False]
+    assert [ok for _, ok in never["findings"]] == [None]
+    total = score.totals([ran, never])
+    assert (total["findings"], total["judged_findings"], total["unexercised_findings"]) == (2, 1, 1)
+    assert total["finding_precision"] == 0.0 and total["judged_precision"] == 0.0
+    # the literal alarm rate counts both clean models, the judged one only the exercised finding
+    assert total["clean_model_alarm_rate"] == 100.0 and total["clean_model_judged_alarm_rate"] == 50.0
+
+
+def test_a_mode_whose_eager_run_raised_neither_gives_sites_nor_judges():
+    score = _score_module()
+    m = _model(train_events=[_break(13)])
+    s = score.score_model(m, [_finding(13)], _lines(eval_lines=[13], train_lines=[13], train_error="ValueError: x"))
+    assert s["break_sites"] == [] and [ok for _, ok in s["findings"]] == [False]
+
+
+def test_columns_say_whether_the_flagged_operand_itself_ran():
+    score = _score_module()
+    # `if x.dtype == torch.float16 and not torch.isfinite(x).all():` with the finding on the operand
+    finding = dict(_finding(30), location={"row": 30, "column": 45}, end_location={"row": 30, "column": 70})
+    line_ran = {"error": "", "lines": {"minipkg/models.py": [30]}, "columns": {"minipkg/models.py": {"30": [11, 20]}}}
+    operand_ran = dict(line_ran, columns={"minipkg/models.py": {"30": [11, 20, 44]}})
+    skipped = score.score_model(_model(), [finding], {"eval": line_ran, "train": line_ran})
+    evaluated = score.score_model(_model(), [finding], {"eval": operand_ran, "train": operand_ran})
+    assert [ok for _, ok in skipped["findings"]] == [None]
+    assert [ok for _, ok in evaluated["findings"]] == [False]

@@ -1,6 +1,7 @@
 """Run ONE model of the truth corpus under torch.compile and print what Dynamo did, as JSON.
 
     python bench/truth/child.py LIB NAME
+    python bench/truth/child.py --lines LIB NAME   # eager only: the library lines each mode runs
 
 The model is built small (models.py), run once in eager (a model that fails there is not in the
 corpus), then compiled with the `eager` backend (Dynamo alone decides breaks and recompiles; no
@@ -101,6 +102,40 @@ def run_mode(model, inputs, mode, lib):
     return {"events": events, "error": error, "seconds": round(time.perf_counter() - t0, 2)}
 
 
+def eager_lines(lib, name):
+    """The library lines the eager run executes, per mode (see lines.py), and whether it ran."""
+    import torch
+
+    import models
+    from lines import ExecutedLines
+
+    from compilelint.verify.events import one_line
+
+    torch.set_num_threads(1)
+    record = {"lib": lib, "name": name, "torch": torch.__version__}
+    try:
+        model, inputs = models.build(lib, name)
+    except Exception as e:
+        return dict(record, status="build-error", error=one_line(e))
+    record["status"] = "ok"
+    for mode in ("eval", "train"):
+        model.train(mode == "train")
+        error = ""
+        with ExecutedLines(lib) as seen:
+            try:
+                if mode == "eval":
+                    with torch.no_grad():
+                        model(**inputs)
+                else:
+                    grads = _floats(model(**inputs))
+                    if grads:
+                        sum(g.float().sum() for g in grads).backward()
+            except Exception as e:
+                error = one_line(e)
+        record[mode] = {"error": error, "lines": seen.by_file(), "columns": seen.columns_by_file()}
+    return record
+
+
 def main(lib, name):
     import torch
 
@@ -135,7 +170,10 @@ if __name__ == "__main__":
     import warnings
 
     warnings.filterwarnings("ignore")
-    lib, name = sys.argv[1], sys.argv[2]
-    result = main(lib, name)
+    args = sys.argv[1:]
+    if args[0] == "--lines":
+        result = eager_lines(args[1], args[2])
+    else:
+        result = main(args[0], args[1])
     sys.stdout.flush()
     print("TRUTH-RESULT " + json.dumps(result))

@@ -121,7 +121,7 @@ def transformers_inputs(model, config):
         channels = _sub(config, "num_channels", 3)
         inputs["pixel_values"] = torch.randn(BATCH, channels, size, size)
     if main == "input_values":
-        inputs["input_values"] = torch.randn(BATCH, 1600)
+        inputs["input_values"] = torch.randn(BATCH, 16000)  # 1 s at 16 kHz: ~49 frames, room for SpecAugment masks
     if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
         inputs["decoder_input_ids"] = torch.randint(low, vocab, (BATCH, SEQ // 2))
     if not inputs:

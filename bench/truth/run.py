@@ -3,15 +3,19 @@
     python bench/truth/run.py --lib transformers                  # the whole library
     python bench/truth/run.py --lib transformers --only bert,llama # refresh a part
     python bench/truth/run.py --lib timm -j 16 --timeout 300
+    python bench/truth/run.py --lib timm --lines    # eager only: the lines each model executes
 
 Writes `bench/truth/<lib>-<version>-torch<major.minor>.json`: per model its status (`ok`,
 `build-error`, `eager-error`, `timeout`, `crash`), its defining file and class, and the breaks
 and recompiles of the eval and train runs (child.py). A refresh with `--only` replaces those
-models and keeps the others. Never part of CI: a full run takes from minutes (16 cores) to hours.
+models and keeps the others. `--lines` runs each model in eager only and writes
+`<lib>-<version>-torch<major.minor>.lines.json.gz`: the library lines each mode executed
+(lines.py), which the scorer needs to tell a wrong claim from one the run never exercised. Never part of CI: a full run takes from minutes (16 cores) to hours.
 """
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -38,12 +42,12 @@ def _names(lib):
     return out.stdout.split()
 
 
-def run_one(lib, name, timeout):
+def run_one(lib, name, timeout, lines=False):
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
                HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "child.py"), lib, name], env=env,
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "child.py"), *(["--lines"] if lines else []), lib, name], env=env,
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return {"lib": lib, "name": name, "status": "timeout", "error": f"over {timeout} s"}
@@ -63,24 +67,32 @@ def main(argv=None):
     ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
     ap.add_argument("--limit", type=int, default=0, help="run only the first N models (smoke test)")
+    ap.add_argument("--lines", action="store_true", help="eager only: record the executed lines")
+    ap.add_argument("--only-ok", action="store_true",
+                    help="only the models that ran (status ok) in the committed truth of this version")
     ap.add_argument("--out", default="", help="output JSON (default: bench/truth/<lib>-<ver>-torch<ver>.json)")
     args = ap.parse_args(argv)
 
     version, torch_version = _versions(args.lib)
-    out = args.out or os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}.json")
+    suffix = ".lines.json.gz" if args.lines else ".json"
+    out = args.out or os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}{suffix}")
     names = args.only.split(",") if args.only else _names(args.lib)
+    if args.only_ok:
+        with _open(os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}.json"), "rt") as f:
+            ok = {m["name"] for m in json.load(f)["models"] if m["status"] == "ok"}
+        names = [n for n in names if n in ok]
     if args.limit:
         names = names[: args.limit]
     previous = {}
     if os.path.exists(out):
-        with open(out, encoding="utf-8") as f:
+        with _open(out, "rt") as f:
             previous = {m["name"]: m for m in json.load(f)["models"]}
 
     results = dict(previous)
     done = 0
     t0 = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
-        for record in pool.map(lambda n: run_one(args.lib, n, args.timeout), names):
+        for record in pool.map(lambda n: run_one(args.lib, n, args.timeout, args.lines), names):
             results[record["name"]] = record
             done += 1
             breaks = sum(len(record.get(m, {}).get("events", [])) for m in ("eval", "train"))
@@ -96,10 +108,17 @@ def _write(path, lib, version, torch_version, results):
     doc = {"lib": lib, "version": version, "torch": torch_version,
            "models": [results[k] for k in sorted(results)]}
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
+    with _open(tmp, "wt", gz=path.endswith(".gz")) as f:
+        json.dump(doc, f, indent=None if path.endswith(".gz") else 1, sort_keys=True)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def _open(path, mode, gz=None):
+    """A JSON file, gzip-compressed when its name ends in .gz (the executed-lines files are big)."""
+    if gz if gz is not None else path.endswith(".gz"):
+        return gzip.open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,16 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   recompile sites) lies within ±2 lines in the mode it claims (eval findings vs eval runs, train
   vs train; a finding with no condition claims both, and is true if either mode agrees);
   `eval_precision` / `train_precision` judge every finding that claims the mode on that mode's run;
+- where the committed truth has an executed-lines file (`<truth>.lines.json.gz`, run.py --lines:
+  the library lines, and where each executed instruction starts, of the model's eager run in each
+  mode), a finding is judged in a mode only if its run executed an instruction of its flagged
+  expression (`torch.isfinite(x).all()` after `x.dtype == torch.float16 and`), or a line of it
+  when columns were not recorded; otherwise it is *unexercised* there (a
+  `layerdrop > 0` branch with layerdrop 0: a claim the run never tested). A mode whose eager run
+  raised is not judged at all, and its events are not sites. `finding_precision` counts
+  unexercised findings as false (the issue's literal definition); `judged_precision`,
+  `eval_judged_precision` and `train_judged_precision` leave them out, and
+  `unexercised_findings` counts them;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
@@ -25,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import gzip
 import json
 import os
 import subprocess
@@ -69,6 +80,31 @@ def near(site, places) -> bool:
     return any(f == site[0] and lo <= ln <= hi for f, ln in places)
 
 
+def executed(lines, mode: str, finding: dict) -> bool:
+    """Did the eager run of `mode` execute a line of the finding's own span (its flagged
+    expression)? True when not recorded. Exact lines, not ±2: `if rare:` on the line above a
+    flagged `logger.warning(...)` runs on every call, the warning does not."""
+    if lines is None:
+        return True
+    first = finding["location"]["row"]
+    last = (finding.get("end_location") or {}).get("row", first)
+    columns = lines[mode].get("columns")
+    if columns:  # where instructions started: did the flagged expression itself run?
+        rows = columns.get(finding["filename"], {})
+        start = (first, finding["location"]["column"] - 1)
+        stop = (last, (finding.get("end_location") or {}).get("column", 1 << 30) - 1)
+        return any(start <= (ln, col) < stop for ln in range(first, last + 1) for col in rows.get(str(ln), ()))
+    ran = set(lines[mode]["lines"].get(finding["filename"], ()))
+    return any(ln in ran for ln in range(first, last + 1))
+
+
+def valid_modes(lines) -> tuple:
+    """The modes whose run can judge: those whose eager run did not raise (when recorded)."""
+    if lines is None:
+        return ("eval", "train")
+    return tuple(m for m in ("eval", "train") if not lines[m]["error"])
+
+
 def finding_modes(finding: dict) -> tuple:
     """The modes a finding claims: its `mode` (eval/train) when the engine knows one, else both."""
     mode = finding.get("mode") or (finding.get("region") or {}).get("mode") or "any"
@@ -85,25 +121,31 @@ def is_recompile_finding(finding: dict) -> bool:
         finding.get("kind") == "recompile"
 
 
-def score_model(model: dict, findings: list) -> dict:
-    """Everything the totals need for one model."""
+def score_model(model: dict, findings: list, lines=None) -> dict:
+    """Everything the totals need for one model. `lines`: its executed-lines record, if any.
+    A finding's verdict is True (a site of its kind near it, in a mode it claims), False (its line
+    ran in a claimed mode and did not break there) or None (unexercised: no claimed mode ran it)."""
     findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
-    fsites = {m: sites(model, m, BREAKS) for m in ("eval", "train")}
-    rsites = {m: sites(model, m, ("recompile",)) for m in ("eval", "train")}
+    modes = valid_modes(lines)
+    fsites = {m: sites(model, m, BREAKS) if m in modes else set() for m in ("eval", "train")}
+    rsites = {m: sites(model, m, ("recompile",)) if m in modes else set() for m in ("eval", "train")}
     place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
     break_places = [place(f) for f in findings if not is_recompile_finding(f)]
     recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
     verdicts, per_mode = [], {"eval": [], "train": []}
     for f in findings:
         truth = rsites if is_recompile_finding(f) else fsites
-        by_mode = {m: any(near(s, [place(f)]) for s in truth[m]) for m in finding_modes(f)}
-        verdicts.append((f, any(by_mode.values())))
+        by_mode = {m: (any(near(s, [place(f)]) for s in truth[m]) if executed(lines, m, f) else None)
+                   for m in finding_modes(f) if m in modes}
+        values = list(by_mode.values())
+        verdicts.append((f, True if True in values else False if False in values else None))
         for m, ok in by_mode.items():
             per_mode[m].append(ok)
     break_sites = fsites["eval"] | fsites["train"]
     recompile_sites = rsites["eval"] | rsites["train"]
     eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
     eval_findings = [f for f in findings if "eval" in finding_modes(f) and not is_recompile_finding(f)]
+    judged_eval = [f for f in eval_findings if "eval" in modes and executed(lines, "eval", f)]
     return {
         "name": model["name"],
         "break_sites": sorted(break_sites),
@@ -114,6 +156,7 @@ def score_model(model: dict, findings: list) -> dict:
         "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
         "alarm_eval": bool(eval_findings),
+        "alarm_eval_judged": bool(judged_eval),
     }
 
 
@@ -123,10 +166,12 @@ def totals(scored: list) -> dict:
     rs = sum(len(s["recompile_sites"]) for s in scored)
     rf = sum(len(s["recompile_found"]) for s in scored)
     nf = sum(len(s["findings"]) for s in scored)
-    tf = sum(ok for s in scored for _, ok in s["findings"])
+    tf = sum(ok is True for s in scored for _, ok in s["findings"])
+    judged = sum(ok is not None for s in scored for _, ok in s["findings"])
     per_mode = {m: [ok for s in scored for ok in s["per_mode"][m]] for m in ("eval", "train")}
     clean = [s for s in scored if s["clean_eval"]]
     alarmed = [s for s in clean if s["alarm_eval"]]
+    alarmed_judged = [s for s in clean if s.get("alarm_eval_judged", s["alarm_eval"])]
     right = sum(1 for s in scored if s["alarm_eval"] == (not s["clean_eval"]))
     pct = lambda a, b: round(100.0 * a / b, 1) if b else None  # noqa: E731
     return {
@@ -134,10 +179,15 @@ def totals(scored: list) -> dict:
         "break_sites": bs, "break_sites_found": bf, "break_site_recall": pct(bf, bs),
         "recompile_sites": rs, "recompile_sites_found": rf, "recompile_site_recall": pct(rf, rs),
         "findings": nf, "true_findings": tf, "finding_precision": pct(tf, nf),
-        "eval_precision": pct(sum(per_mode["eval"]), len(per_mode["eval"])),
-        "train_precision": pct(sum(per_mode["train"]), len(per_mode["train"])),
+        "eval_precision": pct(per_mode["eval"].count(True), len(per_mode["eval"])),
+        "train_precision": pct(per_mode["train"].count(True), len(per_mode["train"])),
+        "judged_findings": judged, "unexercised_findings": nf - judged, "judged_precision": pct(tf, judged),
+        "eval_judged_precision": pct(per_mode["eval"].count(True), len(per_mode["eval"]) - per_mode["eval"].count(None)),
+        "train_judged_precision": pct(per_mode["train"].count(True),
+                                      len(per_mode["train"]) - per_mode["train"].count(None)),
         "clean_models": len(clean), "clean_models_alarmed": len(alarmed),
         "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
+        "clean_model_judged_alarm_rate": pct(len(alarmed_judged), len(clean)),
         "model_accuracy": pct(right, len(scored)),
     }
 
@@ -218,23 +268,36 @@ def load_truth(paths):
     for path in paths:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        out.append((os.path.basename(path), doc))
+        out.append((os.path.basename(path), doc, load_lines(path)))
     return out
+
+
+def load_lines(truth_path: str) -> dict:
+    """{model name: its executed-lines record} from `<truth>.lines.json.gz`, or {} when absent."""
+    path = truth_path[: -len(".json")] + ".lines.json.gz"
+    if not os.path.exists(path):
+        return {}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return {m["name"]: m for m in json.load(f)["models"] if m["status"] == "ok"}
 
 
 def worst(scored, lib):
     missed = Counter()
     false = Counter()
+    unexercised = Counter()
     for s in scored:
         found = set(map(tuple, s["break_found"])) | set(map(tuple, s["recompile_found"]))
         for site in map(tuple, s["break_sites"] + s["recompile_sites"]):
             if site not in found:
                 missed[site] += 1
         for f, ok in s["findings"]:
-            if not ok:
-                reach = (f.get("region") or {}).get("reason", "")
-                false[(f["filename"], f["location"]["row"], f["code"], reach.split(" → ")[-1])] += 1
-    return missed.most_common(20), false.most_common(20)
+            reach = (f.get("region") or {}).get("reason", "")
+            key = (f["filename"], f["location"]["row"], f["code"], reach.split(" → ")[-1])
+            if ok is False:
+                false[key] += 1
+            elif ok is None:
+                unexercised[key] += 1
+    return missed.most_common(20), false.most_common(20), unexercised.most_common(10)
 
 
 def main(argv=None):
@@ -256,7 +319,7 @@ def main(argv=None):
     only = set(filter(None, args.only.split(",")))
 
     all_scored, per_lib = [], {}
-    for fname, doc in load_truth(paths):
+    for fname, doc, lines in load_truth(paths):
         lib = doc["lib"]
         if args.lib and lib not in args.lib:
             continue
@@ -267,7 +330,7 @@ def main(argv=None):
         else:
             run = InProcess(lib, site_packages, extra, doc.get("torch", ""))
             results = [run(lib, m, site_packages, extra) for m in models]
-        scored = [score_model(m, r) for m, r in zip(models, results)]
+        scored = [score_model(m, r, lines.get(m["name"]) if lines else None) for m, r in zip(models, results)]
         per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
         all_scored += scored
     total = totals(all_scored)
@@ -286,8 +349,9 @@ def main(argv=None):
 
 def render(per_lib, total, extra) -> str:
     keys = ("models", "breaking_models", "break_site_recall", "recompile_site_recall", "finding_precision",
-            "eval_precision", "train_precision",
-            "clean_model_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
+            "eval_precision", "train_precision", "judged_precision", "eval_judged_precision",
+            "train_judged_precision", "unexercised_findings",
+            "clean_model_alarm_rate", "clean_model_judged_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
     lines = ["# Truth score", "",
              "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "
@@ -295,11 +359,14 @@ def render(per_lib, total, extra) -> str:
              "| | " + " | ".join(per_lib) + " | all |", "|---|" + "---|" * (len(per_lib) + 1)]
     for k in keys:
         lines.append(f"| {k} | " + " | ".join(str(v[0][k]) for v in per_lib.values()) + f" | {total[k]} |")
-    for fname, (_, missed, false, _) in per_lib.items():
+    for fname, (_, missed, false, unexercised, _) in per_lib.items():
         lines += ["", f"## {fname}: missed sites (most models first)", ""]
         lines += [f"- `{f}:{ln}` ({n} models)" for (f, ln), n in missed] or ["- none"]
         lines += ["", f"## {fname}: false findings (most models first)", ""]
         lines += [f"- `{f}:{ln}` {code} via `{via}` ({n} models)" for (f, ln, code, via), n in false] or ["- none"]
+        if unexercised:
+            lines += ["", f"## {fname}: unexercised findings (the eager run never reached them)", ""]
+            lines += [f"- `{f}:{ln}` {code} via `{via}` ({n} models)" for (f, ln, code, via), n in unexercised]
     return "\n".join(lines) + "\n"
 
 

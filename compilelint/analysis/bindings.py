@@ -78,6 +78,7 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
             for alias in sub.names:
                 out.locals.discard((alias.asname or alias.name).split(".")[0])
 
+    blocks = branch_blocks(node)
     env: Dict[str, list] = {}
     for name, ks in kinds.items():
         ks = ks - {T.NONE}
@@ -90,6 +91,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
             if kind == T.NONE and env.get(name):
                 continue  # `x = None` first, a tensor later: keep what we know
             env.setdefault(name, []).append((pos, kind))
+            if blocks.get(id(target)):
+                inference.branches[(name, pos)] = blocks[id(target)]
             if how == "for" and isinstance(value, ast.AST):
                 attr = self_attr_in(value, cls)
                 if attr:
@@ -111,6 +114,39 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     return out
 
 
+def branch_blocks(fn) -> Dict[int, tuple]:
+    """id(assignment target) → the `if` branches around it, outermost first, each as
+    (test, branch taken, first position, last position of the branch's statements)."""
+    out: Dict[int, tuple] = {}
+
+    def block(stmts, around):
+        for stmt in stmts:
+            for sub in ast.walk(stmt) if not isinstance(stmt, (ast.If, *FUNCS)) else (stmt,):
+                for target in _targets(sub):
+                    out[id(target)] = around
+            if isinstance(stmt, ast.If):
+                for branch, body in ((True, stmt.body), (False, stmt.orelse)):
+                    if body:
+                        span = ((body[0].lineno, body[0].col_offset), end(body[-1]))
+                        block(body, around + ((stmt.test, branch) + span,))
+            elif hasattr(stmt, "body") and not isinstance(stmt, FUNCS + (ast.ClassDef,)):
+                for name in ("body", "orelse", "finalbody"):
+                    block(getattr(stmt, name, []) or [], around)
+                for handler in getattr(stmt, "handlers", []) or []:
+                    block(handler.body, around)
+
+    block(getattr(fn, "body", []), ())
+    return out
+
+
+def _targets(sub) -> list:
+    if isinstance(sub, ast.Assign):
+        return list(sub.targets)
+    if isinstance(sub, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+        return [sub.target]
+    return []
+
+
 def _parameters(args: ast.arguments) -> List[Tuple[ast.arg, Optional[ast.AST]]]:
     """(parameter, default) pairs, positional and keyword-only."""
     positional = args.posonlyargs + args.args
@@ -119,11 +155,17 @@ def _parameters(args: ast.arguments) -> List[Tuple[ast.arg, Optional[ast.AST]]]:
 
 
 def _usage(nodes) -> Tuple[Set[str], Set[str]]:
-    """(names declared global or nonlocal, names used like a config or container:
-    `p.seq_lens`, `p["k"]`, `p()`, `device=p`)."""
+    """(names declared global or nonlocal, names used like a config, container or flag:
+    `p.seq_lens`, `p["k"]`, `p()`, `device=p`, `if p:`, `p and q`, `not p`)."""
     global_names: Set[str] = set()
     non_tensor_names: Set[str] = set()
     for sub in nodes:
+        # A bare name tested for truth is a flag or an optional: a tensor of more than one element
+        # raises there, so code tests tensors with `is not None` or `.any()` (`if output_attentions:`).
+        tests = (sub.test,) if isinstance(sub, (ast.If, ast.While, ast.IfExp)) else (
+            sub.values if isinstance(sub, ast.BoolOp) else (sub.operand,) if isinstance(sub, ast.UnaryOp)
+            and isinstance(sub.op, ast.Not) else ())
+        non_tensor_names.update(t.id for t in tests if isinstance(t, ast.Name))
         if isinstance(sub, ast.Attribute):
             if isinstance(sub.value, ast.Name) and sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
                 non_tensor_names.add(sub.value.id)

@@ -222,6 +222,12 @@ class TensorInference:
         self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
         # name -> [(start, end)]: where an isinstance() check has narrowed the name to a tensor
         self.narrowed: Dict[str, list] = {}
+        # (name, binding position) -> the `if` branches around that binding, outermost first:
+        # ((test, branch, first, last), ...) (bindings.branch_blocks)
+        self.branches: Dict[tuple, tuple] = {}
+        # id(Name node) -> ((test, branch), ...): the name is a tensor there only when these hold
+        # (`skip = False; if self.training: skip = torch.rand([]) < p` → `if skip:` after the if)
+        self.conditions: Dict[int, tuple] = {}
         self._memo: Dict[int, Optional[str]] = {}
 
     def kind(self, node: ast.AST) -> Optional[str]:
@@ -233,6 +239,7 @@ class TensorInference:
     def forget(self) -> None:
         """Drop remembered kinds (they were read while bindings were still being added)."""
         self._memo.clear()
+        self.conditions.clear()
 
     def is_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
@@ -249,11 +256,13 @@ class TensorInference:
             bindings = self.env.get(node.id)
             if bindings:
                 here = (getattr(node, "lineno", 1 << 30), getattr(node, "col_offset", 0))  # synthesized: latest
-                kind = None
+                kind, at = None, None
                 for pos, k in bindings:
                     if pos >= here:
                         break
-                    kind = k
+                    kind, at = k, pos
+                if kind in TENSORISH and (node.id, at) in self.branches:
+                    self._note_condition(node, bindings, self.branches[(node.id, at)], here)
                 return kind
             return self.global_kind(node.id)
         if isinstance(node, ast.Attribute):
@@ -307,6 +316,17 @@ class TensorInference:
         if isinstance(node, ast.NamedExpr):
             return self.kind(node.value)
         return None
+
+    def _note_condition(self, node: ast.Name, bindings, branches, here) -> None:
+        """The tensor binding sits in `if` branches the use is outside of: before them the name held
+        a Python value (`skip = False`), so it is a tensor here only when those branches ran."""
+        outside = [b for b in branches if not b[2] <= here <= b[3]]
+        if not outside:
+            return
+        start = outside[0][2]
+        before = [k for pos, k in bindings if pos < start]
+        if before and before[-1] in (SCALAR, NONE):
+            self.conditions[id(node)] = tuple((test, branch) for test, branch, _, _ in outside)
 
     def _attribute(self, node: ast.Attribute):
         attr = node.attr

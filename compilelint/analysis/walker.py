@@ -176,11 +176,26 @@ class FileAnalyzer(RuleContext):
             return all(self._only_guards(v) for v in test.values)
         return bool(self._branch_guards(test, True))
 
+    def _binding_conditions(self, node) -> List[Tuple[ast.AST, bool]]:
+        """The `if` branches a name in `node` needs to have run to hold a tensor (tensors.py)."""
+        conditions = self.scope.inference.conditions
+        out: List[Tuple[ast.AST, bool]] = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and id(sub) in conditions:
+                out += [c for c in conditions[id(sub)] if c not in out]
+        return out
+
     def _condition_text(self) -> str:
         """The innermost plain `if` around the node, as the note says it: `only when txt_ids.ndim == 3`."""
         if not self.scope.conditions:
             return ""
         test, branch = self.scope.conditions[-1]
+        return self._test_text(test, branch)
+
+    def _test_text(self, test, branch: bool) -> str:
+        """`test` as the note says it, without the parts guards already say (`self.training`)."""
+        if self._only_guards(test):
+            return ""
         if branch and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):  # guards say the rest
             test = ast.BoolOp(ast.And(), [v for v in test.values if not self._only_guards(v)])
             test = test.values[0] if len(test.values) == 1 else test
@@ -301,6 +316,17 @@ class FileAnalyzer(RuleContext):
                 out.extend(self._branch_guards(parent.test, child is parent.body))
         return out
 
+    def _short_circuit_texts(self, path: List[ast.AST]) -> List[str]:
+        """`x is not None and x.any()`: the operands that must let the flagged one run, for the note."""
+        out: List[str] = []
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, ast.BoolOp):
+                for value in parent.values:
+                    if value is child:
+                        break
+                    out.append(self._test_text(value, isinstance(parent.op, ast.And)))
+        return out
+
     def is_global_number(self, name: str) -> bool:
         return name in self.facts.global_numbers and name not in self.scope.locals_only
 
@@ -315,7 +341,11 @@ class FileAnalyzer(RuleContext):
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
-        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, self._condition_text())
+        when = " and ".join(x for x in [self._condition_text()] + self._short_circuit_texts(path) if x)
+        for test, branch in self._binding_conditions(node):
+            guards += tuple(self._branch_guards(test, branch))
+            when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
+        candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when)
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
