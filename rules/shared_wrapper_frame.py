@@ -70,15 +70,15 @@ def shared_code(graph, fid: str, torch_version: str):
     return None
 
 
-def _forwarding_place(wrapper: ast.FunctionDef) -> tuple:
+def _forwarding_call(wrapper: ast.FunctionDef) -> Optional[ast.Call]:
     """The line passing `*args` on (`return forward(self, *args, **kwargs)`), where Dynamo's guard
     on the number of positional arguments points; the `def` line when there is none."""
     name = wrapper.args.vararg.arg
     for node in ast.walk(wrapper):
         if isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
                                               and a.value.id == name for a in node.args):
-            return node.lineno, node.col_offset + 1
-    return wrapper.lineno, wrapper.col_offset + 1
+            return node
+    return None
 
 
 class SharedWrapperFrame(Rule):
@@ -171,18 +171,20 @@ class SharedWrapperFrame(Rule):
             root, fids, counts, why = by_mode.get("eval") or by_mode["train"]
             names = [graph.functions[f][1].qualname.rsplit(".", 1)[0] for f in fids]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            if len(counts) > 1:  # Dynamo checks the `args` guard before `self`'s: the line using *args
-                row, col = _forwarding_place(wrapper)
+            call = _forwarding_call(wrapper)
+            if len(counts) > 1 and call is not None:  # Dynamo checks the `args` guard before `self`'s
+                at = call  # the call passing *args on, where that guard points
                 guard = f"len(args) (called with {' and '.join(map(str, sorted(counts)))} positional arguments)"
             else:
-                row, col = wrapper.lineno, wrapper.col_offset + 1
+                at = wrapper  # the frame itself: its `def` line, the whole function
                 guard = "type(self)"
             message = (f"`{wrapper.name}` ({how}) is the forward of {shown}, which run as frames of their own "
                        f"(graph breaks below them): Dynamo guards its code on {guard}, so each class after the "
                        f"first recompiles (8 at most, then eager); remove the graph breaks below it, or give "
                        f"each class its own wrapper")
             region = Region(graph.display(root), "; ".join(why), mode)
-            project.report(cls, summary, outer.qualname, Span(row, col, row, col), message, region)
+            span = Span(at.lineno, at.col_offset + 1, at.end_lineno or at.lineno, (at.end_col_offset or 0) + 1)
+            project.report(cls, summary, outer.qualname, span, message, region)
 
     INVALID = [
         """
