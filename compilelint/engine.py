@@ -403,6 +403,18 @@ class EngineProjectContext(ProjectContext):
         r = self._reached.get(fid)
         return Region(r.root, r.reason) if r is not None else None
 
+    @property
+    def graph(self) -> Project:
+        return self._project
+
+    @property
+    def reached(self):
+        return self._reached
+
+    @property
+    def torch_version(self) -> str:
+        return self._builder.settings.torch_version
+
     def dead(self, guards) -> bool:
         return self._project.dead(guards)
 

@@ -188,6 +188,21 @@ class ProjectContext:
         """Code under these guards never runs while Dynamo traces (`if not is_compiling():`)."""
         raise NotImplementedError
 
+    @property
+    def graph(self):
+        """The project's index (`regions.Project`): functions, classes, MRO, call resolution."""
+        raise NotImplementedError
+
+    @property
+    def reached(self) -> Dict[str, object]:
+        """Function id → how torch.compile reaches it (`regions.Reach`: root, path, mode)."""
+        raise NotImplementedError
+
+    @property
+    def torch_version(self) -> str:
+        """The torch version the findings speak of (`torch-version`, "2.13" by default)."""
+        raise NotImplementedError
+
     def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
         """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
         the `after_suppressions` phase)."""

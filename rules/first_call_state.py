@@ -25,13 +25,31 @@ def _tested(test) -> Dict[str, ast.AST]:
 
 
 def _assigned(body) -> Set[str]:
+    """The state a body stores to; `self.cache[key] = ...` stores to `self.cache[key]` and fills
+    the container `self.cache` (a `key not in self.cache` test reads that)."""
     out = set()
     for stmt in body:
         for sub in ast.walk(stmt):
             targets = sub.targets if isinstance(sub, ast.Assign) else \
                 [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
-            out.update(ast.dump(t).replace("ctx=Store()", "ctx=Load()") for t in targets if _state(t))
+            for t in targets:
+                if _state(t):
+                    out.add(_load_dump(t))
+                    if isinstance(t, ast.Subscript) and _state(t.value):
+                        out.add(_load_dump(t.value))
     return out
+
+
+def _only_state(test) -> bool:
+    """A test of `self`'s attributes and constants only: a method setting one of them flips the
+    test on the next call, whatever the input (unlike `if seq_len > self.weights.size(0):`)."""
+    names = [n for n in ast.walk(test) if isinstance(n, ast.Name)]
+    calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)]
+    return bool(names) and not calls and all(n.id == "self" for n in names)
+
+
+def _load_dump(node) -> str:
+    return ast.dump(node).replace("ctx=Store()", "ctx=Load()")
 
 
 class FirstCallState(Rule):
@@ -40,13 +58,19 @@ class FirstCallState(Rule):
     Finds state that compiled code sets on its first call and then reads in a condition (state of
     `self` or of an argument, such as a cache object):
     `if self.cache is None: self.cache = ...`, `if not self.warmed_up: self.warmed_up = True`,
-    `if self.seed == 0: self.seed = ...` inside a compiled `forward`, and flags flipped after the
-    condition that read them (`if self.first: ...` then `self.first = False`).
+    `if self.seed == 0: self.seed = ...` inside a compiled `forward`, caches filled on the first
+    call (`if key not in self.cache: self.cache[key] = ...`, timm's attention-bias cache in eval),
+    flags a method called from the branch sets (`if self.training == self.rescaled:
+    self._rescale()`, transformers' rwkv),
+    and flags flipped after the condition that read them (`if self.first: ...` then
+    `self.first = False`).
 
     ## Why is this bad?
     Dynamo guards on the value the condition read (`self.cache is None`, `self.warmed_up ==
     False`). The first call changes it, so the second call fails the guard and recompiles
-    (measured on torch 2.13: 1 recompile for each of the three forms). Under
+    (measured on torch 2.13: 1 recompile for each of the three forms; a dict cache fails
+    `not ___dict_contains('cpu', self.attention_bias_cache)`, 1 recompile, none when the cache is
+    filled in `__init__` or only under `torch.jit.is_tracing()`). Under
     `torch.compiler.set_stance("fail_on_recompile")` (vLLM) that is an error, and the first graph
     is compiled for a state the model never returns to.
 
@@ -79,14 +103,20 @@ class FirstCallState(Rule):
         # function (by id) → state read by its conditions so far: dump → (condition, expression)
         self.tested: Dict[int, Dict[str, tuple]] = {}
         self.reported: Set[int] = set()
+        self.methods: Dict[str, Dict[str, ast.AST]] = {}  # class name → its methods
+
+    def visit_ClassDef(self, node: ast.ClassDef):
+        self.methods[node.name] = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def _say(self, condition, expr):
         if id(condition) in self.reported:
             return
         self.reported.add(id(condition))
-        self.report(condition, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
-                               "the second call fails the guard and recompiles; initialize it in __init__ (a "
-                               "buffer for tensors), or warm up eagerly before compiling")
+        # at the state read (not the whole test): a read after `torch.jit.is_tracing() and ...`
+        # never runs under Dynamo, and the project pass drops it by that guard
+        self.report(expr, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
+                          "the second call fails the guard and recompiles; initialize it in __init__ (a "
+                          "buffer for tensors), or warm up eagerly before compiling")
 
     def visit_Assign(self, node: ast.Assign):
         fn = self.ctx.function
@@ -100,6 +130,20 @@ class FirstCallState(Rule):
                 if key in tested:
                     self._say(*tested[key])
 
+    def _assigned_by_calls(self, body) -> Set[str]:
+        """State stored by this class's methods that the body calls (`self._rescale_layers()`
+        setting `self.layers_are_rescaled`): the body's own calls, one level deep."""
+        cls = self.ctx.cls
+        methods = self.methods.get(cls.info.qualname.rsplit(".", 1)[-1], {}) if cls is not None else {}
+        out = set()
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                        isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self" and \
+                        sub.func.attr in methods:
+                    out |= {k for k in _assigned(methods[sub.func.attr].body) if "id='self'" in k}
+        return out
+
     def visit_If(self, node: ast.If):
         fn = self.ctx.function
         if fn is None or self.ctx.is_tensor(node.test):
@@ -109,9 +153,11 @@ class FirstCallState(Rule):
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        for key in sorted(set(tested) & _assigned(node.body)):
-            self._say(node.test, tested[key])
-            return
+        hits = set(tested) & _assigned(node.body)
+        if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
+            hits = set(tested) & self._assigned_by_calls(node.body)
+        if hits:  # the most specific read: `x.is_updated[i]` rather than its container
+            self._say(node.test, tested[max(sorted(hits), key=len)])
 
     INVALID = [
         """
@@ -148,6 +194,33 @@ class Attention(nn.Module):
         if not past_key_values.is_updated[layer_idx]:  # <-
             past_key_values.is_updated[layer_idx] = True
         return x
+
+class Rescaled(nn.Module):  # rwkv: a flag set by a method the branch calls
+    def __init__(self):
+        super().__init__()
+        self.layers_are_rescaled = False
+
+    def _rescale(self):
+        self.layers_are_rescaled = not self.training
+
+    def forward(self, x):
+        if self.training == self.layers_are_rescaled:  # <-
+            self._rescale()
+        return x
+
+class BiasCache(nn.Module):  # timm's get_attention_biases: a dict filled on the first eval call
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {}
+
+    def forward(self, x):
+        if self.training:
+            return x + self.bias
+        key = str(x.device)
+        if key not in self.attention_bias_cache:  # <-
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache[key]
 """,
     ]
     VALID = [
@@ -172,5 +245,17 @@ class Cached(nn.Module):
         if state["hits"] == 0:  # an object made by this call: no guard outlives it
             state["hits"] = 1
         return x + self.cache + past
+
+class BiasCache(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {"cpu": self.bias * 1}  # filled before compiling
+
+    def forward(self, x):
+        key = str(x.device)
+        if torch.jit.is_tracing() and key not in self.attention_bias_cache:  # never under Dynamo
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache["cpu"]
 """,
     ]

@@ -62,6 +62,14 @@ def test_recompile_findings_need_recompile_sites_and_usage_findings_are_not_clai
     assert s["recompile_found"] == [("minipkg/models.py", 20)]
 
 
+def test_a_recompile_rule_counts_as_recompile_in_checks_own_json():
+    score = _score_module()
+    m = _model([{"event": "recompile", "file": "minipkg/models.py", "line": 20}])
+    as_check_writes_it = dict(_finding(20, code="CL407"), gb_type="")  # no kind, no gb_type
+    s = score.score_model(m, [as_check_writes_it])
+    assert [ok for _, ok in s["findings"]] == [True] and s["recompile_found"] == [("minipkg/models.py", 20)]
+
+
 def test_three_models_end_to_end_through_compilelint_check():
     score = _score_module()
     with open(os.path.join(TRUTH, "truth.json"), encoding="utf-8") as f:

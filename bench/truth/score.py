@@ -44,6 +44,7 @@ import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+from compilelint.rule import KNOWN_TORCH_VERSIONS
 from compilelint.verify.match import FunctionIndex
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -112,7 +113,13 @@ def finding_modes(finding: dict) -> tuple:
 
 
 def is_recompile_finding(finding: dict) -> bool:
-    return finding.get("gb_type") == "recompile" or finding.get("kind") == "recompile"
+    """A finding of a recompile rule (CL4xx): `check`'s JSON has no kind and an empty gb_type for
+    them, so the rule registry says."""
+    from compilelint.rule import registry
+
+    rule = registry().get(finding.get("code", ""))
+    return (rule is not None and rule.kind == "recompile") or finding.get("gb_type") == "recompile" or \
+        finding.get("kind") == "recompile"
 
 
 def score_model(model: dict, findings: list, lines=None) -> dict:
@@ -199,9 +206,11 @@ def compilelint_cmd():
     return [exe] if os.path.exists(exe) else [sys.executable, "-m", "compilelint"]
 
 
-def check(lib: str, model: dict, site_packages: str, extra) -> list:
+def check(lib: str, model: dict, site_packages: str, extra, torch_version: str = "") -> list:
     entry = f"{model['file']}:{model['class']}"
-    cmd = compilelint_cmd() + ["check", lib, "--entry", entry, "--output-format", "json", "--exit-zero", *extra]
+    version = ["--torch-version", torch_version] if torch_version in KNOWN_TORCH_VERSIONS else []
+    cmd = compilelint_cmd() + ["check", lib, "--entry", entry, "--output-format", "json", "--exit-zero", *version,
+                               *extra]
     proc = subprocess.run(cmd, cwd=site_packages, capture_output=True, text=True)
     try:
         return json.loads(proc.stdout or "[]")
@@ -213,7 +222,7 @@ class InProcess:
     """`compilelint check <lib> --entry E --output-format json` for many entries, the files analysed
     once: discovery, per-file analysis (cached), then the project pass per entry."""
 
-    def __init__(self, lib: str, site_packages: str, extra):
+    def __init__(self, lib: str, site_packages: str, extra, torch_version: str = ""):
         from compilelint.cache import Cache, default_directory
         from compilelint.config import settings_for
         from compilelint.discover import discover
@@ -234,6 +243,8 @@ class InProcess:
         finally:
             os.chdir(cwd)
         self.site_packages = site_packages
+        # the findings speak of the torch the truth was run on (messages, version-gated claims)
+        self.torch_version = torch_version if torch_version in KNOWN_TORCH_VERSIONS else self.settings.torch_version
 
     def __call__(self, lib: str, model: dict, site_packages: str, extra) -> list:
         from dataclasses import replace
@@ -242,7 +253,8 @@ class InProcess:
         from compilelint.finding import Report
         from compilelint.report.json_output import finding_dicts
 
-        settings = replace(self.settings, entries=[f"{model['file']}:{model['class']}"])
+        settings = replace(self.settings, entries=[f"{model['file']}:{model['class']}"],
+                           torch_version=self.torch_version)
         cwd = os.getcwd()
         os.chdir(self.site_packages)
         try:
@@ -316,9 +328,9 @@ def main(argv=None):
         models = [m for m in doc["models"] if m["status"] == "ok" and (not only or m["name"] in only)]
         if args.subprocess:
             with ThreadPoolExecutor(args.jobs) as pool:
-                results = list(pool.map(lambda m: check(lib, m, site_packages, extra), models))
+                results = list(pool.map(lambda m: check(lib, m, site_packages, extra, doc.get("torch", "")), models))
         else:
-            run = InProcess(lib, site_packages, extra)
+            run = InProcess(lib, site_packages, extra, doc.get("torch", ""))
             results = [run(lib, m, site_packages, extra) for m in models]
         scored = [score_model(m, r, lines.get(m["name"]) if lines else None) for m, r in zip(models, results)]
         per_lib[fname] = (totals(scored), *worst(scored, lib), scored)

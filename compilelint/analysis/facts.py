@@ -252,7 +252,7 @@ class ClassCollector:
         self.facts = facts
         self.node = node
         self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
-        self.local_lists: Dict[str, List[str]] = {}  # local lists of modules: `stages.append(Stage(...))`
+        self.local_modules: Dict[str, List[str]] = {}  # locals holding modules in the method at hand
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -324,8 +324,7 @@ class ClassCollector:
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
-        self.local_lists = {}
-        self.local_lists = self._local_lists(method)
+        self.local_modules = self._local_modules(method)
         for sub in self.facts.nodes(method):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -439,9 +438,7 @@ class ClassCollector:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Name) and sub.id in self.local_lists:
-                found.extend(self.local_lists[sub.id])  # nn.Sequential(*stages)
-            elif isinstance(sub, ast.Call):
+            if isinstance(sub, ast.Call):
                 registry = self._registry_of(sub.func)
                 if registry:
                     found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
@@ -452,25 +449,34 @@ class ClassCollector:
                 name = self.facts.imports.resolve(sub.func)
                 if name and is_class_name(name):
                     found.append(name)
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                found.extend(self.local_modules.get(sub.id, ()))  # nn.Sequential(*stages)
         return found
 
-    def _local_lists(self, method) -> Dict[str, List[str]]:
-        """Classes built into a local list before it becomes a container (`blocks = []`,
-        `blocks.append(Block(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*blocks)`)."""
+    def _local_modules(self, method) -> Dict[str, List[str]]:
+        """Locals holding modules a method builds before storing them on self (timm): a module
+        (`stage = Stage(...); self.stages.append(stage)`) or a list filled with modules
+        (`stages.append(Stage(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*stages)`):
+        local name → the classes it holds."""
+        made: Dict[str, List[str]] = {}  # local name → classes constructed into it
         out: Dict[str, List[str]] = {}
+        self.local_modules = {}
         for sub in self.facts.nodes(method):
-            name, value = None, None
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
-                    isinstance(sub.value, (ast.List, ast.ListComp)):
-                name, value = sub.targets[0].id, sub.value
-            elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and isinstance(sub.op, ast.Add):
-                name, value = sub.target.id, sub.value
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                found = self._constructed_classes(sub.value)
+                if found:
+                    made.setdefault(sub.targets[0].id, []).extend(found)
+        self.local_modules = made  # `blocks += [b]` after `b = Block(...)`
+        for sub in self.facts.nodes(method):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
                     sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
-                name, value = sub.func.value.id, sub.args[-1]
-            if name is not None:
-                classes = out.setdefault(name, [])
-                classes.extend(c for c in self._constructed_classes(value) if c not in classes)
+                members = out.setdefault(sub.func.value.id, [])
+                members.extend(c for c in self._constructed_classes(sub.args[-1]) if c not in members)
+            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add) and isinstance(sub.target, ast.Name):
+                members = out.setdefault(sub.target.id, [])  # stages += [Stage(...)]
+                members.extend(c for c in self._constructed_classes(sub.value) if c not in members)
+        for name, classes in made.items():  # `stage = Stage(...); self.stages.append(stage)`
+            out.setdefault(name, []).extend(c for c in classes if c not in out[name])
         return {k: v for k, v in out.items() if v}
 
     def _registry_of(self, node) -> List[str]:

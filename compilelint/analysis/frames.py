@@ -1,0 +1,162 @@
+"""Which reached functions Dynamo runs as frames of their own, per mode (eval / train).
+
+Dynamo compiles the root's frame and inlines what it calls. A graph break inside an inlined call
+unwinds the inlining: every function on the call path from the root down to the break runs as a
+frame of its own (its code object gets its own cache entries and guards). A break inside a loop
+skips the whole frame (Dynamo cannot resume inside a loop), so every function it calls becomes a
+frame, and one called inside that loop is entered again and again within one call.
+
+This is what a recompile across call sites needs: one code object entered as a frame with other
+guards (another `type(self)`, another number of positional arguments, state the previous entry
+changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper shared by an
+encoder's and a model's `forward` recompiles once when the encoder breaks, never when nothing
+breaks (everything is inlined into one frame).
+
+The breaks are the reached break candidates of the rules (kind "break") in that mode; files are
+parsed again only for the loops and call sites of the few functions involved (memoised).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from compilelint.analysis.regions import edge_mode, meet
+from compilelint.rule import registry
+
+MODES = ("eval", "train")
+
+
+@dataclass
+class Frames:
+    """Frames of one mode: fid → why it is a frame, the call edges between reached functions, and
+    the frames entered inside a loop of a skipped frame (repeatedly within one call)."""
+
+    mode: str
+    why: Dict[str, str] = field(default_factory=dict)
+    edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
+    callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
+    repeated: Set[str] = field(default_factory=set)
+
+
+@functools.lru_cache(maxsize=256)
+def parsed(path: str) -> Optional[ast.Module]:
+    try:
+        with open(path, "rb") as f:
+            return ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def function_node(path: str, row: int) -> Optional[ast.AST]:
+    """The `def` starting at `row` (its decorators may start earlier)."""
+    tree = parsed(path)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                (node.lineno == row or (node.decorator_list and node.decorator_list[0].lineno <= row <= node.lineno)):
+            return node
+    return None
+
+
+def _loop_rows(fn: ast.AST) -> List[Tuple[int, int]]:
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+
+
+def _runs_in(mode: str, wanted: str) -> bool:
+    return mode in ("any", wanted)
+
+
+@functools.lru_cache(maxsize=1)
+def _break_codes() -> frozenset:
+    return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
+
+
+def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
+    """The frames of `mode` for one compiled model (`reached` from its roots)."""
+    out = Frames(mode)
+    breaking: Dict[str, List[int]] = {}  # fid → rows of its breaks in this mode
+    for fid, r in reached.items():
+        if not _runs_in(r.mode, mode):
+            continue
+        summary, info = project.functions[fid]
+        for call in info.calls:
+            m = meet(r.mode, edge_mode(call.guards))
+            if m == "never" or not _runs_in(m, mode) or project.dead(call.guards):
+                continue
+            for callee in project.callees(fid, call):
+                if callee in reached and callee != fid:
+                    out.edges.setdefault(fid, []).append((callee, call))
+                    out.callers.setdefault(callee, []).append((fid, call))
+        for c in info.candidates:
+            if c.code not in _break_codes():
+                continue
+            m = meet(r.mode, edge_mode(c.guards))
+            if m != "never" and _runs_in(m, mode) and not project.dead(c.guards):
+                breaking.setdefault(fid, []).append(c.span.row)
+    for fid in roots:
+        if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
+            out.why[fid] = "the compiled root"
+    # every function on a path from a root to a break: the ancestors of the breaking functions
+    todo = list(breaking)
+    for fid in todo:
+        out.why.setdefault(fid, "graph-breaks (line %d)" % breaking[fid][0])
+    while todo:
+        fid = todo.pop()
+        for caller, _ in out.callers.get(fid, ()):
+            if caller not in out.why:
+                out.why[caller] = "calls code that graph-breaks"
+                todo.append(caller)
+    path = set(breaking) | {f for f, why in out.why.items() if why == "calls code that graph-breaks"}
+    # skipped frames: a break inside a loop, or a call into breaking code inside one → everything
+    # the frame calls runs as a frame, what it calls in that loop once per iteration
+    skipped = []
+    for fid in path:
+        loops = _loops_of(project, fid)
+        rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
+        if any(lo <= row <= hi for row in rows for lo, hi in loops):
+            skipped.append(fid)
+    for fid in skipped:
+        loops = _loops_of(project, fid)
+        for callee, call in out.edges.get(fid, ()):
+            if any(lo <= call.row <= hi for lo, hi in loops):
+                out.repeated.add(callee)
+            if callee not in out.why:
+                out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
+    return out
+
+
+def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
+    summary, info = project.functions[fid]
+    node = function_node(summary.path, info.row)
+    return _loop_rows(node) if node is not None else []
+
+
+def components(fr: Frames) -> List[Set[str]]:
+    """The frames of each compiled root (a root and the frames reachable from it): one process
+    compiles one model, so a code object is shared only within one root's frames."""
+    out = []
+    for root in (f for f, why in fr.why.items() if why == "the compiled root"):
+        seen, todo = {root}, [root]
+        while todo:
+            for callee, _ in fr.edges.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        out.append({f for f in seen if f in fr.why})
+    return out
+
+
+def positional_count(project, caller: str, call) -> Optional[int]:
+    """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
+    summary, info = project.functions[caller]
+    node = function_node(summary.path, info.row)
+    if node is None:
+        return None
+    found = [n for n in ast.walk(node) if isinstance(n, ast.Call) and n.lineno == call.row]
+    found.sort(key=lambda n: abs(n.col_offset + 1 - call.col))
+    if not found or any(isinstance(a, ast.Starred) for a in found[0].args):
+        return None
+    return len(found[0].args)

@@ -1,0 +1,332 @@
+import ast
+from typing import Dict, Optional
+
+from compilelint.analysis import frames as F
+from compilelint.finding import Region, Span
+from compilelint.rule import ProjectContext, Rule
+
+
+def _inner_wrapper(fn: Optional[ast.AST]) -> Optional[ast.FunctionDef]:
+    """The function a decorator returns in place of the method: its innermost nested `def` taking
+    `*args` (`def wrapper(self, *args, **kwargs)`)."""
+    if fn is None:
+        return None
+    inner = [n for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn and n.args.vararg]
+    return max(inner, key=lambda n: n.lineno) if inner else None
+
+
+def _installed(fn: Optional[ast.AST], method: str) -> Optional[ast.FunctionDef]:
+    """`cls.forward = forward_with_checkpointing` in `__init_subclass__`: the nested def installed
+    as `method` of every subclass."""
+    if fn is None:
+        return None
+    nested = {n.name: n for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in nested:
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and t.attr == method:
+                    return nested[node.value.id]
+    return None
+
+
+def _forwards_in_block(wrapper: ast.FunctionDef) -> bool:
+    """The wrapper calls the wrapped function inside a `try` or `with` block."""
+    name = wrapper.args.vararg.arg
+    for block in ast.walk(wrapper):
+        if isinstance(block, (ast.Try, ast.With)):
+            for node in ast.walk(block):
+                if isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
+                                                      and a.value.id == name for a in node.args):
+                    return True
+    return False
+
+
+def shared_code(graph, fid: str, torch_version: str):
+    """(file summary, outer function, wrapper def, how) when the code Dynamo compiles for method
+    `fid` is a wrapper function that other methods share, else None.
+
+    Stacked decorators: the innermost wrapper (transformers 5.23 on torch 2.11: the recompiles are
+    in `@capture_outputs`' wrapper under `@merge_with_config_defaults`, never in the outer one).
+    From torch 2.13 a break below a `try`/`with` block skips the frame instead of resuming
+    ("Failed to handle graph break gracefully. Skipping the function"), so a wrapper forwarding
+    inside one is never compiled and never recompiles (measured)."""
+    summary, info = graph.functions[fid]
+    for d in reversed(info.decorators):
+        dec = graph.canonical(d.split("#", 1)[0])
+        if dec in graph.functions:
+            s, f = graph.functions[dec]
+            inner = _inner_wrapper(F.function_node(s.path, f.row))
+            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
+                return s, f, inner, f"@{dec.rsplit('.', 1)[-1]}"
+    if "." not in info.qualname:
+        return None
+    owner, method = info.qualname.rsplit(".", 1)
+    for cls in graph.mro(f"{summary.module}.{owner}"):
+        hook = graph.functions.get(f"{cls}.__init_subclass__")
+        if hook is not None:
+            inner = _installed(F.function_node(hook[0].path, hook[1].row), method)
+            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
+                return hook[0], hook[1], inner, f"{cls.rsplit('.', 1)[-1]}.__init_subclass__"
+    return None
+
+
+def _forwarding_call(wrapper: ast.FunctionDef) -> Optional[ast.Call]:
+    """The line passing `*args` on (`return forward(self, *args, **kwargs)`), where Dynamo's guard
+    on the number of positional arguments points; the `def` line when there is none."""
+    name = wrapper.args.vararg.arg
+    for node in ast.walk(wrapper):
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)
+                                              and a.value.id == name for a in node.args):
+            return node
+    return None
+
+
+class SharedWrapperFrame(Rule):
+    """
+    ## What it does
+    Finds one wrapper function that is the `forward` of several module classes (a decorator's inner
+    `def wrapper(self, *args, **kwargs)`, or a method installed by `__init_subclass__`, such as
+    transformers' `@capture_outputs`, `@can_return_tuple` and `GradientCheckpointingLayer`) when
+    two or more of those classes run as Dynamo frames of their own in one compiled model: the
+    compiled root, code on the path to a graph break, or code called from a frame that a break
+    inside a loop skips.
+
+    ## Why is this bad?
+    Dynamo caches compiled code per code object, and every class shares the wrapper's code. Its
+    guards hold `type(self)` (`___check_type_id(self, ...)`) and the number of positional
+    arguments (`len(args) == 2`), so each further class entering it as a frame fails them and
+    recompiles (8 at most, then the wrapper runs eager everywhere). Measured on torch 2.13,
+    backend eager: a decorator shared by a model's and its encoder's `forward` recompiles once
+    when the encoder graph-breaks, and never when nothing breaks (all inlined into one frame);
+    an `__init_subclass__` wrapper over two layer classes called with 2 and 3 positional
+    arguments fails `len(args) == 2` at the line forwarding `*args` (transformers 5.23: m2m_100,
+    nllb-moe, seamless_m4t in train, torch 2.11 and 2.13). A wrapper forwarding inside a
+    `try`/`with` block recompiles on torch 2.11 (`capture_outputs`), while torch 2.13 skips its
+    frame instead (never compiled, no recompile; measured): `torch-version` decides.
+
+    ## Example
+    ```python
+    def capture(func):
+        @functools.wraps(func)
+        def wrapper(self, *args, **kwargs):
+            return func(self, *args, **kwargs)
+        return wrapper
+
+    class Encoder(nn.Module):
+        @capture
+        def forward(self, x):
+            torch._dynamo.graph_break()
+            return self.proj(x)
+
+    class Model(nn.Module):
+        @capture
+        def forward(self, x):
+            return self.encoder(x)
+    ```
+
+    ## Use instead
+    Remove the graph breaks below the wrapper (then it is inlined into one frame), or give each
+    class its own wrapper code; raising `torch._dynamo.config.recompile_limit` only hides it.
+
+    ## References
+    https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html
+    """
+
+    code = "CL411"
+    name = "shared-wrapper-frame"
+    kind = "recompile"
+    severity = "warning"
+    message = ("one wrapper is the forward of several classes that run as frames of their own: each class "
+               "after the first fails the wrapper's guards and recompiles; remove the graph breaks below it, "
+               "or give each class its own wrapper")
+
+    @classmethod
+    def check_project(cls, project: ProjectContext):
+        graph, reached = project.graph, project.reached
+        roots = [r[0] for r in project.roots]
+        # wrapper → mode → (root, frames entering it, positional counts at their call sites, why)
+        found: Dict[tuple, Dict[str, tuple]] = {}
+        places = {}
+        for mode in F.MODES:
+            fr = F.frames(graph, reached, roots, mode)
+            for component in F.components(fr):
+                groups: Dict[tuple, List[str]] = {}
+                for fid in sorted(component):
+                    shared = shared_code(graph, fid, project.torch_version)
+                    if shared is not None:
+                        key = (shared[0].path, shared[2].lineno)
+                        places[key] = shared
+                        groups.setdefault(key, []).append(fid)
+                for key, fids in groups.items():
+                    if len(fids) < 2 or mode in found.get(key, {}):
+                        continue
+                    counts = {F.positional_count(graph, caller, call) for fid in fids
+                              for caller, call in fr.callers.get(fid, ())} - {None}
+                    root = next(f for f in component if fr.why[f] == "the compiled root")
+                    why = [f"{graph.functions[f][1].qualname} {fr.why[f]}" for f in fids]
+                    found.setdefault(key, {})[mode] = (root, fids, counts, why)
+        for key, by_mode in found.items():
+            summary, outer, wrapper, how = places[key]
+            mode = "any" if len(by_mode) == 2 else next(iter(by_mode))
+            root, fids, counts, why = by_mode.get("eval") or by_mode["train"]
+            names = [graph.functions[f][1].qualname.rsplit(".", 1)[0] for f in fids]
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            call = _forwarding_call(wrapper)
+            if len(counts) > 1 and call is not None:  # Dynamo checks the `args` guard before `self`'s
+                at = call  # the call passing *args on, where that guard points
+                guard = f"len(args) (called with {' and '.join(map(str, sorted(counts)))} positional arguments)"
+            else:
+                at = wrapper  # the frame itself: its `def` line, the whole function
+                guard = "type(self)"
+            message = (f"`{wrapper.name}` ({how}) is the forward of {shown}, which run as frames of their own "
+                       f"(graph breaks below them): Dynamo guards its code on {guard}, so each class after the "
+                       f"first recompiles (8 at most, then eager); remove the graph breaks below it, or give "
+                       f"each class its own wrapper")
+            region = Region(graph.display(root), "; ".join(why), mode)
+            span = Span(at.lineno, at.col_offset + 1, at.end_lineno or at.lineno, (at.end_col_offset or 0) + 1)
+            project.report(cls, summary, outer.qualname, span, message, region)
+
+    INVALID = [
+        """
+import functools
+import torch
+import torch._dynamo
+from torch import nn
+
+def capture(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):  # <-
+        return func(self, *args, **kwargs)
+    return wrapper
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    @capture
+    def forward(self, x):
+        torch._dynamo.graph_break()
+        return self.proj(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    @capture
+    def forward(self, x):
+        return self.encoder(x) * 2
+""",
+        """
+import functools
+import torch
+from torch import nn
+
+class CheckpointingLayer(nn.Module):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        forward = cls.forward
+
+        @functools.wraps(forward)
+        def forward_with_checkpointing(self, *args, **kwargs):
+            return forward(self, *args, **kwargs)  # <-
+
+        cls.forward = forward_with_checkpointing
+
+class EncoderLayer(CheckpointingLayer):
+    def forward(self, x, mask):
+        return x * 2
+
+class DecoderLayer(CheckpointingLayer):
+    def forward(self, x, mask, memory):
+        return x + memory
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.ModuleList([EncoderLayer(), EncoderLayer()])
+        self.decoder = nn.ModuleList([DecoderLayer(), DecoderLayer()])
+
+    def forward(self, x):
+        h = x
+        for encoder_layer in self.encoder:
+            if h.sum() > 0:  # a break inside the loop: the frame is skipped, each layer is a frame
+                h = h + 1
+            h = encoder_layer(h, None)
+        for decoder_layer in self.decoder:
+            x = decoder_layer(x, None, h)
+        return x
+""",
+    ]
+    VALID = [
+        """
+import functools
+import torch
+from torch import nn
+
+def capture(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+    return wrapper
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    @capture
+    def forward(self, x):  # nothing breaks: one frame, the wrappers are inlined
+        return self.proj(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    @capture
+    def forward(self, x):
+        return self.encoder(x) * 2
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    @capture
+    def forward(self, x):  # the only class of its model using the wrapper
+        torch._dynamo.graph_break()
+        return self.proj(x)
+""",
+        """
+import functools
+import torch
+import torch._dynamo
+from torch import nn
+
+def collect(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        try:  # torch 2.13: a break below a try block skips this frame, it is never compiled
+            return func(self, *args, **kwargs)
+        finally:
+            pass
+    return wrapper
+
+class Encoder(nn.Module):
+    @collect
+    def forward(self, x):
+        torch._dynamo.graph_break()
+        return x * 2
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    @collect
+    def forward(self, x):
+        return self.encoder(x) * 2
+""",
+    ]
