@@ -222,6 +222,9 @@ def main() -> int:
         else:
             original = {p: h for s in scope for p, h in digest(s).items()}
             first = check_fix(copy, todo, dirs)
+            if first.returncode != 0:  # a check that failed writes nothing: never report that as "no effect"
+                sys.exit(f"compilelint check --fix failed (exit {first.returncode}): "
+                         f"{(first.stderr.strip().splitlines() or ['no output'])[-1][:300]}")
             fixed = {p: h for s in scope for p, h in digest(s).items()}
             changed = sorted(p for p in fixed if fixed[p] != original.get(p))
             check_fix(copy, todo, dirs)
