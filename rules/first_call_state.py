@@ -103,10 +103,13 @@ class FirstCallState(Rule):
         # function (by id) → state read by its conditions so far: dump → (condition, expression)
         self.tested: Dict[int, Dict[str, tuple]] = {}
         self.reported: Set[int] = set()
-        self.methods: Dict[str, Dict[str, ast.AST]] = {}  # class name → its methods
+        # class name → method name → the `self` state it assigns (plain strings: the language
+        # server compares rule state by value to reuse a function's walk)
+        self.methods: Dict[str, Dict[str, frozenset]] = {}
 
     def visit_ClassDef(self, node: ast.ClassDef):
-        self.methods[node.name] = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.methods[node.name] = {m.name: frozenset(k for k in _assigned(m.body) if "id='self'" in k)
+                                   for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def _say(self, condition, expr):
         if id(condition) in self.reported:
@@ -141,7 +144,7 @@ class FirstCallState(Rule):
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
                         isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self" and \
                         sub.func.attr in methods:
-                    out |= {k for k in _assigned(methods[sub.func.attr].body) if "id='self'" in k}
+                    out |= methods[sub.func.attr]
         return out
 
     def visit_If(self, node: ast.If):

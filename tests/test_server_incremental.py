@@ -91,7 +91,9 @@ def test_incremental_analysis_is_a_full_analysis(path):
         assert status == want_status
         assert value == (_without_fixes(want) if want_status == "ok" else want)
         reused += memo.reused if memo is not None and status == "ok" else 0
-    assert reused > 0  # some functions' walks were reused, not all redone
+    methods = any(isinstance(m, ast.FunctionDef) for c in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(c, ast.ClassDef) for m in c.body)
+    assert reused > 0 or not methods  # some methods' walks were reused (module functions are always redone)
 
 
 MODEL = """\

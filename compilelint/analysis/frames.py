@@ -12,8 +12,9 @@ changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper sh
 encoder's and a model's `forward` recompiles once when the encoder breaks, never when nothing
 breaks (everything is inlined into one frame).
 
-The breaks are the reached break candidates of the rules (kind "break") in that mode that need no
-plain condition (bart's layerdrop break sits under `self.layerdrop > 0`, 0 by default); files are
+The breaks are the reached break candidates of the rules (kind "break") in that mode, except those
+under a test of the module's own settings (bart's layerdrop break sits under `self.layerdrop > 0`,
+0 by default, and never runs; the config flags of a path are decided elsewhere); files are
 parsed again only for the loops and call sites of the few functions involved (memoised).
 """
 from __future__ import annotations
@@ -92,8 +93,8 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
                     out.edges.setdefault(fid, []).append((callee, call))
                     out.callers.setdefault(callee, []).append((fid, call))
         for c in info.candidates:
-            if c.code not in _break_codes() or c.when:
-                continue  # a break under a plain condition (`self.layerdrop > 0`) may never run: it decides no frame
+            if c.code not in _break_codes() or "self." in c.when:
+                continue  # under a test of the module's own settings (`self.layerdrop > 0`, 0 by default): may never run
             m = meet(r.mode, edge_mode(c.guards))
             if m != "never" and _runs_in(m, mode) and not project.dead(c.guards):
                 breaking.setdefault(fid, []).append(c.span.row)

@@ -186,8 +186,10 @@ class IncrementalAnalyzer(FileAnalyzer):
         lines = tuple(self.lines[row - 1:node.end_lineno])
         state, rest = self._current_state()
         before = self.memo.walked.get(key) if self.memo is not None else None
-        if before is not None and before.replayable and state is not None and before.state == state \
-                and before.lines == lines:
+        # A module function's parameters can be typed by its callers in the file (call_sites.py):
+        # its walk depends on other functions' lines, so it is always walked again.
+        if cls is not None and before is not None and before.replayable and state is not None \
+                and before.state == state and before.lines == lines:
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
