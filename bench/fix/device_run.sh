@@ -10,8 +10,10 @@
 set -u
 PART="${1:-1/1}"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-# compilelint itself, installed: its rules ship as compilelint.rules only through the package mapping
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir --target /tmp/site . || exit 1
+# compilelint itself, installed editable as bench/verify/gpu_run.sh does: its rules ship as
+# compilelint.rules only through the package mapping, and `python -m compilelint` from the
+# repository root would otherwise find the bare package first
+python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "transformers", transformers.__version__)'
 python3 bench/fix/truth.py --device cuda -j "${JOBS:-14}" --libs transformers,diffusers,timm --part "$PART" \

@@ -51,16 +51,29 @@ def parsed(path: str) -> Optional[ast.Module]:
         return None
 
 
+@functools.lru_cache(maxsize=256)
+def _defs(path: str) -> Dict[int, ast.AST]:
+    """Row → the `def` there, for every row from its first decorator to its `def` line: one walk
+    per file (the project pass asks for many functions, on every edit in the language server)."""
+    tree = parsed(path)
+    out: Dict[int, ast.AST] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            for row in range(first, node.lineno + 1):
+                out.setdefault(row, node)
+    return out
+
+
 def function_node(path: str, row: int) -> Optional[ast.AST]:
     """The `def` starting at `row` (its decorators may start earlier)."""
-    tree = parsed(path)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                (node.lineno == row or (node.decorator_list and node.decorator_list[0].lineno <= row <= node.lineno)):
-            return node
-    return None
+    return _defs(path).get(row)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loop_rows_at(path: str, row: int) -> Tuple[Tuple[int, int], ...]:
+    fn = function_node(path, row)
+    return tuple(_loop_rows(fn)) if fn is not None else ()
 
 
 def _loop_rows(fn: ast.AST) -> List[Tuple[int, int]]:
@@ -132,8 +145,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
 
 def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
     summary, info = project.functions[fid]
-    node = function_node(summary.path, info.row)
-    return _loop_rows(node) if node is not None else []
+    return list(_loop_rows_at(summary.path, info.row))
 
 
 def components(fr: Frames) -> List[Set[str]]:
