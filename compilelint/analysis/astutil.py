@@ -120,3 +120,10 @@ def names_in_target(target) -> List[str]:
 
 def end(node) -> Tuple[int, int]:
     return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def parameter_defaults(args: ast.arguments) -> list:
+    """(parameter, its default) for the parameters that have one, positional and keyword-only."""
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]

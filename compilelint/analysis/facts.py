@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
-    self_attr, self_targets, walk,
+    parameter_defaults, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.types import annotation_class
@@ -505,11 +505,7 @@ class ClassCollector:
             return []
 
         out: Dict[str, List[str]] = {}
-        args = method.args
-        positional = args.posonlyargs + args.args
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
+        for arg, default in parameter_defaults(method.args):
             found = classes(default)
             if found:
                 out[arg.arg] = found

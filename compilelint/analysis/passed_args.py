@@ -12,16 +12,13 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
+from compilelint.analysis.astutil import parameter_defaults
 from compilelint.summary import Call, FunctionInfo
 
 
 def _optional_params(fn: ast.AST) -> List[str]:
     """Parameters whose default is None."""
-    args = fn.args
-    positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None]
+    return [a.arg for a, d in parameter_defaults(fn.args) if isinstance(d, ast.Constant) and d.value is None]
 
 
 def _given(term: ast.AST, branch: bool, optional: List[str], vararg: str = "") -> Optional[str]:

@@ -16,9 +16,9 @@ from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
-from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.names import dotted
+from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.regions import is_stop_decorator
 from compilelint.finding import Span
 from compilelint.rule import FixContext, RuleContext, registry

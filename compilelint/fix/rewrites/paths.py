@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from compilelint.analysis.astutil import parameter_defaults
+
 
 def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     """Every local name `expr` reads is bound only to tensors in its function: each assignment's
@@ -18,10 +20,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if not names:
         return True
-    args = func.args
-    positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    defaults = {a.arg: d for a, d in parameter_defaults(func.args)}
     for name, default in defaults.items():
         if name in names and not (isinstance(default, ast.Constant) and default.value is None):
             return False
