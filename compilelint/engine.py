@@ -21,8 +21,10 @@ from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
+from compilelint.analysis.frames import Frames, FramesMemo, all_frames
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
+from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.notebook import decode_any, locate
 from compilelint.project import named_only, with_context
 from compilelint.rule import ProjectContext, registry
@@ -177,7 +179,7 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         findings, errors = result
     else:
         summaries, errors = analyze_files(analysed, settings, debug, stdin)
-        findings = project_findings(summaries, settings, cache)
+        findings = project_findings(summaries, settings, cache, trees=_trees(stdin))
         if run_key:
             cache.put_run(run_key, (findings, errors))
     findings, errors = named_only(findings, errors, files)
@@ -185,6 +187,15 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
     return Report(findings=findings, errors=errors, files_checked=len(files))
+
+
+def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
+    """The project pass's parsed modules: stdin's text in place of its file's."""
+    if stdin is None:
+        return Trees()
+    path, data = stdin
+    tree = parse_bytes(path, data)
+    return Trees(lambda p: tree if p == path else ON_DISK)
 
 
 def _run_key(files: List[str], settings: Settings):
@@ -204,9 +215,13 @@ def _run_key(files: List[str], settings: Settings):
 
 def project_findings(summaries: List[FileSummary], settings: Settings,
                      cache: Optional[Cache] = None, project: Optional[Project] = None,
-                     judges: Optional[Dict[str, tuple]] = None) -> List[Finding]:
+                     judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
+                     frames_memo: Optional[FramesMemo] = None) -> List[Finding]:
     """`project`: one built before from the same summaries and settings (reused across entries).
-    `judges`: `FindingBuilder.judge`'s answers, kept between passes with the same settings."""
+    `judges`: `FindingBuilder.judge`'s answers, kept between passes with the same settings.
+    `trees`: the parsed modules of the summaries' texts (default: parsed from disk when needed);
+    `frames_memo`: what the previous pass left (frames, calls resolved), over a project index
+    answering name questions as `project` does."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     entries = []
     for entry in settings.entries:
@@ -217,7 +232,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
     builder = FindingBuilder(settings, judges)
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
-    incoming = passed_args.Incoming(project, reached, root_ids.values())
+    frames_memo = frames_memo if frames_memo is not None else FramesMemo()
+    incoming = passed_args.Incoming(project, reached, root_ids.values(), frames_memo.calls)
     for summary in summaries:
         for qual, info in summary.functions.items():
             if not info.candidates:
@@ -247,7 +263,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             builder.add(summary, summary.enclosing_function(c.span.row), c, None)
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
-    context = EngineProjectContext(project, summaries, roots, reached, disabled, builder)
+    trees = trees if trees is not None else Trees()
+    trees.new_pass()
+    context = EngineProjectContext(project, summaries, roots, reached, disabled, builder, trees, frames_memo)
     for phase in ("reach", "after_suppressions"):
         for rule in hooked:
             if rule.project_phase == phase:
@@ -376,13 +394,16 @@ class EngineProjectContext(ProjectContext):
     """The project pass as rules' `check_project` hooks see it."""
 
     def __init__(self, project: Project, summaries: List[FileSummary], roots, reached, disabled,
-                 builder: FindingBuilder):
+                 builder: FindingBuilder, trees: Trees, frames_memo: Optional[FramesMemo] = None):
         self._project = project
         self._summaries = summaries
         self._roots = roots
         self._reached = reached
         self._disabled = disabled
         self._builder = builder
+        self._trees = trees
+        self._frames_memo = frames_memo
+        self._frames: Optional[Dict[str, Frames]] = None
 
     @property
     def summaries(self) -> List[FileSummary]:
@@ -417,6 +438,16 @@ class EngineProjectContext(ProjectContext):
 
     def dead(self, guards) -> bool:
         return self._project.dead(guards)
+
+    def frames(self, mode: str) -> Frames:
+        if self._frames is None:  # both modes at once, for every rule that asks
+            self._frames = all_frames(self._project, self._reached, [r[0] for r in self._roots], self._trees,
+                                      self._frames_memo)
+        return self._frames[mode]
+
+    @property
+    def trees(self) -> Trees:
+        return self._trees
 
     def unused_noqa(self):
         if self._builder.settings.ignore_noqa:

@@ -203,6 +203,17 @@ class ProjectContext:
         """The torch version the findings speak of (`torch-version`, "2.13" by default)."""
         raise NotImplementedError
 
+    def frames(self, mode: str):
+        """Which reached functions Dynamo runs as frames of their own in `mode` (eval / train):
+        `analysis.frames.Frames`, computed once per pass."""
+        raise NotImplementedError
+
+    @property
+    def trees(self):
+        """The files' parsed modules (`analysis.trees.Trees`): the texts the pass analysed, which in
+        the language server are the editor's, not the disk's."""
+        raise NotImplementedError
+
     def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
         """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
         the `after_suppressions` phase)."""

@@ -101,10 +101,9 @@ class RepeatedFrameState(Rule):
     @classmethod
     def check_project(cls, project: ProjectContext):
         graph, reached = project.graph, project.reached
-        roots = [r[0] for r in project.roots]
         hits: Dict[tuple, dict] = {}  # (path, row, col) → {"modes", "summary", "function", "node", "frame"}
         for mode in F.MODES:
-            fr = F.frames(graph, reached, roots, mode)
+            fr = project.frames(mode)
             inside: Dict[str, str] = {}  # function → the repeated frame it runs in
             for frame in sorted(fr.repeated):
                 todo = [frame]
@@ -116,10 +115,10 @@ class RepeatedFrameState(Rule):
                     todo.extend(callee for callee, _ in fr.edges.get(fid, ()))
             for fid, frame in inside.items():
                 summary, info = graph.functions[fid]
-                node = F.function_node(summary.path, info.row)
+                node = F.function_node(graph, fid, project.trees)
                 if node is None:
                     continue
-                for read in argument_state_reads(node):
+                for read in project.trees.derived(node, "argument_state_reads", argument_state_reads):
                     key = (summary.path, read.lineno, read.col_offset)
                     hit = hits.setdefault(key, {"modes": set(), "summary": summary, "function": info.qualname,
                                                 "node": read, "frame": frame, "fid": fid})

@@ -1,7 +1,9 @@
 import ast
+from collections import Counter
 from typing import Dict, Optional
 
 from compilelint.analysis import frames as F
+from compilelint.analysis.trees import Trees
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule
 
@@ -41,7 +43,7 @@ def _forwards_in_block(wrapper: ast.FunctionDef) -> bool:
     return False
 
 
-def shared_code(graph, fid: str, torch_version: str):
+def shared_code(graph, fid: str, torch_version: str, trees: Trees):
     """(file summary, outer function, wrapper def, how) when the code Dynamo compiles for method
     `fid` is a wrapper function that other methods share, else None.
 
@@ -55,7 +57,8 @@ def shared_code(graph, fid: str, torch_version: str):
         dec = graph.canonical(d.split("#", 1)[0])
         if dec in graph.functions:
             s, f = graph.functions[dec]
-            inner = _inner_wrapper(F.function_node(s.path, f.row))
+            node = trees.function(s.path, f.row)
+            inner = trees.derived(node, "inner_wrapper", _inner_wrapper) if node is not None else None
             if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
                 return s, f, inner, f"@{dec.rsplit('.', 1)[-1]}"
     if "." not in info.qualname:
@@ -64,7 +67,9 @@ def shared_code(graph, fid: str, torch_version: str):
     for cls in graph.mro(f"{summary.module}.{owner}"):
         hook = graph.functions.get(f"{cls}.__init_subclass__")
         if hook is not None:
-            inner = _installed(F.function_node(hook[0].path, hook[1].row), method)
+            node = trees.function(hook[0].path, hook[1].row)
+            inner = trees.derived(node, f"installed {method}", lambda n: _installed(n, method)) \
+                if node is not None else None
             if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
                 return hook[0], hook[1], inner, f"{cls.rsplit('.', 1)[-1]}.__init_subclass__"
     return None
@@ -142,17 +147,26 @@ class SharedWrapperFrame(Rule):
 
     @classmethod
     def check_project(cls, project: ProjectContext):
-        graph, reached = project.graph, project.reached
-        roots = [r[0] for r in project.roots]
+        graph = project.graph
         # wrapper → mode → (root, frames entering it, positional counts at their call sites, why)
         found: Dict[tuple, Dict[str, tuple]] = {}
         places = {}
+        shared_of: Dict[str, Optional[tuple]] = {}  # fid → its shared_code (the same in either mode)
+
+        def shared_by(fid: str) -> Optional[tuple]:
+            if fid not in shared_of:
+                shared_of[fid] = shared_code(graph, fid, project.torch_version, project.trees)
+            return shared_of[fid]
+
         for mode in F.MODES:
-            fr = F.frames(graph, reached, roots, mode)
+            fr = project.frames(mode)
+            entering = Counter((s[0].path, s[2].lineno) for s in map(shared_by, fr.why) if s is not None)
+            if not entering or max(entering.values()) < 2:
+                continue  # no wrapper is entered by two frames: no model has a pair (the usual case)
             for component in F.components(fr):
                 groups: Dict[tuple, List[str]] = {}
                 for fid in sorted(component):
-                    shared = shared_code(graph, fid, project.torch_version)
+                    shared = shared_by(fid)
                     if shared is not None:
                         key = (shared[0].path, shared[2].lineno)
                         places[key] = shared
@@ -160,7 +174,7 @@ class SharedWrapperFrame(Rule):
                 for key, fids in groups.items():
                     if len(fids) < 2 or mode in found.get(key, {}):
                         continue
-                    counts = {F.positional_count(graph, caller, call) for fid in fids
+                    counts = {F.positional_count(graph, caller, call, project.trees) for fid in fids
                               for caller, call in fr.callers.get(fid, ())} - {None}
                     root = next(f for f in component if fr.why[f] == "the compiled root")
                     why = [f"{graph.functions[f][1].qualname} {fr.why[f]}" for f in fids]

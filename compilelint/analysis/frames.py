@@ -14,8 +14,14 @@ breaks (everything is inlined into one frame).
 
 The breaks are the reached break candidates of the rules (kind "break") in that mode, except those
 under a test of the module's own settings (bart's layerdrop break sits under `self.layerdrop > 0`,
-0 by default, and never runs; the config flags of a path are decided elsewhere); files are
-parsed again only for the loops and call sites of the few functions involved (memoised).
+0 by default, and never runs; the config flags of a path are decided elsewhere).
+
+The project pass computes the frames of both modes once (`all_frames`), and the language server
+keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
+is kept while the function's summary entry is the same object, what is reached is the same, and
+the project index answers as before (the server starts a new memo when it rebuilds the index);
+only the cheap assembly of the whole (paths to breaks, skipped frames) runs on every pass. Loops
+come from the parsed modules the pass is given (`trees.Trees`: the server's in-memory ones).
 """
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from compilelint.analysis.regions import edge_mode, meet
+from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.analysis.trees import Trees
 from compilelint.rule import registry
 
 MODES = ("eval", "train")
@@ -42,44 +50,6 @@ class Frames:
     repeated: Set[str] = field(default_factory=set)
 
 
-@functools.lru_cache(maxsize=256)
-def parsed(path: str) -> Optional[ast.Module]:
-    try:
-        with open(path, "rb") as f:
-            return ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
-
-
-@functools.lru_cache(maxsize=256)
-def _defs(path: str) -> Dict[int, ast.AST]:
-    """Row → the `def` there, for every row from its first decorator to its `def` line: one walk
-    per file (the project pass asks for many functions, on every edit in the language server)."""
-    tree = parsed(path)
-    out: Dict[int, ast.AST] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-            for row in range(first, node.lineno + 1):
-                out.setdefault(row, node)
-    return out
-
-
-def function_node(path: str, row: int) -> Optional[ast.AST]:
-    """The `def` starting at `row` (its decorators may start earlier)."""
-    return _defs(path).get(row)
-
-
-@functools.lru_cache(maxsize=4096)
-def _loop_rows_at(path: str, row: int) -> Tuple[Tuple[int, int], ...]:
-    fn = function_node(path, row)
-    return tuple(_loop_rows(fn)) if fn is not None else ()
-
-
-def _loop_rows(fn: ast.AST) -> List[Tuple[int, int]]:
-    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
-
-
 def _runs_in(mode: str, wanted: str) -> bool:
     return mode in ("any", wanted)
 
@@ -89,28 +59,74 @@ def _break_codes() -> frozenset:
     return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
 
 
-def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
-    """The frames of `mode` for one compiled model (`reached` from its roots)."""
-    out = Frames(mode)
-    breaking: Dict[str, List[int]] = {}  # fid → rows of its breaks in this mode
-    for fid, r in reached.items():
-        if not _runs_in(r.mode, mode):
-            continue
+class FramesMemo:
+    """What one pass's frames leave for the next, for a project whose index answers every name
+    question as before (a new index: a new memo)."""
+
+    def __init__(self, calls: Optional[ResolvedCalls] = None):
+        self.calls = calls if calls is not None else ResolvedCalls()
+        self.reached = None  # the reach result the functions' parts were computed for
+        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, break rows)})
+
+    def part(self, project, fid: str, r, reached) -> Dict[str, tuple]:
+        """The function's edges to reached functions and its break rows, per mode."""
+        if reached is not self.reached:
+            self.parts.clear()
+            self.reached = reached
         summary, info = project.functions[fid]
-        for call in info.calls:
+        entry = self.parts.get(fid)
+        if entry is not None and entry[0] is info and entry[1] == r.mode:
+            return entry[2]
+        out = {mode: ([], []) for mode in MODES}
+        for call, callees in self.calls.of(project, fid):
             m = meet(r.mode, edge_mode(call.guards))
-            if m == "never" or not _runs_in(m, mode) or project.dead(call.guards):
+            if m == "never" or project.dead(call.guards):
                 continue
-            for callee in project.callees(fid, call):
-                if callee in reached and callee != fid:
-                    out.edges.setdefault(fid, []).append((callee, call))
-                    out.callers.setdefault(callee, []).append((fid, call))
+            targets = [(callee, call) for callee in callees if callee in reached and callee != fid]
+            for mode in MODES:
+                if _runs_in(m, mode):
+                    out[mode][0].extend(targets)
         for c in info.candidates:
             if c.code not in _break_codes() or "self." in c.when:
                 continue  # under a test of the module's own settings (`self.layerdrop > 0`, 0 by default): may never run
             m = meet(r.mode, edge_mode(c.guards))
-            if m != "never" and _runs_in(m, mode) and not project.dead(c.guards):
-                breaking.setdefault(fid, []).append(c.span.row)
+            if m != "never" and not project.dead(c.guards):
+                for mode in MODES:
+                    if _runs_in(m, mode):
+                        out[mode][1].append(c.span.row)
+        self.parts[fid] = (info, r.mode, out)
+        return out
+
+
+def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees: Trees,
+               memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
+    """The frames of each mode for the compiled models (`reached` from their roots)."""
+    memo = memo if memo is not None else FramesMemo()
+    out = {mode: Frames(mode) for mode in MODES}
+    breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
+    for fid, r in reached.items():
+        part = memo.part(project, fid, r, reached)
+        for mode in MODES:
+            edges, rows = part[mode]
+            if edges:
+                out[mode].edges[fid] = edges
+                for callee, call in edges:
+                    out[mode].callers.setdefault(callee, []).append((fid, call))
+            if rows:
+                breaking[mode][fid] = rows
+    roots = list(roots)
+    for mode in MODES:
+        _assemble(project, out[mode], roots, breaking[mode], reached, trees)
+    return out
+
+
+def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str, trees: Trees) -> Frames:
+    """The frames of `mode` for one compiled model (`reached` from its roots)."""
+    return all_frames(project, reached, roots, trees)[mode]
+
+
+def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached, trees: Trees) -> None:
+    """The frames from the edges and breaks of one mode."""
     for fid in roots:
         if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
             out.why[fid] = "the compiled root"
@@ -129,23 +145,36 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
     # the frame calls runs as a frame, what it calls in that loop once per iteration
     skipped = []
     for fid in path:
-        loops = _loops_of(project, fid)
+        loops = _loops_of(project, fid, trees)
         rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
         if any(lo <= row <= hi for row in rows for lo, hi in loops):
             skipped.append(fid)
     for fid in skipped:
-        loops = _loops_of(project, fid)
+        loops = _loops_of(project, fid, trees)
         for callee, call in out.edges.get(fid, ()):
             if any(lo <= call.row <= hi for lo, hi in loops):
                 out.repeated.add(callee)
             if callee not in out.why:
                 out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
-    return out
 
 
-def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
+def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:
+    """The `def` of a project function, from the pass's parsed modules."""
     summary, info = project.functions[fid]
-    return list(_loop_rows_at(summary.path, info.row))
+    return trees.function(summary.path, info.row)
+
+
+def _loops_of(project, fid: str, trees: Trees) -> List[Tuple[int, int]]:
+    node = function_node(project, fid, trees)
+    if node is None:
+        return []
+    return [(node.lineno + lo, node.lineno + hi) for lo, hi in trees.derived(node, "loops", _loop_offsets)]
+
+
+def _loop_offsets(fn: ast.AST) -> List[Tuple[int, int]]:
+    """The function's loops, (first row, last row) counted from its `def` line."""
+    return [(n.lineno - fn.lineno, (n.end_lineno or n.lineno) - fn.lineno)
+            for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
 
 
 def components(fr: Frames) -> List[Set[str]]:
@@ -163,10 +192,9 @@ def components(fr: Frames) -> List[Set[str]]:
     return out
 
 
-def positional_count(project, caller: str, call) -> Optional[int]:
+def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
     """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
-    summary, info = project.functions[caller]
-    node = function_node(summary.path, info.row)
+    node = function_node(project, caller, trees)
     if node is None:
         return None
     found = [n for n in ast.walk(node) if isinstance(n, ast.Call) and n.lineno == call.row]

@@ -13,6 +13,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import parameter_defaults
+from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.summary import Call, FunctionInfo
 
 
@@ -86,10 +87,11 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls: Optional[ResolvedCalls] = None):
         self.project = project
         self.reached = reached
         self.roots = set(root_ids)
+        self.calls = calls if calls is not None else ResolvedCalls()
         self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
         self._live: Dict[Tuple[str, Call], bool] = {}
 
@@ -118,7 +120,7 @@ class Incoming:
         if self._calls is None:
             self._calls = {}
             for caller in self.reached:
-                for call in self.project.functions[caller][1].calls:
-                    for callee in self.project.callees(caller, call):
+                for call, callees in self.calls.of(self.project, caller):
+                    for callee in callees:
                         self._calls.setdefault(callee, []).append((caller, call))
         return self._calls

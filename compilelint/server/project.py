@@ -19,7 +19,9 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
+from compilelint.analysis.frames import FramesMemo
 from compilelint.analysis.regions import Project
+from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.finding import Finding
 from compilelint.server.incremental import FileMemo, analyze_edit
 from compilelint.summary import FileSummary
@@ -74,6 +76,11 @@ class ProjectContext:
         self._reach = ReachMemo()
         self._project: Optional[Project] = None  # the index of the last pass, patched by edits
         self._memos: Dict[str, FileMemo] = {}  # per edited file: what its next re-analysis reuses
+        # The parsed modules project rules read (frames' loops, wrappers): an analysed text's tree
+        # (a re-analysis's memo holds it), else the file on disk.
+        self._trees = Trees(self._tree_of)
+        self._notebook_trees: Dict[str, object] = {}  # notebooks have no memo: their last good text's tree
+        self._frames = FramesMemo()  # valid while the project index is patched, not rebuilt
         self._passes = 0  # project passes so far: what a code action's findings were computed after
         self._with_fixes: tuple = (None, [])  # ((path, text, pass), its findings)
 
@@ -83,6 +90,7 @@ class ProjectContext:
         summaries, errors = analyze_files(found.files, self.settings)
         self.summaries = {s.path: s for s in summaries}
         self.errors = {e.path: e.message for e in errors}
+        self._trees = Trees(self._tree_of)
         self._derive()
 
     def update(self, path: str, text: str) -> Set[str]:
@@ -90,11 +98,14 @@ class ProjectContext:
         status, value, memo = analyze_edit(path, text, self._memos.pop(path, None), self.settings.prefilter)
         if memo is not None:
             self._memos[path] = memo
+        self._trees.forget(path)
         before = self.errors.get(path)
         old = self.summaries.get(path)
         if status == "ok":
             self.summaries[path] = value
             self.errors.pop(path, None)
+            if memo is None:  # a notebook: its tree from its text, as the analysis parsed it
+                self._notebook_trees[path] = parse_bytes(path, text.encode("utf-8", "surrogateescape"))
         else:
             self.errors[path] = value
         changed = self._derive(old, value) if status == "ok" else set()
@@ -110,8 +121,17 @@ class ProjectContext:
         except OSError:
             self.summaries.pop(path, None)
             self.errors.pop(path, None)
+            self._memos.pop(path, None)
+            self._notebook_trees.pop(path, None)
+            self._trees.forget(path)
             return self._derive() | {path}
         return self.update(path, data.decode("utf-8", "surrogateescape"))
+
+    def _tree_of(self, path: str):
+        memo = self._memos.get(path)
+        if memo is not None and memo.lines is not None:
+            return memo.tree  # the tree of the text last analysed (kept with the last good summary)
+        return self._notebook_trees.get(path, ON_DISK)
 
     def function_row(self, path: str, qualname: str) -> Optional[int]:
         summary = self.summaries.get(path)
@@ -131,7 +151,8 @@ class ProjectContext:
         summaries = [summary if s.path == path else s for s in self.summaries.values()]
         last = self._reach.last
         try:
-            found = [f for f in project_findings(summaries, self.settings, self._reach, judges=self._judges)
+            found = [f for f in project_findings(summaries, self.settings, self._reach, judges=self._judges,
+                                                 trees=self._trees, frames_memo=self._frames)
                      if f.path == path]
         finally:
             self._reach.last = last  # the next edit compares with the published state's reach
@@ -148,10 +169,12 @@ class ProjectContext:
         project = patched(self._project, old, new, summaries) if same_graph else None
         if project is None:
             project = Project(summaries, self.settings.extra_roots, self.settings.extra_stops)
+            self._frames = FramesMemo()  # a new index may answer name questions otherwise
         self._project = project
         self._reach.carry = same_graph and reach_unchanged(project, old, new, self._reach.last)
         try:
-            findings = project_findings(summaries, self.settings, self._reach, project, self._judges)
+            findings = project_findings(summaries, self.settings, self._reach, project, self._judges,
+                                        self._trees, self._frames)
         finally:
             self._reach.carry = False
         by_path: Dict[str, List[Finding]] = {}
