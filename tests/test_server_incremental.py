@@ -167,3 +167,109 @@ def test_callee_file_edit_updates_the_project_as_a_fresh_analysis_does(tmp_path)
         seen |= {(f.function, f.code) for fs in context.findings.values() for f in fs}
     # the edits did change what is reached: the callee's new helper, the model's new method
     assert {"scale", "Router.extra"} <= {function for function, _ in seen}
+
+
+# The recompile rules CL411/CL412 read function bodies again in the project pass (frames.py: a
+# skipped frame's loops, the wrapper `__init_subclass__` installs, an argument's state read): the
+# server must read them from the texts it analysed, never from the disk's older text.
+LAYERS = """\
+import functools
+import torch
+from torch import nn
+
+
+class CheckpointingLayer(nn.Module):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        forward = cls.forward
+
+        @functools.wraps(forward)
+        def forward_with_checkpointing(self, *args, **kwargs):
+            return forward(self, *args, **kwargs)
+
+        cls.forward = forward_with_checkpointing
+
+
+class EncoderLayer(CheckpointingLayer):
+    def forward(self, x, mask):
+        return x * 2
+
+
+class DecoderLayer(CheckpointingLayer):
+    def __init__(self, layer_idx):
+        super().__init__()
+        self.layer_idx = layer_idx
+
+    def forward(self, x, mask, cache):
+        is_updated = cache.is_updated.get(self.layer_idx)
+        if is_updated:
+            return x
+        cache.is_updated[self.layer_idx] = True
+        return x + 1
+"""
+
+STACK = """\
+import torch
+from torch import nn
+
+from layers import DecoderLayer, EncoderLayer
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.ModuleList([EncoderLayer(), EncoderLayer()])
+        self.decoder = nn.ModuleList([DecoderLayer(i) for i in range(2)])
+
+    def forward(self, x, cache):
+        for encoder_layer in self.encoder:
+            x = encoder_layer(x, None)
+        for decoder_layer in self.decoder:
+            x = decoder_layer(x, None, cache)
+        return x
+"""
+
+BREAK_IN_LOOP = STACK.replace("            x = decoder_layer(", "            print(x)\n            x = decoder_layer(")
+LAYERS_MOVED = LAYERS.replace("class CheckpointingLayer", "def unused(t):\n    return t\n\n\nclass CheckpointingLayer")
+LAYERS_READ_IN_IF = LAYERS_MOVED.replace("        is_updated = cache.is_updated.get(self.layer_idx)\n        if is_updated:",
+                                         "        if cache.is_updated.get(self.layer_idx):")
+RECOMPILE_EDITS = [
+    ("model.py", BREAK_IN_LOOP),  # the decoder's loop breaks: its frame is skipped, every layer a frame
+    ("layers.py", LAYERS_MOVED),  # rows move under both findings
+    ("layers.py", LAYERS_READ_IN_IF),  # the state read moves into the `if`
+    ("layers.py", LAYERS_READ_IN_IF.replace("return x + 1", "return (x + 1")),  # mid-edit
+    ("layers.py", LAYERS_MOVED.replace("return x * 2", "return x * 3")),  # an edit in the other layer
+    ("model.py", STACK),  # no break: one frame, nothing recompiles
+    ("layers.py", LAYERS),
+]
+
+
+def test_recompile_findings_in_the_server_are_a_fresh_checks(tmp_path):
+    (tmp_path / "model.py").write_text(STACK)
+    (tmp_path / "layers.py").write_text(LAYERS)
+    settings = settings_for([str(tmp_path)])
+    settings.project_root, settings.cache = str(tmp_path), False
+    context = ProjectContext(str(tmp_path), settings)
+    context.load()
+    texts = {"model.py": STACK, "layers.py": LAYERS}
+    seen = set()
+    for name, text in RECOMPILE_EDITS:
+        path = tmp_path / name
+        context.update(str(path), text)  # the editor's text: the disk still holds the previous one
+        shown = _shown(f for findings in context.findings.values() for f in findings)
+        path.write_text(text)
+        if str(path) in context.errors:
+            assert analyze_bytes(str(path), text.encode())[0] == "error"
+            continue
+        texts[name] = text
+        assert shown == _fresh(tmp_path, settings)
+        for f in (f for fs in context.findings.values() for f in fs):  # at the text's own lines
+            line = texts[Path(f.path).name].splitlines()[f.span.row - 1]
+            if f.code == "CL412":  # the state read, quoted in the message
+                assert f"`{line[f.span.col - 1:f.span.end_col - 1]}`" in f.message
+            elif f.code == "CL411":  # the call forwarding *args
+                assert "*args" in line
+        seen |= {(f.code, f.span) for fs in context.findings.values() for f in fs if f.code in ("CL411", "CL412")}
+    # both rules fired, and at more than one place as the edits moved their lines and text
+    assert len({span for code, span in seen if code == "CL411"}) >= 2
+    assert len({span for code, span in seen if code == "CL412"}) >= 3
