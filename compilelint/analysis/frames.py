@@ -18,9 +18,10 @@ under a test of the module's own settings (bart's layerdrop break sits under `se
 
 The project pass computes the frames of both modes once (`all_frames`), and the language server
 keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
-is kept while the function's summary entry is the same object, what is reached is the same, and
-the project index answers as before (the server starts a new memo when it rebuilds the index);
-only the cheap assembly of the whole (paths to breaks, skipped frames) runs on every pass. Loops
+is kept while the function's summary entry is the same object, it is reached in the same mode,
+and the project index answers as before (the server starts a new memo when it rebuilds the
+index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
+skipped frames) runs on every pass, so an edit that changes what is reached reuses them too. Loops
 come from the parsed modules the pass is given (`trees.Trees`: the server's in-memory ones).
 """
 from __future__ import annotations
@@ -65,36 +66,33 @@ class FramesMemo:
 
     def __init__(self, calls: Optional[ResolvedCalls] = None):
         self.calls = calls if calls is not None else ResolvedCalls()
-        self.reached = None  # the reach result the functions' parts were computed for
         self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, break rows)})
 
-    def part(self, project, fid: str, r, reached) -> Dict[str, tuple]:
-        """The function's edges to reached functions and its break rows, per mode."""
-        if reached is not self.reached:
-            self.parts.clear()
-            self.reached = reached
-        summary, info = project.functions[fid]
+    def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
+        """The function's call edges to other project functions (reached or not) and its break
+        rows, per mode, when it is reached in `mode_reached`."""
+        info = project.functions[fid][1]
         entry = self.parts.get(fid)
-        if entry is not None and entry[0] is info and entry[1] == r.mode:
+        if entry is not None and entry[0] is info and entry[1] == mode_reached:
             return entry[2]
         out = {mode: ([], []) for mode in MODES}
         for call, callees in self.calls.of(project, fid):
-            m = meet(r.mode, edge_mode(call.guards))
+            m = meet(mode_reached, edge_mode(call.guards))
             if m == "never" or project.dead(call.guards):
                 continue
-            targets = [(callee, call) for callee in callees if callee in reached and callee != fid]
+            targets = [(callee, call) for callee in callees if callee != fid]
             for mode in MODES:
                 if _runs_in(m, mode):
                     out[mode][0].extend(targets)
         for c in info.candidates:
             if c.code not in _break_codes() or "self." in c.when:
                 continue  # under a test of the module's own settings (`self.layerdrop > 0`, 0 by default): may never run
-            m = meet(r.mode, edge_mode(c.guards))
+            m = meet(mode_reached, edge_mode(c.guards))
             if m != "never" and not project.dead(c.guards):
                 for mode in MODES:
                     if _runs_in(m, mode):
                         out[mode][1].append(c.span.row)
-        self.parts[fid] = (info, r.mode, out)
+        self.parts[fid] = (info, mode_reached, out)
         return out
 
 
@@ -105,13 +103,15 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
     out = {mode: Frames(mode) for mode in MODES}
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     for fid, r in reached.items():
-        part = memo.part(project, fid, r, reached)
+        part = memo.part(project, fid, r.mode)
         for mode in MODES:
             edges, rows = part[mode]
+            edges = [edge for edge in edges if edge[0] in reached]
             if edges:
                 out[mode].edges[fid] = edges
+                callers = out[mode].callers
                 for callee, call in edges:
-                    out[mode].callers.setdefault(callee, []).append((fid, call))
+                    callers.setdefault(callee, []).append((fid, call))
             if rows:
                 breaking[mode][fid] = rows
     roots = list(roots)
