@@ -1,6 +1,8 @@
 """Frames (compilelint/analysis/frames.py) and the recompile rules built on them: which reached
 functions Dynamo runs as frames of their own, and the torch-version gate of CL411."""
+import ast
 import textwrap
+from pathlib import Path
 
 from compilelint.analysis import frames as F
 from compilelint.analysis.regions import Project, compile_roots, reach
@@ -8,6 +10,8 @@ from compilelint.analysis.trees import Trees
 from compilelint.engine import analyze_bytes
 
 from helpers import check_source
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = """
 import torch
@@ -92,3 +96,24 @@ def test_a_wrapper_forwarding_inside_try_recompiles_on_2_11_only():
     rows = {v: {f.span.row for f in check_source(TRY_WRAPPER, select=["CL411"], torch_version=v).findings}
             for v in ("2.11", "2.13")}
     assert rows == {"2.11": {9}, "2.13": set()}
+
+
+def test_a_def_is_found_from_its_header_rows_in_an_edited_tree_as_in_a_parsed_file(tmp_path):
+    """`Trees.function`: down the statements of an in-memory tree (it changes between passes) and
+    from an index of a file parsed from disk, the same `def` for every row of every fixture."""
+    found = defs = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        data = path.read_bytes()
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        copy = tmp_path / "file.py"
+        copy.write_bytes(data)
+        defs += sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(tree))
+        in_memory, on_disk = Trees(lambda p: tree), Trees()
+        for row in range(1, data.count(b"\n") + 2):
+            a, b = in_memory.function(str(copy), row), on_disk.function(str(copy), row)
+            assert (a.lineno, a.name) == (b.lineno, b.name) if a is not None else b is None, (path, row)
+            found += a is not None
+    assert found >= defs > 100  # every def has a header row
