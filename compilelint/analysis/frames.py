@@ -66,11 +66,11 @@ class FramesMemo:
 
     def __init__(self, calls: Optional[ResolvedCalls] = None):
         self.calls = calls if calls is not None else ResolvedCalls()
-        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, break rows)})
+        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, breaks)})
 
     def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
         """The function's call edges to other project functions (reached or not) and its break
-        rows, per mode, when it is reached in `mode_reached`."""
+        candidates, per mode, when it is reached in `mode_reached`."""
         info = project.functions[fid][1]
         entry = self.parts.get(fid)
         if entry is not None and entry[0] is info and entry[1] == mode_reached:
@@ -91,7 +91,7 @@ class FramesMemo:
             if m != "never" and not project.dead(c.guards):
                 for mode in MODES:
                     if _runs_in(m, mode):
-                        out[mode][1].append(c.span.row)
+                        out[mode][1].append(c)
         self.parts[fid] = (info, mode_reached, out)
         return out
 
@@ -105,15 +105,15 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
     for fid, r in reached.items():
         part = memo.part(project, fid, r.mode)
         for mode in MODES:
-            edges, rows = part[mode]
+            edges, breaks = part[mode]
             edges = [edge for edge in edges if edge[0] in reached]
             if edges:
                 out[mode].edges[fid] = edges
                 callers = out[mode].callers
                 for callee, call in edges:
                     callers.setdefault(callee, []).append((fid, call))
-            if rows:
-                breaking[mode][fid] = rows
+            if breaks:
+                breaking[mode][fid] = [c.span.row for c in breaks]
     roots = list(roots)
     for mode in MODES:
         _assemble(project, out[mode], roots, breaking[mode], reached, trees)
