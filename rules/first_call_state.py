@@ -1,4 +1,5 @@
 import ast
+import weakref
 from typing import Dict, Optional, Set
 
 from compilelint.rule import Rule
@@ -38,6 +39,17 @@ def _assigned(body) -> Set[str]:
                     if isinstance(t, ast.Subscript) and _state(t.value):
                         out.add(_load_dump(t.value))
     return out
+
+
+# Method node → the `self` state it assigns. The language server walks the module level (every
+# class) on each edit, and its re-parse keeps the node of an unchanged method: worked out once.
+_SELF_STATE: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def _self_state(method) -> frozenset:
+    if method not in _SELF_STATE:
+        _SELF_STATE[method] = frozenset(k for k in _assigned(method.body) if "id='self'" in k)
+    return _SELF_STATE[method]
 
 
 def _only_state(test) -> bool:
@@ -108,8 +120,8 @@ class FirstCallState(Rule):
         self.methods: Dict[str, Dict[str, frozenset]] = {}
 
     def visit_ClassDef(self, node: ast.ClassDef):
-        self.methods[node.name] = {m.name: frozenset(k for k in _assigned(m.body) if "id='self'" in k)
-                                   for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.methods[node.name] = {m.name: _self_state(m) for m in node.body
+                                   if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def _say(self, condition, expr):
         if id(condition) in self.reported:
