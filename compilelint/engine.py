@@ -264,7 +264,6 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()
-    trees.new_pass()
     context = EngineProjectContext(project, summaries, roots, reached, disabled, builder, trees, frames_memo)
     for phase in ("reach", "after_suppressions"):
         for rule in hooked:

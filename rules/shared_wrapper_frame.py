@@ -1,6 +1,6 @@
 import ast
 from collections import Counter
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from compilelint.analysis import frames as F
 from compilelint.analysis.trees import Trees

@@ -5,24 +5,24 @@ Whoever runs the pass says where a file's tree comes from: the language server g
 the texts it analysed (an open buffer is not what is on disk); any other file is parsed from disk
 once and kept until `forget` (the server forgets a file when it analyses it again).
 
-What a project rule works out from one function's node it keeps with `Trees.derived`, keyed by the
-node: the server's re-parse keeps the node of an unchanged function (moving its rows with it) and
-makes a new one for a changed function, so a kept answer holds as long as its node is in use. An
-answer holds nodes or counts, never rows (rows move).
+What a project rule works out from one function's node it keeps with `Trees.derived`, for as long
+as the node lives: the server's re-parse keeps the node of an unchanged function (moving its rows
+with it) and makes a new one for a changed function. An answer holds nodes or counts, never rows
+(rows move), and never the node itself (which it would keep alive).
 """
 from __future__ import annotations
 
 import ast
 import warnings
+import weakref
 from collections import OrderedDict
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Iterator, Optional
 
 from compilelint.notebook import decode_any
 from compilelint.source import SourceError
 
 # Files parsed from disk kept at once (the old per-process cache kept as many).
 DISK_TREES_KEPT = 256
-
 
 
 def first_row(node: ast.AST) -> int:
@@ -40,14 +40,8 @@ class Trees:
         parse), or ON_DISK when that text is the file's on disk."""
         self._in_memory = in_memory
         self._disk: "OrderedDict[str, list]" = OrderedDict()  # path → [tree, defs index]
-        # What rules derived from function nodes: id(node) → (node, {what: answer}). Two generations:
-        # answers used in this pass or the one before are kept, older ones dropped (`new_pass`).
-        self._derived: Dict[int, Tuple[ast.AST, dict]] = {}
-        self._older: Dict[int, Tuple[ast.AST, dict]] = {}
-
-    def module(self, path: str) -> Optional[ast.Module]:
-        tree = self._in_memory(path)
-        return self._from_disk(path)[0] if tree is ON_DISK else tree
+        # What rules derived from function nodes: node → {what: answer}, dropped with the node.
+        self._derived: "weakref.WeakKeyDictionary[ast.AST, dict]" = weakref.WeakKeyDictionary()
 
     def forget(self, path: str) -> None:
         """`path` changed: parse it again when next asked."""
@@ -76,20 +70,12 @@ class Trees:
 
     def derived(self, node: ast.AST, what: str, compute: Callable[[ast.AST], object]):
         """`compute(node)`, worked out once per node (`what` names the question)."""
-        entry = self._derived.get(id(node))
-        if entry is None or entry[0] is not node:
-            entry = self._older.get(id(node))
-            if entry is None or entry[0] is not node:
-                entry = (node, {})
-            self._derived[id(node)] = entry
-        answers = entry[1]
+        answers = self._derived.get(node)
+        if answers is None:
+            answers = self._derived[node] = {}
         if what not in answers:
             answers[what] = compute(node)
         return answers[what]
-
-    def new_pass(self) -> None:
-        """A project pass begins: answers not asked for since the last one begin to age out."""
-        self._older, self._derived = self._derived, {}
 
 
 def _defs(tree: Optional[ast.Module]) -> Dict[int, ast.AST]:

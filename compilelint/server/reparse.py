@@ -22,14 +22,9 @@ import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.analysis.astutil import FUNCS, walk
+from compilelint.analysis.trees import first_row
 
 STUB = "class _:\n"
-
-
-def first_row(stmt: ast.stmt) -> int:
-    """The statement's first line, its decorators included."""
-    decorators = getattr(stmt, "decorator_list", None)
-    return min([stmt.lineno] + [d.lineno for d in decorators]) if decorators else stmt.lineno
 
 
 # How far (in lines) to look for where old and new text agree again after a difference, and how
