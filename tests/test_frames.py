@@ -7,7 +7,9 @@ from pathlib import Path
 from compilelint.analysis import frames as F
 from compilelint.analysis.regions import Project, compile_roots, reach
 from compilelint.analysis.trees import Trees
-from compilelint.engine import analyze_bytes
+from compilelint.config import Settings
+from compilelint.engine import analyze_bytes, check_paths
+from compilelint.rules.repeated_frame_state import RepeatedFrameState
 
 from helpers import check_source
 
@@ -117,3 +119,13 @@ def test_a_def_is_found_from_its_header_rows_in_an_edited_tree_as_in_a_parsed_fi
             assert (a.lineno, a.name) == (b.lineno, b.name) if a is not None else b is None, (path, row)
             found += a is not None
     assert found >= defs > 100  # every def has a header row
+
+
+def test_stdin_text_is_what_the_frames_read_not_the_file_on_disk(tmp_path):
+    """`check -` reads the functions' loops and state reads from stdin's text, as the findings."""
+    source = textwrap.dedent(RepeatedFrameState.INVALID[0])
+    path = tmp_path / "model.py"
+    path.write_text("# an older text\n")
+    report = check_paths([str(path)], Settings(cache=False), stdin=(str(path), source.encode()))
+    rows = [f.span.row for f in report.findings if f.code == "CL412"]
+    assert rows == [i for i, line in enumerate(source.splitlines(), 1) if "# <-" in line]
