@@ -93,7 +93,49 @@ def test_incremental_analysis_is_a_full_analysis(path):
         reused += memo.reused if memo is not None and status == "ok" else 0
     methods = any(isinstance(m, ast.FunctionDef) for c in ast.walk(ast.parse(path.read_text()))
                   if isinstance(c, ast.ClassDef) for m in c.body)
-    assert reused > 0 or not methods  # some methods' walks were reused (module functions are always redone)
+    assert reused > 0 or not methods  # some methods' walks were reused
+
+
+# A module function whose parameter its caller types (call_sites.py): `t` holds a tensor because
+# `Model.forward` passes one, so `if t.sum() > 0:` is a finding; its walk depends on the caller's lines.
+TYPED_BY_CALLER = """\
+import torch
+from torch import nn
+
+
+def scale(t):
+    if t.sum() > 0:
+        return t
+    return -t
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = torch.ones(3)
+        return x * scale(y)
+
+    def extra(self, x):
+        return x
+"""
+CALLER_EDITS = [
+    TYPED_BY_CALLER.replace("return x\n", "return x + 1\n"),  # an edit elsewhere: scale's walk is reused
+    TYPED_BY_CALLER.replace("torch.ones(3)", "3"),  # the caller's argument is no tensor now, its call line unchanged
+    TYPED_BY_CALLER.replace("torch.ones(3)", "3").replace("return x\n", "return x + 2\n"),
+    TYPED_BY_CALLER,  # a tensor again
+]
+
+
+def test_a_module_function_is_walked_again_when_a_caller_changes_and_reused_otherwise(tmp_path):
+    name = str(tmp_path / "model.py")
+    _, _, memo = analyze_edit(name, TYPED_BY_CALLER, None)
+    findings = []
+    for edited in CALLER_EDITS:
+        status, value, memo = analyze_edit(name, edited, memo)
+        assert status == "ok" and value == _without_fixes(analyze_bytes(name, edited.encode())[1])
+        findings.append(len(value.functions["scale"].candidates))
+        if edited is CALLER_EDITS[0]:
+            assert memo.reused == 2  # scale and forward: only `extra` changed
+    assert findings[0] > 0 and findings[1] == findings[2] == 0 and findings[3] == findings[0]
 
 
 MODEL = """\

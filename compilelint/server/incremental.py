@@ -9,9 +9,11 @@ the walker). So when a function's lines are unchanged and the state its walk sta
 to last time, last time's result is its result, moved by the number of lines added above it. The
 state is compared by value (`fingerprint_*`), rows left out. A function whose walk changed that
 state is walked again, unless all it changed was to import names (a function-local import): then
-a reuse adds them again. Facts, the module-level walk, noqa and the graph key are computed afresh
-every time, as `check` computes them, from a tree that re-parses only the changed statements
-(`reparse`) and comments tokenized only where the text changed.
+a reuse adds them again. A module function's walk also depends on its callers in the file (they
+type its parameters, `call_sites`): it is reused only when no function whose lines changed calls a
+module function, in its old text or its new. Facts, the module-level walk, noqa and the graph key
+are computed afresh every time, as `check` computes them, from a tree that re-parses only the
+changed statements (`reparse`) and comments tokenized only where the text changed.
 
 What it leaves out: fixes. Candidates come out without them (a fix may edit lines outside its
 function, e.g. to import torch, so it cannot be moved with it); the server builds fixes when a
@@ -23,6 +25,7 @@ import ast
 import dataclasses
 import hashlib
 import io
+import re
 import tokenize
 import warnings
 from typing import Dict, List, Optional, Set, Tuple
@@ -127,7 +130,8 @@ def _parts(tree: ast.Module):
 class IncrementalAnalyzer(FileAnalyzer):
     facts_class = IncrementalFacts
 
-    def __init__(self, path, source, tree, prefilter: bool, memo: Optional[FileMemo], lines: List[str]):
+    def __init__(self, path, source, tree, prefilter: bool, memo: Optional[FileMemo], lines: List[str],
+                 prefer_module_reuse: bool = True):
         super().__init__(path, source, tree, prefilter)
         self.memo = memo
         self.lines = lines
@@ -143,6 +147,13 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
         self.facts_changed = False
+        # Whether module functions may be reused: the functions walked are those `_changed` found
+        # (else the run is made again without; see `run`), and none changed calls a module function.
+        self.callers_unchanged = False
+        self._keys: Set[Tuple[str, int]] = set()
+        if memo is not None and prefer_module_reuse:
+            changed, self._keys = _changed(memo, self.facts.top, lines)
+            self.callers_unchanged = not _calls_module_functions(changed, self.facts.top, memo)
         self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
@@ -187,9 +198,10 @@ class IncrementalAnalyzer(FileAnalyzer):
         state, rest = self._current_state()
         before = self.memo.walked.get(key) if self.memo is not None else None
         # A module function's parameters can be typed by its callers in the file (call_sites.py):
-        # its walk depends on other functions' lines, so it is always walked again.
-        if cls is not None and before is not None and before.replayable and state is not None \
-                and before.state == state and before.lines == lines:
+        # its walk depends on its callers' lines too, so it is reused only when no changed function
+        # calls a module function.
+        if before is not None and before.replayable and state is not None and before.state == state \
+                and before.lines == lines and (cls is not None or self.callers_unchanged):
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -225,6 +237,8 @@ class IncrementalAnalyzer(FileAnalyzer):
 
     def run(self) -> FileSummary:
         summary = super().run()
+        # A function `_changed` did not see (a method of a nested class): its change went uncounted.
+        self.missed_functions = self.callers_unchanged and set(self.walked) != self._keys
         # The facts are fixed once collected (the walker's promise, but checked): had some walk
         # changed them, the functions reused after it would not have seen them as it left them.
         self.facts_changed = self._facts_done and fingerprint_facts(self.facts) != self._facts_key
@@ -245,6 +259,38 @@ class IncrementalAnalyzer(FileAnalyzer):
 
 
 _MISSING = object()
+
+
+def _changed(memo: FileMemo, top, lines: List[str]):
+    """(the texts, old and new, of the functions whose lines changed, added or removed ones
+    included; the keys of the functions the walk will visit), for the module's functions and the
+    methods of its classes (`top`: its statements, as the walk takes them)."""
+    new: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+    seen: Dict[str, int] = {}
+    for stmt in top:
+        if isinstance(stmt, FUNCS):
+            items = [(stmt.name, stmt)]
+        elif isinstance(stmt, ast.ClassDef):
+            items = [(f"{stmt.name}.{m.name}", m) for m in stmt.body if isinstance(m, FUNCS)]
+        else:
+            continue
+        for qualname, node in items:
+            occurrence = seen.get(qualname, 0)
+            seen[qualname] = occurrence + 1
+            new[(qualname, occurrence)] = tuple(lines[first_row(node) - 1:node.end_lineno])
+    changed = [text for key, text in new.items() if key not in memo.walked or memo.walked[key].lines != text]
+    changed += [w.lines for key, w in memo.walked.items() if new.get(key) != w.lines]
+    return changed, set(new)
+
+
+def _calls_module_functions(texts, top, memo: FileMemo) -> bool:
+    """Whether some text names a module function (of the old file or the new) before a `(`."""
+    names = {stmt.name for stmt in top if isinstance(stmt, FUNCS)}
+    names |= {qualname for qualname, _ in memo.walked if "." not in qualname}
+    if not names or not texts:
+        return False
+    call = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(map(re.escape, names))))
+    return any(call.search("".join(text)) for text in texts)
 
 
 def _comment_tokens(text: str):
@@ -397,6 +443,9 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     try:
         analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines)
         summary = analyzer.run()
+        if analyzer.missed_functions and not analyzer.facts_changed:  # walk module functions again
+            analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines, prefer_module_reuse=False)
+            summary = analyzer.run()
         if analyzer.facts_changed and memo is not None:  # walk every function, reusing nothing
             analyzer = IncrementalAnalyzer(path, source, tree, prefilter, None, lines)
             summary = analyzer.run()
