@@ -109,10 +109,14 @@ def scale(t):
     return -t
 
 
+def outer(t):
+    return scale(t)
+
+
 class Model(nn.Module):
     def forward(self, x):
         y = torch.ones(3)
-        return x * scale(y)
+        return x * scale(y) + outer(y)
 
     def extra(self, x):
         return x
@@ -122,6 +126,8 @@ CALLER_EDITS = [
     TYPED_BY_CALLER.replace("torch.ones(3)", "3"),  # the caller's argument is no tensor now, its call line unchanged
     TYPED_BY_CALLER.replace("torch.ones(3)", "3").replace("return x\n", "return x + 2\n"),
     TYPED_BY_CALLER,  # a tensor again
+    TYPED_BY_CALLER.replace("scale(y) + ", ""),  # scale typed through outer only
+    TYPED_BY_CALLER.replace("scale(y) + ", "").replace("torch.ones(3)", "3"),  # and not through it now
 ]
 
 
@@ -134,8 +140,9 @@ def test_a_module_function_is_walked_again_when_a_caller_changes_and_reused_othe
         assert status == "ok" and value == _without_fixes(analyze_bytes(name, edited.encode())[1])
         findings.append(len(value.functions["scale"].candidates))
         if edited is CALLER_EDITS[0]:
-            assert memo.reused == 2  # scale and forward: only `extra` changed
-    assert findings[0] > 0 and findings[1] == findings[2] == 0 and findings[3] == findings[0]
+            assert memo.reused == 3  # scale, outer and forward: only `extra` changed
+    assert findings[0] > 0 and findings[1] == findings[2] == 0 and findings[3] == findings[4] == findings[0]
+    assert findings[5] == 0
 
 
 MODEL = """\

@@ -10,10 +10,11 @@ to last time, last time's result is its result, moved by the number of lines add
 state is compared by value (`fingerprint_*`), rows left out. A function whose walk changed that
 state is walked again, unless all it changed was to import names (a function-local import): then
 a reuse adds them again. A module function's walk also depends on its callers in the file (they
-type its parameters, `call_sites`): it is reused only when no function whose lines changed calls a
-module function, in its old text or its new. Facts, the module-level walk, noqa and the graph key
-are computed afresh every time, as `check` computes them, from a tree that re-parses only the
-changed statements (`reparse`) and comments tokenized only where the text changed.
+type its parameters, `call_sites`): it is reused unless a function whose lines changed calls it
+(in its old text or its new), directly or through other module functions. Facts, the
+module-level walk, noqa and the graph key are computed afresh every time, as `check` computes
+them, from a tree that re-parses only the changed statements (`reparse`) and comments tokenized
+only where the text changed.
 
 What it leaves out: fixes. Candidates come out without them (a fix may edit lines outside its
 function, e.g. to import torch, so it cannot be moved with it); the server builds fixes when a
@@ -147,13 +148,13 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
         self.facts_changed = False
-        # Whether module functions may be reused: the functions walked are those `_changed` found
-        # (else the run is made again without; see `run`), and none changed calls a module function.
-        self.callers_unchanged = False
+        # The module functions whose callers may type their parameters otherwise than last time
+        # (None: every one). The functions walked must be those `_changed` found (see `run`).
+        self.retyped: Optional[Set[str]] = None
         self._keys: Set[Tuple[str, int]] = set()
         if memo is not None and prefer_module_reuse:
-            changed, self._keys = _changed(memo, self.facts.top, lines)
-            self.callers_unchanged = not _calls_module_functions(changed, self.facts.top, memo)
+            changed, self._keys, texts = _changed(memo, self.facts.top, lines)
+            self.retyped = _retyped(changed, texts, memo)
         self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
@@ -201,7 +202,8 @@ class IncrementalAnalyzer(FileAnalyzer):
         # its walk depends on its callers' lines too, so it is reused only when no changed function
         # calls a module function.
         if before is not None and before.replayable and state is not None and before.state == state \
-                and before.lines == lines and (cls is not None or self.callers_unchanged):
+                and before.lines == lines and (cls is not None or (self.retyped is not None
+                                                                and qualname not in self.retyped)):
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -238,7 +240,7 @@ class IncrementalAnalyzer(FileAnalyzer):
     def run(self) -> FileSummary:
         summary = super().run()
         # A function `_changed` did not see (a method of a nested class): its change went uncounted.
-        self.missed_functions = self.callers_unchanged and set(self.walked) != self._keys
+        self.missed_functions = self.retyped is not None and set(self.walked) != self._keys
         # The facts are fixed once collected (the walker's promise, but checked): had some walk
         # changed them, the functions reused after it would not have seen them as it left them.
         self.facts_changed = self._facts_done and fingerprint_facts(self.facts) != self._facts_key
@@ -263,8 +265,9 @@ _MISSING = object()
 
 def _changed(memo: FileMemo, top, lines: List[str]):
     """(the texts, old and new, of the functions whose lines changed, added or removed ones
-    included; the keys of the functions the walk will visit), for the module's functions and the
-    methods of its classes (`top`: its statements, as the walk takes them)."""
+    included; the keys of the functions the walk will visit; each module function's text), for
+    the module's functions and the methods of its classes (`top`: its statements, as the walk
+    takes them)."""
     new: Dict[Tuple[str, int], Tuple[str, ...]] = {}
     seen: Dict[str, int] = {}
     for stmt in top:
@@ -278,19 +281,31 @@ def _changed(memo: FileMemo, top, lines: List[str]):
             occurrence = seen.get(qualname, 0)
             seen[qualname] = occurrence + 1
             new[(qualname, occurrence)] = tuple(lines[first_row(node) - 1:node.end_lineno])
-    changed = [text for key, text in new.items() if key not in memo.walked or memo.walked[key].lines != text]
-    changed += [w.lines for key, w in memo.walked.items() if new.get(key) != w.lines]
-    return changed, set(new)
+    changed = ["".join(text) for key, text in new.items() if key not in memo.walked or memo.walked[key].lines != text]
+    changed += ["".join(w.lines) for key, w in memo.walked.items() if new.get(key) != w.lines]
+    texts: Dict[str, str] = {}
+    for (qualname, _), text in new.items():
+        if "." not in qualname:
+            texts[qualname] = texts.get(qualname, "") + "".join(text)
+    return changed, set(new), texts
 
 
-def _calls_module_functions(texts, top, memo: FileMemo) -> bool:
-    """Whether some text names a module function (of the old file or the new) before a `(`."""
-    names = {stmt.name for stmt in top if isinstance(stmt, FUNCS)}
-    names |= {qualname for qualname, _ in memo.walked if "." not in qualname}
-    if not names or not texts:
-        return False
-    call = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(map(re.escape, names))))
-    return any(call.search("".join(text)) for text in texts)
+def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[str]:
+    """The module functions a changed function calls (in its old text or its new), and those they
+    call, and so on: their callers' bindings, which type their parameters, may differ. A name
+    followed by `(` counts as a call (`self.f(` too: more than needed, never less)."""
+    names = set(texts) | {qualname for qualname, _ in memo.walked if "." not in qualname}
+    if not names or not changed:
+        return set()
+    call = re.compile(r"\b(%s)\s*\(" % "|".join(sorted(map(re.escape, names))))
+    out = {name for text in changed for name in call.findall(text)}
+    todo = list(out)
+    while todo:
+        for name in call.findall(texts.get(todo.pop(), "")):
+            if name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
 
 
 def _comment_tokens(text: str):
