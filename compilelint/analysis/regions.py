@@ -12,6 +12,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
@@ -85,8 +86,10 @@ class DisabledCall:
 class Project:
     """An index over all summaries: functions and classes by dotted name, MRO, call resolution."""
 
-    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=()):
+    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=(), follow_misuse: bool = False):
         self.summaries = summaries
+        # Follow branches that run only when a caller misuses an argument (`--follow-misuse`).
+        self.follow_misuse = follow_misuse
         self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
         self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)
         self.modules: Dict[str, FileSummary] = {}
@@ -191,8 +194,13 @@ class Project:
         return value
 
     def dead(self, guards) -> bool:
-        """True when the code only runs if a compile predicate has the value it lacks under Dynamo."""
+        """True when the code only runs if a compile predicate has the value it lacks under Dynamo,
+        or only on a caller's misuse of an argument (unless those paths are followed)."""
         for name, needed in guards:
+            if name == MISUSE:
+                if not self.follow_misuse:
+                    return True
+                continue
             value = self.predicate_value(name)
             if value is not None and value != needed:
                 return True
@@ -382,6 +390,8 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
                     plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
                     hop = callee_qual if plain else f"{call.label} → {callee_qual}"
                     condition = f"@{swapped} keeps the eager forward" if swapped else here.condition
+                    if (MISUSE, True) in call.guards and MISUSE_NOTE not in condition:
+                        condition = " and ".join(x for x in (condition, MISUSE_NOTE) if x)
                     reached[callee] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)
                     queue.append(callee)
     return reached, disabled

@@ -17,6 +17,7 @@ from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
+from compilelint.analysis.misuse import MISUSE, misuse_branch
 from compilelint.analysis.names import dotted
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.regions import is_stop_decorator
@@ -166,6 +167,8 @@ class FileAnalyzer(RuleContext):
 
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
+        if misuse_branch(test, branch, body, self.scope.node):
+            guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
         plain = not self._only_guards(test)
         if plain:
