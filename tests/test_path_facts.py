@@ -88,3 +88,23 @@ def test_callers_type_a_helpers_parameters():
     assert status == "ok", summary
     assert [c.code for c in summary.functions["helper"].candidates] == ["CL302"]
     assert summary.functions["listed"].candidates == []
+
+
+def test_submodules_built_under_config_flags():
+    from compilelint.analysis.config_flags import submodule_flags
+
+    init = ast.parse(
+        "def __init__(self, config):\n"
+        "    self.adapter = Adapter(config) if config.add_adapter else None\n"
+        "    self.pool = None if not config.use_pool else Pool()\n"
+        "    if config.use_head and n > 1:\n"
+        "        self.head = Head()\n"
+        "    else:\n"
+        "        self.head = None\n"
+        "    if config.tie:\n"
+        "        self.proj = Proj()\n"
+        "    else:\n"
+        "        self.proj = Other()  # built either way: no flag decides it\n"
+        "    self.norm = Norm()\n").body[0]
+    assert submodule_flags(init) == {"adapter": (("add_adapter", True),), "pool": (("use_pool", True),),
+                                     "head": (("use_head", True),)}

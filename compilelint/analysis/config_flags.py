@@ -9,11 +9,16 @@ or `config_class = BartConfig`) and that class's default for the flag (`is_encod
 True`, inherited through its bases). A default that contradicts the path drops the finding; one
 that agrees is named in its note; a flag no class sets plainly (or a method reassigns) decides
 nothing.
+
+The same holds for a submodule built only under a flag: wav2vec2's `self.adapter =
+Wav2Vec2Adapter(config) if config.add_adapter else None` (`add_adapter: bool = False`) makes
+`self.adapter(hidden_states)` a call into a module no default model has; reach does not follow it
+(`submodule_flags`, decided per root like the findings' flags).
 """
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.names import dotted
 
@@ -86,3 +91,44 @@ def decide(project, root_fid: str, flags: Tuple[Flag, ...]) -> Tuple[bool, str]:
             return False, ""
         known.append(f"{attr}={value}")
     return True, f"{config.rsplit('.', 1)[-1]} sets {', '.join(known)}" if known else ""
+
+
+def submodule_flags(init: ast.AST) -> Dict[str, Tuple[Flag, ...]]:
+    """Attributes of `self` that `__init__` builds only under config flags: `self.x = X(config) if
+    config.use_x else None`, or under `if config.use_x:`. An attribute keeps the flags every one of
+    its (non-None) assignments needs; one assigned without a flag is left out."""
+    needed: Dict[str, Optional[set]] = {}
+
+    def assign(attr: str, conditions) -> None:
+        flags = set(condition_flags(conditions))
+        needed[attr] = flags if attr not in needed else (needed[attr] & flags)
+
+    def walk(stmts, conditions) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                walk(stmt.body, conditions + [(stmt.test, True)])
+                walk(stmt.orelse, conditions + [(stmt.test, False)])
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                value = stmt.value
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and
+                            target.value.id == "self"):
+                        continue
+                    if _is_none(value):
+                        continue  # `else: self.x = None` builds nothing
+                    if isinstance(value, ast.IfExp) and (_is_none(value.body) or _is_none(value.orelse)):
+                        assign(target.attr, conditions + [(value.test, _is_none(value.orelse))])
+                    else:
+                        assign(target.attr, conditions)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+                for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                    walk(block, conditions)
+                for handler in getattr(stmt, "handlers", []):
+                    walk(handler.body, conditions)
+
+    walk(getattr(init, "body", []), [])
+    return {attr: tuple(sorted(flags)) for attr, flags in needed.items() if flags}
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -17,6 +17,7 @@ from compilelint.analysis.astutil import (
     parameter_defaults, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
+from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -283,6 +284,8 @@ class ClassCollector:
         for method in node.body:
             if isinstance(method, FUNCS):
                 self._method(cls, method, probe)
+                if method.name == "__init__":
+                    info.submodule_flags = submodule_flags(method)
         return cls
 
     def _class_level(self, info: ClassInfo):

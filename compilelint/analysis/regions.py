@@ -12,6 +12,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
@@ -151,6 +152,23 @@ class Project:
             if entry and attr in entry[1].submodules:
                 return [self.canonical(x) for x in entry[1].submodules[attr]]
         return []
+
+    def submodule_flags(self, cls: str, attr: str) -> tuple:
+        """The config flags the class (or the base that builds it) builds `self.<attr>` under."""
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry and attr in entry[1].submodules:
+                return entry[1].submodule_flags.get(attr, ())
+        return ()
+
+    def call_flags(self, fid: str, call: Call) -> tuple:
+        """The config flags a call into a submodule needs (`self.adapter(x)` → add_adapter=True)."""
+        if call.kind not in ("self", "attr"):
+            return ()
+        summary, info = self.functions[fid]
+        if "." not in info.qualname:
+            return ()
+        return self.submodule_flags(f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}", call.target)
 
     def is_module_class(self, cls: str) -> bool:
         for c in self.mro(cls):
@@ -365,6 +383,9 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
+                flags = project.call_flags(current, call)
+                if flags and not config_flags.decide(project, fid, flags)[0]:
+                    continue  # a submodule the root model's config never builds
                 for callee in project.callees(current, call):
                     callee_qual = project.functions[callee][1].qualname
                     if project.is_disabled(callee):
