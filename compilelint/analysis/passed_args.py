@@ -101,9 +101,10 @@ class Incoming:
         """True when something in `needs` is given by no live traced call of `fid`."""
         if not needs or fid in self.roots:
             return False
-        calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
-        if not calls:
-            return False
+        incoming = self._incoming().get(fid, [])
+        calls = [call for caller, call in incoming if self.live(caller, call)]
+        if not calls:  # reached only through calls that never run (or, with no calls, as a root)
+            return bool(incoming)
         callee = self.project.functions[fid][1]
         return any(not any(passes(c, callee, p) for c in calls) for p in needs)
 
