@@ -108,3 +108,16 @@ def test_submodules_built_under_config_flags():
         "    self.norm = Norm()\n").body[0]
     assert submodule_flags(init) == {"adapter": (("add_adapter", True),), "pool": (("use_pool", True),),
                                      "head": (("use_head", True),)}
+
+
+def test_numeric_config_comparisons_and_copied_attributes():
+    from compilelint.analysis.config_flags import holds
+
+    fn, conds = conditions_of(
+        "def forward(self, x):\n"
+        "    if self.training and self.layerdrop > 0.0 and not self.config.rate <= 1:\n"
+        "        x = 1  # MARK\n")
+    flags = condition_flags(conds, "Encoder", {"layerdrop": "encoder_layerdrop"})
+    assert flags == (("encoder_layerdrop", True, ">", 0.0), ("rate", False, "<=", 1))
+    assert not holds(0.0, flags[0]) and holds(0.1, flags[0]) and holds(True, ("use_cache", True))
+    assert condition_flags(conds, "Encoder") == (("rate", False, "<=", 1),)  # self.layerdrop: unknown source
