@@ -126,8 +126,8 @@ class ClassInfo:
     attr_types: Dict[str, str] = field(default_factory=dict)
     # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)
-    # self.<attr> → the config flags `__init__` builds it under (`X(config) if config.use_x else None`).
-    submodule_flags: Dict[str, Tuple[Tuple[str, bool], ...]] = field(default_factory=dict)
+    # self.<attr> → {class → the config flags `__init__` builds it under} (`X(config) if config.use_x else None`).
+    submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
 
 
 @dataclass
@@ -166,7 +166,7 @@ class FileSummary:
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
-                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted(c.submodule_flags.items()))
+                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

@@ -101,13 +101,18 @@ def test_submodules_built_under_config_flags():
         "        self.head = Head()\n"
         "    else:\n"
         "        self.head = None\n"
-        "    if config.tie:\n"
-        "        self.proj = Proj()\n"
+        "    if config.do_stable_layer_norm:\n"
+        "        self.encoder = StableEncoder()\n"
         "    else:\n"
-        "        self.proj = Other()  # built either way: no flag decides it\n"
-        "    self.norm = Norm()\n").body[0]
-    assert submodule_flags(init) == {"adapter": (("add_adapter", True),), "pool": (("use_pool", True),),
-                                     "head": (("use_head", True),)}
+        "        self.encoder = Encoder()\n"
+        "    self.norm = Norm() if config.tie else Other()\n"
+        "    self.norm = Norm()  # built without a flag as well: no flag decides it\n").body[0]
+    classes = lambda value: [value.func.id] if isinstance(value, ast.Call) else []  # noqa: E731
+    assert submodule_flags(init, classes) == {
+        "adapter": {"Adapter": (("add_adapter", True),)}, "pool": {"Pool": (("use_pool", True),)},
+        "head": {"Head": (("use_head", True),)},
+        "encoder": {"StableEncoder": (("do_stable_layer_norm", True),), "Encoder": (("do_stable_layer_norm", False),)},
+        "norm": {"Other": (("tie", False),)}}
 
 
 def test_numeric_config_comparisons_and_copied_attributes():

@@ -128,15 +128,12 @@ def decide(project, root_fid: str, flags: Tuple[Flag, ...]) -> Tuple[bool, str]:
     return True, f"{config.rsplit('.', 1)[-1]} sets {', '.join(known)}" if known else ""
 
 
-def submodule_flags(init: ast.AST) -> Dict[str, Tuple[Flag, ...]]:
-    """Attributes of `self` that `__init__` builds only under config flags: `self.x = X(config) if
-    config.use_x else None`, or under `if config.use_x:`. An attribute keeps the flags every one of
-    its (non-None) assignments needs; one assigned without a flag is left out."""
-    needed: Dict[str, Optional[set]] = {}
-
-    def assign(attr: str, conditions) -> None:
-        flags = set(condition_flags(conditions))
-        needed[attr] = flags if attr not in needed else (needed[attr] & flags)
+def submodule_assignments(init: ast.AST) -> Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]]:
+    """Each `self.<attr> = value` of `__init__` with the config flags it is made under: `self.x =
+    X(config) if config.use_x else None`, or under `if config.use_x:` (wav2vec2's `if
+    config.do_stable_layer_norm: self.encoder = StableEncoder(config) else: self.encoder =
+    Encoder(config)`: each class under its own flag). `None` assignments build nothing."""
+    out: Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]] = {}
 
     def walk(stmts, conditions) -> None:
         for stmt in stmts:
@@ -147,14 +144,13 @@ def submodule_flags(init: ast.AST) -> Dict[str, Tuple[Flag, ...]]:
                 value = stmt.value
                 for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and
-                            target.value.id == "self"):
+                            target.value.id == "self") or _is_none(value):
                         continue
-                    if _is_none(value):
-                        continue  # `else: self.x = None` builds nothing
-                    if isinstance(value, ast.IfExp) and (_is_none(value.body) or _is_none(value.orelse)):
-                        assign(target.attr, conditions + [(value.test, _is_none(value.orelse))])
-                    else:
-                        assign(target.attr, conditions)
+                    made = [(value, conditions)]
+                    if isinstance(value, ast.IfExp):
+                        made = [(side, conditions + [(value.test, branch)])
+                                for side, branch in ((value.body, True), (value.orelse, False)) if not _is_none(side)]
+                    out.setdefault(target.attr, []).extend((v, condition_flags(c)) for v, c in made)
             elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
                 for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
                     walk(block, conditions)
@@ -162,7 +158,23 @@ def submodule_flags(init: ast.AST) -> Dict[str, Tuple[Flag, ...]]:
                     walk(handler.body, conditions)
 
     walk(getattr(init, "body", []), [])
-    return {attr: tuple(sorted(flags)) for attr, flags in needed.items() if flags}
+    return out
+
+
+def submodule_flags(init: ast.AST, classes_of) -> Dict[str, Dict[str, Tuple[Flag, ...]]]:
+    """self.<attr> → {class built into it → the config flags every assignment building it needs};
+    `classes_of(value)`: the classes an assigned expression constructs. A class built once without
+    a flag is left out."""
+    out: Dict[str, Dict[str, Tuple[Flag, ...]]] = {}
+    for attr, made in submodule_assignments(init).items():
+        needed: Dict[str, set] = {}
+        for value, flags in made:
+            for cls in classes_of(value):
+                needed[cls] = set(flags) if cls not in needed else needed[cls] & set(flags)
+        kept = {cls: tuple(sorted(flags, key=repr)) for cls, flags in needed.items() if flags}
+        if kept:
+            out[attr] = kept
+    return out
 
 
 def _is_none(node: ast.AST) -> bool:

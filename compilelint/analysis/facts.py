@@ -286,8 +286,8 @@ class ClassCollector:
         for method in node.body:
             if isinstance(method, FUNCS):
                 self._method(cls, method, probe)
-                if method.name == "__init__":
-                    info.submodule_flags = submodule_flags(method)
+                if method.name == "__init__":  # while the walk of __init__ still knows its local classes
+                    info.submodule_flags = submodule_flags(method, self._constructed_classes)
         return cls
 
     def _class_level(self, info: ClassInfo):

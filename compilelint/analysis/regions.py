@@ -153,22 +153,22 @@ class Project:
                 return [self.canonical(x) for x in entry[1].submodules[attr]]
         return []
 
-    def submodule_flags(self, cls: str, attr: str) -> tuple:
-        """The config flags the class (or the base that builds it) builds `self.<attr>` under."""
-        for c in self.mro(cls):
-            entry = self.classes.get(c)
-            if entry and attr in entry[1].submodules:
-                return entry[1].submodule_flags.get(attr, ())
-        return ()
-
-    def call_flags(self, fid: str, call: Call) -> tuple:
-        """The config flags a call into a submodule needs (`self.adapter(x)` → add_adapter=True)."""
+    def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
+        """The config flags a call into a submodule needs to reach `callee` (`self.adapter(x)` →
+        add_adapter=True; `self.encoder(x)` → do_stable_layer_norm=True for the stable encoder)."""
         if call.kind not in ("self", "attr"):
             return ()
         summary, info = self.functions[fid]
         if "." not in info.qualname:
             return ()
-        return self.submodule_flags(f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}", call.target)
+        for c in self.mro(f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}"):
+            entry = self.classes.get(c)
+            if entry and call.target in entry[1].submodules:  # the class that builds the attribute
+                for built, flags in entry[1].submodule_flags.get(call.target, {}).items():
+                    if self.method(self.canonical(built), call.member or "forward") == callee:
+                        return flags
+                return ()
+        return ()
 
     def is_module_class(self, cls: str) -> bool:
         for c in self.mro(cls):
@@ -383,10 +383,10 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
-                flags = project.call_flags(current, call)
-                if flags and not config_flags.decide(project, fid, flags)[0]:
-                    continue  # a submodule the root model's config never builds
                 for callee in project.callees(current, call):
+                    flags = project.call_flags(current, call, callee)
+                    if flags and not config_flags.decide(project, fid, flags)[0]:
+                        continue  # a submodule the root model's config never builds
                     callee_qual = project.functions[callee][1].qualname
                     if project.is_disabled(callee):
                         key = (current, call.row, call.col, callee)
