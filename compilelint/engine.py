@@ -22,6 +22,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
 from compilelint.analysis.frames import Frames, FramesMemo, all_frames
+from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
@@ -223,6 +224,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `frames_memo`: what the previous pass left (frames, calls resolved), over a project index
     answering name questions as `project` does."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
+    project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     entries = []
     for entry in settings.entries:
         fid = resolve_entry(project, entry)
@@ -254,6 +256,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
                     continue  # needs an optional argument no traced call gives
                 when = f"{c.when} ({config_note})" if c.when and config_note else c.when
+                if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
+                    when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
                                 _hidden_by(c, skips))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
@@ -295,7 +299,7 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
     if cache is not None:
         h = hashlib.blake2b(digest_size=20)
         h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops,
-                       settings.follow_swapped)).encode())
+                       settings.follow_swapped, settings.follow_misuse)).encode())
         for summary in summaries:
             h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
         key = "reach-" + h.hexdigest()
