@@ -12,18 +12,25 @@ changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper sh
 encoder's and a model's `forward` recompiles once when the encoder breaks, never when nothing
 breaks (everything is inlined into one frame).
 
-The breaks are the reached break candidates of the rules (kind "break") in that mode, except those
-under a test of the module's own settings (bart's layerdrop break sits under `self.layerdrop > 0`,
-0 by default, and never runs; the config flags of a path are decided elsewhere); files are
-parsed again only for the loops and call sites of the few functions involved (memoised).
+The breaks are the reached break candidates of the rules (kind "break") in that mode that run
+with the model's defaults (`runs_by_default`): not those needing an optional argument no traced call
+gives or a config flag the model's config class contradicts (as for findings), not those under a
+half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
+models run in float32 unless cast), and those under a test of the module's own settings only when
+the config class's defaults make it true (`self.layerdrop > 0.0`: 0.0 in BartConfig, never runs;
+0.05 in M2M100Config, runs in train). Files are parsed again only for the loops, call sites and
+tests of the few functions involved (memoised).
 """
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from compilelint.analysis import config_flags, module_settings
+from compilelint.analysis.passed_args import Incoming
 from compilelint.analysis.regions import edge_mode, meet
 from compilelint.rule import registry
 
@@ -92,6 +99,8 @@ def _break_codes() -> frozenset:
 def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
     """The frames of `mode` for one compiled model (`reached` from its roots)."""
     out = Frames(mode)
+    roots = [f for f in roots if f in reached]
+    incoming = Incoming(project, reached, roots)
     breaking: Dict[str, List[int]] = {}  # fid → rows of its breaks in this mode
     for fid, r in reached.items():
         if not _runs_in(r.mode, mode):
@@ -106,10 +115,11 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
                     out.edges.setdefault(fid, []).append((callee, call))
                     out.callers.setdefault(callee, []).append((fid, call))
         for c in info.candidates:
-            if c.code not in _break_codes() or "self." in c.when:
-                continue  # under a test of the module's own settings (`self.layerdrop > 0`, 0 by default): may never run
+            if c.code not in _break_codes():
+                continue
             m = meet(r.mode, edge_mode(c.guards))
-            if m != "never" and _runs_in(m, mode) and not project.dead(c.guards):
+            if m != "never" and _runs_in(m, mode) and not project.dead(c.guards) and \
+                    runs_by_default(project, fid, c, roots, mode, incoming):
                 breaking.setdefault(fid, []).append(c.span.row)
     for fid in roots:
         if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
@@ -140,6 +150,50 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
                 out.repeated.add(callee)
             if callee not in out.why:
                 out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
+    return out
+
+
+HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
+
+
+def runs_by_default(project, fid: str, c, roots: List[str], mode: str, incoming: Incoming) -> bool:
+    """Does break candidate `c` of `fid` run when the model is compiled with its default config?"""
+    if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
+        return False
+    if any(not config_flags.decide(project, root, c.flags)[0] for root in roots):
+        return False
+    if "self." not in c.when:
+        return True
+    summary, info = project.functions[fid]
+    tests = enclosing_tests(function_node(summary.path, info.row), c.span.row)
+    decide = next((d for d in (module_settings.evaluator(project, fid, root, mode) for root in roots) if d), None)
+    for test, branch in tests:
+        joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
+        for term in test.values if joined else [test]:
+            if "self." in ast.unparse(term) and (decide is None or decide(term) is not branch):
+                return False  # a setting of the module the defaults do not make true: may never run
+    return True
+
+
+def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool]]:
+    """The `if` tests around `row` in `fn`, outermost first, with the branch `row` is on."""
+    out: List[Tuple[ast.AST, bool]] = []
+    body = list(getattr(fn, "body", ()))
+    while body:
+        node = next((n for n in body if n.lineno <= row <= (n.end_lineno or n.lineno)), None)
+        if node is None or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(node, ast.If):
+            if node.body and node.body[0].lineno <= row <= (node.body[-1].end_lineno or row):
+                out.append((node.test, True))
+                body = node.body
+            elif node.orelse and node.orelse[0].lineno <= row:
+                out.append((node.test, False))
+                body = node.orelse
+            else:
+                break
+            continue
+        body = [n for field in ("body", "orelse", "finalbody", "handlers") for n in getattr(node, field, ()) or ()]
     return out
 
 
