@@ -16,7 +16,8 @@ The breaks are the reached break candidates of the rules (kind "break") in that 
 with the model's defaults (`runs_by_default`): not those needing an optional argument no traced call
 gives or a config flag the model's config class contradicts (as for findings), not those under a
 half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
-models run in float32 unless cast), and those under a test of the module's own settings only when
+models run in float32 unless cast), no conditional log or warning (`if len(unused_kwargs) > 0:
+logger.warning(...)`, diffusers' `deprecate`: misuse and deprecation paths), and those under a test of the module's own settings only when
 the config class's defaults make it true (`self.layerdrop > 0.0`: 0.0 in BartConfig, never runs;
 0.05 in M2M100Config, runs in train). Files are parsed again only for the loops, call sites and
 tests of the few functions involved (memoised).
@@ -153,6 +154,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
     return out
 
 
+WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
 HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
 
 
@@ -160,6 +162,8 @@ def runs_by_default(project, fid: str, c, roots: List[str], mode: str, incoming:
     """Does break candidate `c` of `fid` run when the model is compiled with its default config?"""
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
+    if c.when and c.code in WARNING_CODES:
+        return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
     if any(not config_flags.decide(project, root, c.flags)[0] for root in roots):
         return False
     if "self." not in c.when:
@@ -228,3 +232,67 @@ def positional_count(project, caller: str, call) -> Optional[int]:
     if not found or any(isinstance(a, ast.Starred) for a in found[0].args):
         return None
     return len(found[0].args)
+
+
+def exclusive(project, fr: Frames, a: str, b: str) -> bool:
+    """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
+    submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
+    (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
+    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
+    ca, cb = _choices(project, fr, a), _choices(project, fr, b)
+    return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
+
+
+def _choices(project, fr: Frames, fid: str) -> Dict[tuple, Set[bool]]:
+    """(class, attribute, row of the choosing test) → the branches taken on the paths up to `fid`."""
+    out: Dict[tuple, Set[bool]] = {}
+    seen, todo = {fid}, [fid]
+    while todo:
+        callee = todo.pop()
+        for caller, call in fr.callers.get(callee, ()):
+            if call.kind in ("self", "attr") and "." in caller:
+                for key, branch in _assignment_branches(project, caller.rsplit(".", 1)[0], call.target,
+                                                         callee.rsplit(".", 1)[0]):
+                    out.setdefault(key, set()).add(branch)
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return out
+
+
+def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple[tuple, bool]]:
+    """Where `cls.__init__` assigns `self.<attr>` a class whose MRO holds `built`, the branches of
+    the tests choosing it: [((cls, attr, row of the test), branch)]."""
+    init = project.method(cls, "__init__")
+    if init is None:
+        return []
+    summary, info = project.functions[init]
+    fn = function_node(summary.path, info.row)
+    out: List[Tuple[tuple, bool]] = []
+
+    def builds(value) -> bool:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                name = project.canonical(f"{summary.module}.{node.func.id}")
+                if built in project.mro(name):
+                    return True
+        return False
+
+    def visit(stmts, path):
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, path + [(stmt.lineno, True)])
+                visit(stmt.orelse, path + [(stmt.lineno, False)])
+            elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and
+                                                      isinstance(t.value, ast.Name) and t.value.id == "self"
+                                                      for t in stmt.targets):
+                value = stmt.value
+                if isinstance(value, ast.IfExp):
+                    for side, branch in ((value.body, True), (value.orelse, False)):
+                        if builds(side):
+                            out.extend(((cls, attr, row), b) for row, b in path + [(value.lineno, branch)])
+                elif builds(value):
+                    out.extend(((cls, attr, row), b) for row, b in path)
+
+    visit(getattr(fn, "body", []), [])
+    return out
