@@ -1,5 +1,5 @@
 import ast
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from compilelint.analysis import frames as F
 from compilelint.finding import Region, Span

@@ -48,6 +48,7 @@ class Frames:
     edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
     callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
     repeated: Set[str] = field(default_factory=set)
+    skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,6 +145,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
         rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
         if any(lo <= row <= hi for row in rows for lo, hi in loops):
             skipped.append(fid)
+    out.skipped.update(skipped)
     for fid in skipped:
         loops = _loops_of(project, fid)
         for callee, call in out.edges.get(fid, ()):
