@@ -103,6 +103,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
     out = Frames(mode)
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots)
+    root_of = {project.display(f): f for f in roots}  # the root each reached function is reached from
     breaking: Dict[str, List[int]] = {}  # fid → rows of its breaks in this mode
     for fid, r in reached.items():
         if not _runs_in(r.mode, mode):
@@ -121,7 +122,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
                 continue
             m = meet(r.mode, edge_mode(c.guards))
             if m != "never" and _runs_in(m, mode) and not project.dead(c.guards) and \
-                    runs_by_default(project, fid, c, roots, mode, incoming):
+                    runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming):
                 breaking.setdefault(fid, []).append(c.span.row)
     for fid in roots:
         if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
@@ -130,13 +131,14 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
     todo = list(breaking)
     for fid in todo:
         out.why.setdefault(fid, "graph-breaks (line %d)" % breaking[fid][0])
+    path = set(breaking)  # the root too, when it calls breaking code (its loop may be skipped)
     while todo:
         fid = todo.pop()
         for caller, _ in out.callers.get(fid, ()):
-            if caller not in out.why:
-                out.why[caller] = "calls code that graph-breaks"
+            if caller not in path:
+                out.why.setdefault(caller, "calls code that graph-breaks")
+                path.add(caller)
                 todo.append(caller)
-    path = set(breaking) | {f for f, why in out.why.items() if why == "calls code that graph-breaks"}
     # skipped frames: a break inside a loop, or a call into breaking code inside one → everything
     # the frame calls runs as a frame, what it calls in that loop once per iteration
     skipped = []
@@ -160,19 +162,19 @@ WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
 HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
 
 
-def runs_by_default(project, fid: str, c, roots: List[str], mode: str, incoming: Incoming) -> bool:
-    """Does break candidate `c` of `fid` run when the model is compiled with its default config?"""
+def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming) -> bool:
+    """Does break candidate `c` of `fid` run when the model compiled from `root` has its default config?"""
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
     if c.when and c.code in WARNING_CODES:
         return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
-    if any(not config_flags.decide(project, root, c.flags)[0] for root in roots):
+    if root and not config_flags.decide(project, root, c.flags)[0]:
         return False
     if "self." not in c.when:
         return True
     summary, info = project.functions[fid]
     tests = enclosing_tests(function_node(summary.path, info.row), c.span.row)
-    decide = next((d for d in (module_settings.evaluator(project, fid, root, mode) for root in roots) if d), None)
+    decide = module_settings.evaluator(project, fid, root, mode) if root else None
     for test, branch in tests:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
