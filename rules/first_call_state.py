@@ -1,7 +1,8 @@
 import ast
 from typing import Dict, Optional, Set
 
-from compilelint.rule import Rule
+from compilelint.analysis import frames as F
+from compilelint.rule import ProjectContext, Rule
 
 
 def _root(node) -> Optional[str]:
@@ -162,6 +163,37 @@ class FirstCallState(Rule):
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
             self._say(node.test, tested[max(sorted(hits), key=len)])
 
+    @classmethod
+    def check_project(cls, project: ProjectContext):
+        """One frame fills every copy of a cache on its first call and recompiles once, at the first
+        guard that fails: the same state (`self.attention_bias_cache`) read in several classes of one
+        frame is named only where the frame reads it first (timm's levit and efficientformer_v2: the
+        recompile is at `Attention`'s cache, never at `AttentionDownsample`'s after it; truth, torch 2.11)."""
+        findings = project.findings_of(cls.code)
+        if len(findings) < 2:
+            return
+        graph, reached = project.graph, project.reached
+        modules = {s.path: s.module for s in project.summaries}
+        roots = [r[0] for r in project.roots]
+        seen, first = set(), set()
+        for mode in F.MODES:
+            fr = F.frames(graph, reached, roots, mode)
+            order = F.execution_order(graph, fr)
+            groups: Dict[tuple, list] = {}
+            for f in findings:
+                fid = f"{modules.get(f.path)}.{f.function}"
+                if f.region is None or f.region.mode not in ("any", mode) or fid not in order:
+                    continue
+                state = f.message.split("`")[1]  # the state the condition reads
+                key = (f.region.root, F.frame_of(fr, fid), state)
+                groups.setdefault(key, []).append(((order[fid], f.span.row), id(f)))
+            for members in groups.values():
+                seen.update(i for _, i in members)
+                first.add(min(members)[1])
+        for f in findings:
+            if id(f) in seen and id(f) not in first:
+                project.withdraw(f)
+
     INVALID = [
         """
 import torch
@@ -224,6 +256,61 @@ class BiasCache(nn.Module):  # timm's get_attention_biases: a dict filled on the
         if key not in self.attention_bias_cache:  # <-
             self.attention_bias_cache[key] = self.bias * 1
         return x + self.attention_bias_cache[key]
+""",
+        """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {}
+
+    def forward(self, x):
+        if self.training:
+            return x + self.bias
+        key = str(x.device)
+        if key not in self.attention_bias_cache:  # <-
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache[key]
+
+class AttentionDownsample(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {}
+
+    def forward(self, x):
+        if self.training:
+            return x + self.bias
+        key = str(x.device)
+        if key not in self.attention_bias_cache:  # filled by the same first call: Dynamo names Attention's guard
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache[key]
+
+class Stage(nn.Module):
+    def __init__(self, downsample):
+        super().__init__()
+        if downsample:
+            self.downsample = AttentionDownsample()
+        else:
+            self.downsample = nn.Identity()
+        self.blocks = nn.Sequential(Attention(), Attention())
+
+    def forward(self, x):
+        x = self.downsample(x)
+        return self.blocks(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.Sequential(Stage(False), Stage(True))
+
+    def forward(self, x):
+        return self.stages(x)
+
+model = torch.compile(Model())
 """,
     ]
     VALID = [

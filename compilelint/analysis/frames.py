@@ -300,3 +300,39 @@ def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple
 
     visit(getattr(fn, "body", []), [])
     return out
+
+
+def execution_order(project, fr: Frames) -> Dict[str, int]:
+    """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
+    a submodule `__init__` builds only under a test after the others (the first instance of a
+    stage may lack it: timm's first stage has `downsample = nn.Identity()`)."""
+    def later(caller: str, callee: str, call) -> tuple:
+        built = call.kind in ("self", "attr") and "." in caller and \
+            bool(_assignment_branches(project, caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0]))
+        return built, call.row
+
+    order: Dict[str, int] = {}
+    for root in sorted(f for f, why in fr.why.items() if why == "the compiled root"):
+        todo = [root]
+        while todo:
+            fid = todo.pop()
+            if fid in order:
+                continue
+            order[fid] = len(order)
+            calls = sorted(fr.edges.get(fid, ()), key=lambda e: later(fid, e[0], e[1]), reverse=True)
+            todo.extend(callee for callee, _ in calls)
+    return order
+
+
+def frame_of(fr: Frames, fid: str) -> str:
+    """The frame `fid` runs in: itself when it is one, else the nearest frame calling it."""
+    seen, todo = {fid}, [fid]
+    while todo:
+        f = todo.pop(0)
+        if f in fr.why:
+            return f
+        for caller, _ in fr.callers.get(f, ()):
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return fid
