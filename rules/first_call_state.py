@@ -49,6 +49,23 @@ def _only_state(test) -> bool:
     return bool(names) and not calls and all(n.id == "self" for n in names)
 
 
+def _sized(test, state) -> bool:
+    """The test reads the state's size (`self.rel_indices.shape[1] != N`, `len(self.cache) < n`): a
+    cache resized to the input, whose recompile is a size guard that automatic dynamic shapes absorb
+    (and that an eager warm-up call already settles: timm's convit, truth corpus)."""
+    key = ast.dump(state)
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Attribute) and sub.attr == "shape" and ast.dump(sub.value) == key:
+            return True
+        if isinstance(sub, ast.Call) and sub.args[:1] and isinstance(sub.func, ast.Name) and sub.func.id == "len" \
+                and ast.dump(sub.args[0]) == key:
+            return True
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "size" and \
+                ast.dump(sub.func.value) == key:
+            return True
+    return False
+
+
 def _load_dump(node) -> str:
     return ast.dump(node).replace("ctx=Store()", "ctx=Load()")
 
@@ -157,7 +174,7 @@ class FirstCallState(Rule):
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        hits = set(tested) & _assigned(node.body)
+        hits = {k for k in set(tested) & _assigned(node.body) if not _sized(node.test, tested[k])}
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
@@ -347,5 +364,16 @@ class BiasCache(nn.Module):
         if torch.jit.is_tracing() and key not in self.attention_bias_cache:  # never under Dynamo
             self.attention_bias_cache[key] = self.bias * 1
         return x + self.attention_bias_cache["cpu"]
+
+class RelativeIndices(nn.Module):  # timm's convit: a buffer rebuilt when the input's length changes
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rel_indices", torch.zeros(1, 1, 1, 3), persistent=False)
+
+    def forward(self, x):
+        n = x.shape[1]
+        if self.rel_indices is None or self.rel_indices.shape[1] != n:  # a size guard: dynamic shapes absorb it
+            self.rel_indices = torch.zeros(1, n, n, 3)
+        return x + self.rel_indices.sum()
 """,
     ]
