@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
@@ -51,8 +52,21 @@ class Frames:
     skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
 
 
-@functools.lru_cache(maxsize=256)
+def _stamp(path: str) -> Tuple[int, int]:
+    """What tells one version of a file from the next (the memos below outlive an edit)."""
+    try:
+        st = os.stat(path)
+        return st.st_mtime_ns, st.st_size
+    except OSError:
+        return 0, 0
+
+
 def parsed(path: str) -> Optional[ast.Module]:
+    return _parsed(path, _stamp(path))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(path: str, stamp) -> Optional[ast.Module]:
     try:
         with open(path, "rb") as f:
             return ast.parse(f.read())
@@ -61,10 +75,10 @@ def parsed(path: str) -> Optional[ast.Module]:
 
 
 @functools.lru_cache(maxsize=256)
-def _defs(path: str) -> Dict[int, ast.AST]:
+def _defs(path: str, stamp) -> Dict[int, ast.AST]:
     """Row → the `def` there, for every row from its first decorator to its `def` line: one walk
     per file (the project pass asks for many functions, on every edit in the language server)."""
-    tree = parsed(path)
+    tree = _parsed(path, stamp)
     out: Dict[int, ast.AST] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -76,12 +90,12 @@ def _defs(path: str) -> Dict[int, ast.AST]:
 
 def function_node(path: str, row: int) -> Optional[ast.AST]:
     """The `def` starting at `row` (its decorators may start earlier)."""
-    return _defs(path).get(row)
+    return _defs(path, _stamp(path)).get(row)
 
 
 @functools.lru_cache(maxsize=4096)
-def _loop_rows_at(path: str, row: int) -> Tuple[Tuple[int, int], ...]:
-    fn = function_node(path, row)
+def _loop_rows_at(path: str, row: int, stamp) -> Tuple[Tuple[int, int], ...]:
+    fn = _defs(path, stamp).get(row)
     return tuple(_loop_rows(fn)) if fn is not None else ()
 
 
@@ -104,6 +118,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots)
     root_of = {project.display(f): f for f in roots}  # the root each reached function is reached from
+    config_roots = _one_per_config(project, roots)
     breaking: Dict[str, List[int]] = {}  # fid → rows of its breaks in this mode
     for fid, r in reached.items():
         if not _runs_in(r.mode, mode):
@@ -122,7 +137,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str)
                 continue
             m = meet(r.mode, edge_mode(c.guards))
             if m != "never" and _runs_in(m, mode) and not project.dead(c.guards) and \
-                    runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming):
+                    runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots):
                 breaking.setdefault(fid, []).append(c.span.row)
     for fid in roots:
         if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
@@ -162,7 +177,7 @@ WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
 HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
 
 
-def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming) -> bool:
+def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming, roots: List[str] = ()) -> bool:
     """Does break candidate `c` of `fid` run when the model compiled from `root` has its default config?"""
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
@@ -174,13 +189,32 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
         return True
     summary, info = project.functions[fid]
     tests = enclosing_tests(function_node(summary.path, info.row), c.span.row)
-    decide = module_settings.evaluator(project, fid, root, mode) if root else None
-    for test, branch in tests:
-        joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
-        for term in test.values if joined else [test]:
-            if "self." in ast.unparse(term) and (decide is None or decide(term) is not branch):
-                return False  # a setting of the module the defaults do not make true: may never run
-    return True
+    try:  # the note's own condition: also the operands before the break in its own `and`
+        tests.append((ast.parse(c.when, mode="eval").body, True))
+    except SyntaxError:
+        pass  # cut short ("…") or not an expression
+    terms = [(term, branch) for test, branch in tests
+             for term in (test.values if isinstance(test, ast.BoolOp) and
+                          isinstance(test.op, ast.And if branch else ast.Or) else [test])
+             if "self." in ast.unparse(term)]
+    # the config of the root reaching it; when that root declares none, any root's (several roots in
+    # one check: each class's forward is one, and `reached` names only the first that got there)
+    own = module_settings.evaluator(project, fid, root, mode) if root else None
+    deciders = [own] if own is not None else \
+        [d for d in (module_settings.evaluator(project, fid, f, mode) for f in roots) if d is not None]
+    # false when no config makes every setting true: the break may never run
+    return any(all(decide(term) is branch for term, branch in terms) for decide in deciders)
+
+
+def _one_per_config(project, roots: List[str]) -> List[str]:
+    """A root for each config class the roots declare (many roots share a few configs)."""
+    out: Dict[str, str] = {}
+    for f in roots:
+        cls = f.rsplit(".", 1)[0]
+        config = config_flags.config_class(project, cls) if cls in project.classes else None
+        if config is not None:
+            out.setdefault(config, f)
+    return list(out.values())
 
 
 def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool]]:
@@ -207,7 +241,7 @@ def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool
 
 def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
     summary, info = project.functions[fid]
-    return list(_loop_rows_at(summary.path, info.row))
+    return list(_loop_rows_at(summary.path, info.row, _stamp(summary.path)))
 
 
 def components(fr: Frames) -> List[Set[str]]:
