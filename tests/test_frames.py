@@ -93,17 +93,6 @@ def test_a_wrapper_forwarding_inside_try_recompiles_on_2_11_only():
     assert rows == {"2.11": {9}, "2.13": set()}
 
 
-def test_members_of_a_skipped_sequential_are_frames_on_2_11_only():
-    """timm's sequencer (truth corpus, torch 2.11): the stages of an nn.Sequential whose members
-    break are compiled one by one and recompile on `type(self.downsample)`; torch 2.13 runs them eager."""
-    from compilelint.rule import registry
-
-    source = registry()["CL413"].VALID[1]
-    rows = {v: {f.span.row for f in check_source(source, select=["CL413"], torch_version=v).findings}
-            for v in ("2.11", "2.13")}
-    assert rows == {"2.11": {16}, "2.13": set()}
-
-
 def test_settings_are_decided_by_the_config_class_defaults(tmp_path):
     """`self.layerdrop > 0.0` with `self.layerdrop = config.layerdrop`: a break under it makes frames
     only when the root's config class sets it above 0 (m2m_100's 0.05, not bart's 0.0)."""
