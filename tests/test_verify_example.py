@@ -113,3 +113,45 @@ def test_a_broken_factory_is_an_error_for_every_finding(tmp_path):
     report = verify_report(Report(findings=findings), [str(bad)], example=f"{bad}:factory", timeout=60)
     v = report.findings[0].verification
     assert (v["status"], v["message"]) == ("error", "RuntimeError: no weights here")
+
+
+FP16_CLAMP = '''\
+import torch
+from torch import nn
+
+
+class ClampModel(nn.Module):
+    def forward(self, x):
+        if x.dtype == torch.float16 and not torch.isfinite(x).all():
+            x = torch.clamp(x, -60000.0, 60000.0)
+        return x * 2
+
+
+def examples():
+    return [(ClampModel(), (torch.randn(4, 8),), {}), (ClampModel(), (torch.randn(4, 8).half(),), {})]
+
+
+def float32_only():
+    return [(ClampModel(), (torch.randn(4, 8),), {})]
+'''
+
+
+def test_a_short_circuited_operand_is_not_reached_where_its_line_ran(tmp_path):
+    """The fp16 clamp of encoder-decoder models: in float32 the line runs, `torch.isfinite(x).all()`
+    does not, so the break is not-reached there, not not-reproduced; in fp16 it breaks."""
+    from compilelint.finding import Finding, Region, Span
+
+    path = tmp_path / "clamp_model.py"
+    path.write_text(FP16_CLAMP)
+    row = 7
+    line = FP16_CLAMP.splitlines()[row - 1]
+    col = line.index("torch.isfinite") + 1
+    finding = Finding(code="CL104", name="tensor-branch", message="tensor if", path=str(path),
+                      span=Span(row, col, row, col + len("torch.isfinite(x).all()")), function="ClampModel.forward",
+                      region=Region(root=f"{path}:ClampModel.forward", reason="ClampModel.forward"))
+    statuses = {}
+    for factory in ("float32_only", "examples"):
+        report = verify_report(Report(findings=[finding]), [str(path)], example=f"{path}:{factory}", timeout=120,
+                               device="cpu")
+        statuses[factory] = next(f.verification["status"] for f in report.findings if f.code == "CL104")
+    assert statuses == {"float32_only": "not-reached", "examples": "confirmed"}

@@ -229,3 +229,49 @@ def test_summarize_counts_statuses():
     s = summarize(r)
     assert (s["confirmed"], s["missed"], s["not-reached"], s["error"], s["not-reproduced"]) == (2, 1, 1, 1, 0)
     assert s["command"] == "exited with status 1"
+
+
+CLAMP = textwrap.dedent("""\
+    def clamp(x, fp16):
+        if fp16 and not (x > 0):
+            return 0
+        return x
+    """)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="instruction positions (co_positions) need Python 3.11")
+def test_tracer_records_where_instructions_start_on_the_finding_rows(tmp_path):
+    from compilelint.verify.trace import LineTracer
+
+    path = tmp_path / "clamp_mod.py"
+    path.write_text(CLAMP)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import clamp_mod
+    finally:
+        sys.path.remove(str(tmp_path))
+    starts = {}
+    for fp16 in (False, True):
+        tracer = LineTracer([str(path)], {str(path): [2]})
+        with tracer:
+            clamp_mod.clamp(1, fp16)
+        assert tracer.as_json()[os.path.realpath(path)] == [1, 2, 4]
+        starts[fp16] = {tuple(s) for s in tracer.columns_json()[os.path.realpath(path)]}
+    operand = CLAMP.splitlines()[1].index("x > 0")
+    assert all(line == 2 for line, _ in starts[True] | starts[False])  # only the asked-for row
+    assert (2, operand) in starts[True] and (2, operand) not in starts[False]
+
+
+def test_reached_asks_whether_the_flagged_expression_ran(src):
+    line = CLAMP.splitlines()[1]
+    col = line.index("(x > 0)") + 1  # 1-based, as findings count
+    t = M.Target(index=0, code="CL104", kind="break", file=M.norm(src), row=2, end_row=2, col=col,
+                 end_col=col + len("(x > 0)"))
+    lines = {M.norm(src): {1, 2, 4}}
+    assert M.reached(t, lines)  # lines only: the row ran
+    short_circuited = {M.norm(src): {(2, 4), (2, 7)}}
+    assert not M.reached(t, lines, short_circuited)
+    taken = {M.norm(src): {(2, 4), (2, 7), (2, col)}}
+    assert M.reached(t, lines, taken)
+    other_row = {M.norm(src): {(9, 4)}}  # no column recorded on its rows: the lines decide
+    assert M.reached(t, lines, other_row)

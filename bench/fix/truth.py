@@ -382,7 +382,7 @@ def markdown(result: dict) -> str:
               f"Measured before on every breaking model run here ({sum(1 for m in result['models'] if m.get('before'))}): "
               f"{sum(m['before'][k]['breaks'] for m in result['models'] if m.get('before') for k in MODES)} breaks; "
               f"{sum(1 for m in result['models'] if m.get('before') and not any(m['before'][k]['breaks'] for k in MODES))} "
-              "models break nowhere here (torch 2.13).",
+              "models break nowhere here.",
               f"Files changed: {len(result['files_changed'])}; idempotent: "
               f"{'not rechecked (fixes of a stopped run reused)' if result['idempotent'] is None else result['idempotent']}; "
               f"import failures: {len(result['import_failures'])}.", "", "Breaks left after fixes + settings:", ""]

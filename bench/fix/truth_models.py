@@ -1,7 +1,8 @@
 """One model of the truth corpus as a `verify --example` factory, chosen by the environment.
 
 `TRUTH_LIB` and `TRUTH_NAME` name the model (bench/truth/models.py builds it small, seeded, no
-downloads); `TRUTH_KWARGS` (JSON) adds call arguments, e.g. `{"use_cache": false}`. A factory
+downloads); `TRUTH_KWARGS` (JSON) adds call arguments, e.g. `{"use_cache": false}`; `TRUTH_MODE`
+(`eval` or `train`) sets the module's mode (left as built when unset). A factory
 takes no arguments, and each child of `verify` builds only the model it runs: hence the environment.
 """
 import json
@@ -18,6 +19,8 @@ def targets():
     if "input_values" in inputs and not os.environ.get("TRUTH_MODELS_AUDIO"):
         inputs["input_values"] = _old_audio(os.environ["TRUTH_NAME"])
     inputs.update(json.loads(os.environ.get("TRUTH_KWARGS") or "{}"))
+    if os.environ.get("TRUTH_MODE"):
+        model.train(os.environ["TRUTH_MODE"] == "train")
     return [(model, (), inputs)]
 
 

@@ -62,15 +62,19 @@ def verify_report(report: Report, paths: Sequence[str], *, example: Optional[str
     _validate(example, run_cmd, device, backend)
     files = {norm(f) for f in _python_files(paths)} | {norm(f.path) for f in report.findings}
     trace_files = sorted({norm(f.path) for f in report.findings} | files)
+    column_rows: dict = {}  # the findings' rows: where the tracer records instruction columns
+    for f in report.findings:
+        column_rows.setdefault(norm(f.path), set()).update(range(f.span.row, max(f.span.row, f.span.end_row) + 1))
+    column_rows = {path: sorted(rows) for path, rows in column_rows.items()}
     mem = memory_limit_mb or proc.default_memory_limit_mb()
     if example:
         outcome = runner.run_example(example, trace_files, device=device, backend=backend, timeout=timeout,
                                      memory_limit_mb=mem, jobs=jobs or min(2, os.cpu_count() or 1),
-                                     progress=progress)
+                                     progress=progress, column_rows=column_rows)
     else:
         roots = _roots(report, kind_of_code)
         outcome = runner.run_command(list(run_cmd), roots, trace_files, backend=backend, timeout=timeout,
-                                     memory_limit_mb=mem, progress=progress)
+                                     memory_limit_mb=mem, progress=progress, column_rows=column_rows)
     out = assemble(report, outcome, files=files, backend=backend, device=device, kind_of=kind_of_code,
                    gb_types_of=gb_types_of)
     out.verify = {"command": outcome.command, "error": outcome.error, "torch": outcome.torch,

@@ -22,7 +22,8 @@ def assemble(report: Report, outcome: Outcome, *, files: set, backend: str, devi
     index = M.FunctionIndex()
     common = {"torch": outcome.torch, "device": outcome.device or device, "backend": backend}
     targets = [M.Target(index=i, code=f.code, kind=kind_of(f.code), file=M.norm(f.path), row=f.span.row,
-                        end_row=max(f.span.row, f.span.end_row), gb_types=gb_types_of(f))
+                        end_row=max(f.span.row, f.span.end_row), gb_types=gb_types_of(f), col=f.span.col,
+                        end_col=f.span.end_col)
                for i, f in enumerate(report.findings)]
     checkable = [t for t in targets if t.kind in ("break", "recompile")]
 
@@ -56,7 +57,7 @@ def _verdict(f, t: M.Target, outcome: Outcome, index: M.FunctionIndex, common: d
         path = f.path if ev["file"] == t.file else display_path(ev["file"], os.getcwd())
         v.update(status="confirmed", gb_type=ev["gb_type"], event=ev["event"], observed=f"{path}:{ev['line']}")
         return v
-    if any(not r.error and (M.reached(t, r.reached or {}) or (r.reach_unknown and _in_entry(r, t, index)))
+    if any(not r.error and (M.reached(t, r.reached or {}, r.columns) or (r.reach_unknown and _in_entry(r, t, index)))
            for r in outcome.runs):
         v["status"] = "not-reproduced"
         return v
@@ -74,7 +75,7 @@ def _in_entry(run: Run, t: M.Target, index: M.FunctionIndex) -> bool:
 
 def _touches(run: Run, t: M.Target, index: M.FunctionIndex) -> bool:
     """Did this run execute the finding's line, or (when it died before saying) enter its function?"""
-    if run.reached is not None and M.reached(t, run.reached):
+    if run.reached is not None and M.reached(t, run.reached, run.columns):
         return True
     return (run.reached is None or run.reach_unknown) and _in_entry(run, t, index)
 

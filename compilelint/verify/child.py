@@ -11,7 +11,7 @@ far it got:
     {"type": "count", "n": N, "labels": [...]}        (target 0 only: the parent then starts the rest)
     {"type": "target", "label": ..., "entry": [file, firstline] | null}
     {"type": "phase", "phase": "eager" | "compile" | "fullgraph"}
-    {"type": "reached", "lines": {file: [line, ...]}}
+    {"type": "reached", "lines": {file: [line, ...]}, "columns": {file: [[line, column], ...]}}
     {"type": "events", "events": [...]}
     {"type": "fullgraph", "result": "ok" | "raises: <gb_type>", "where": [file, line] | null}
     {"type": "error", "phase": ..., "message": one line}
@@ -167,15 +167,15 @@ def run(spec: dict, out: Results) -> None:
     out.emit(type="target", label=label_of(fn, index), entry=entry_of(fn))
 
     out.emit(type="phase", phase="eager")
-    tracer = LineTracer(spec["trace_files"])
+    tracer = LineTracer(spec["trace_files"], spec.get("column_rows"))
     try:
         with tracer:
             fn(*args_at(args, 0), **kwargs)
     except Exception as e:  # the user's code fails without torch.compile: nothing to verify
-        out.emit(type="reached", lines=tracer.as_json())
+        out.emit(type="reached", lines=tracer.as_json(), columns=tracer.columns_json())
         out.emit(type="error", phase="eager", message=f"raised in eager: {one_line(e)}")
         return
-    out.emit(type="reached", lines=tracer.as_json())
+    out.emit(type="reached", lines=tracer.as_json(), columns=tracer.columns_json())
 
     out.emit(type="phase", phase="compile")
     fn, args, kwargs = place(targets_of(factory)[index], device)

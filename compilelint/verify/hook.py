@@ -230,15 +230,16 @@ def _verify_call(state: _Root, args, kwargs):
             copies, record["deepcopy"] = None, one_line(e)
         if copies is None:
             return _compiled_instead(state, args, kwargs, record)
-        tracer = LineTracer(_SPEC["trace_files"])
+        tracer = LineTracer(_SPEC["trace_files"], _SPEC.get("column_rows"))
         try:
             with tracer:
                 result = state.eager(*args, **kwargs)
         except BaseException as e:
-            record.update(reached=tracer.as_json(), error=f"raised in eager: {one_line(e)}")
+            record.update(reached=tracer.as_json(), columns=tracer.columns_json(),
+                          error=f"raised in eager: {one_line(e)}")
             _write(**record)
             raise  # the program sees its own exception, as without verify
-        record["reached"] = tracer.as_json()
+        record.update(reached=tracer.as_json(), columns=tracer.columns_json())
         events, error = _compile_call(state, copies[0], copies[1])
         record.update(events=events, error=error)
         _write(**record)

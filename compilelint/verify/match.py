@@ -108,6 +108,8 @@ class Target:
     row: int
     end_row: int
     gb_types: Tuple[str, ...] = ()  # the titles and registry ids (GB0170) the rule predicts
+    col: int = 0  # 1-based columns of the flagged expression (0: unknown)
+    end_col: int = 0
     events: list = field(default_factory=list)
 
 
@@ -188,8 +190,14 @@ def _nearest(cands: List[Target], line: int) -> List[Target]:
     return [t for t in cands if t.row == best]
 
 
-def reached(t: Target, lines: Dict[str, set]) -> bool:
-    """Did any line of the finding's statement run?"""
+def reached(t: Target, lines: Dict[str, set], columns: Optional[Dict[str, set]] = None) -> bool:
+    """Did the finding's flagged expression run? Where the run recorded instruction starts on its
+    rows (Python 3.11+), an instruction inside the span must have run: `a and not t.all()` runs
+    its line on every call, `t.all()` only when `a` holds. Else any line of the span counts."""
+    starts = (columns or {}).get(t.file)
+    lo, hi = (t.row, t.col - 1), (t.end_row, t.end_col - 1)
+    if starts and t.col and t.end_col and lo < hi and any(t.row <= line <= t.end_row for line, _ in starts):
+        return any(lo <= start < hi for start in starts)
     got = lines.get(t.file)
     return bool(got) and any(r in got for r in range(t.row, t.end_row + 1))
 

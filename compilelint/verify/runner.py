@@ -29,6 +29,7 @@ class Run:
     label: str
     entry: Optional[Tuple[str, int]] = None  # the function the run entered first
     reached: Optional[Dict[str, set]] = None  # None: the run died before reporting
+    columns: Optional[Dict[str, set]] = None  # where instructions on the findings' rows started
     reach_unknown: bool = False  # the function ran, but only compiled: lines not traced
     events: list = field(default_factory=list)
     fullgraph: str = "not-run"
@@ -65,6 +66,10 @@ def _records(path: str) -> List[dict]:
     return out
 
 
+def _columns(raw: Optional[dict]) -> Dict[str, set]:
+    return {os.path.realpath(f): {tuple(s) for s in v} for f, v in (raw or {}).items()}
+
+
 # ---------------------------------------------------------------- --example
 
 
@@ -83,6 +88,7 @@ def _child_run(records: List[dict], label: str, failure: str) -> Tuple[Run, dict
             phase = r["phase"]
         elif t == "reached":
             run.reached = {os.path.realpath(f): set(v) for f, v in r["lines"].items()}
+            run.columns = _columns(r.get("columns"))
         elif t == "events":
             run.events = r["events"]
         elif t == "fullgraph":
@@ -101,7 +107,8 @@ def _child_run(records: List[dict], label: str, failure: str) -> Tuple[Run, dict
 
 def run_example(example: str, trace_files: Sequence[str], *, device: str, backend: str, timeout: float,
                 memory_limit_mb: int, jobs: int, calls: int = 3,
-                progress: Optional[Callable[[int, int, str], None]] = None) -> Outcome:
+                progress: Optional[Callable[[int, int, str], None]] = None,
+                column_rows: Optional[Dict[str, List[int]]] = None) -> Outcome:
     tmp = tempfile.mkdtemp(prefix="compilelint-verify-")
     env, cwd = _env(), os.getcwd()
 
@@ -110,7 +117,7 @@ def run_example(example: str, trace_files: Sequence[str], *, device: str, backen
         spec = os.path.join(tmp, f"target-{index}.json")
         with open(spec, "w", encoding="utf-8") as f:
             json.dump({"example": example, "index": index, "trace_files": list(trace_files), "device": device,
-                       "backend": backend, "calls": calls, "out": out}, f)
+                       "backend": backend, "calls": calls, "out": out, "column_rows": column_rows or {}}, f)
         # The child's first record comes once torch is imported: the timeout counts from there.
         res = proc.run([sys.executable, "-m", "compilelint.verify.child", spec], env=env, cwd=cwd,
                        timeout=timeout, memory_limit_mb=memory_limit_mb, started=lambda: os.path.exists(out))
@@ -166,7 +173,7 @@ def _wait_for_count(path: str, future) -> Optional[int]:
 def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: Sequence[str], *, backend: str,
                 timeout: float, memory_limit_mb: int, calls: int = 3,
                 progress: Optional[Callable[[int, int, str], None]] = None, pythonpath: Sequence[str] = (),
-                cwd: Optional[str] = None) -> Outcome:
+                cwd: Optional[str] = None, column_rows: Optional[Dict[str, List[int]]] = None) -> Outcome:
     tmp = tempfile.mkdtemp(prefix="compilelint-verify-")
     try:
         site = os.path.join(tmp, "site")
@@ -177,7 +184,7 @@ def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: S
         spec = os.path.join(tmp, "spec.json")
         with open(spec, "w", encoding="utf-8") as f:
             json.dump({"roots": roots, "trace_files": list(trace_files), "backend": backend, "calls": calls,
-                       "out": out}, f)
+                       "out": out, "column_rows": column_rows or {}}, f)
         env = _env()
         env["PYTHONPATH"] = os.pathsep.join([site, *pythonpath, env["PYTHONPATH"]])  # pythonpath: a fixed copy
         env[SPEC_ENV] = spec
@@ -209,6 +216,7 @@ def _command_outcome(records: List[dict], command: str, killed: bool) -> Outcome
                 label=f"{r['root']} call {r['n']}",
                 entry=tuple(r["entry"]) if r.get("entry") else None,
                 reached={os.path.realpath(f): set(v) for f, v in (r.get("reached") or {}).items()},
+                columns=_columns(r.get("columns")),
                 reach_unknown=bool(r.get("reach_unknown")),
                 events=r.get("events") or [],
                 error=r.get("error") or "",
