@@ -101,6 +101,8 @@ def selection_options(f):
                      help="Keep the findings that can run in this mode: code under `if self.training:` is train only."),
         click.option("--follow-swapped", is_flag=True, default=None,
                      help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
+        click.option("--follow-misuse", is_flag=True, default=None,
+                     help="Also report code that runs only when a caller passes a deprecated or unexpected argument."),
         click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
                      help="Which measured torch behaviour messages and links assume."),
         click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
@@ -124,7 +126,7 @@ def selection_options(f):
 
 def build_settings(paths, select, ignore, extend_select, entries, scope, profile, torch_version, config_values,
                    isolated, exclude, extend_exclude, force_exclude, no_respect_gitignore, no_cache, cache_dir,
-                   jobs, no_prefilter, mode=None, follow_swapped=None, ignore_noqa=False, **_ignored) -> Settings:
+                   jobs, no_prefilter, mode=None, follow_swapped=None, follow_misuse=None, ignore_noqa=False, **_ignored) -> Settings:
     config_path, inline = None, []
     for value in config_values or ():
         if os.path.isfile(value) or "=" not in value:
@@ -141,7 +143,7 @@ def build_settings(paths, select, ignore, extend_select, entries, scope, profile
             list(paths), config=config_path, isolated=isolated, inline=tuple(inline),
             select=_split(select) or None, ignore=_split(ignore), extend_select=_split(extend_select),
             entries=list(entries), scope=scope, profile=profile, torch_version=torch_version, mode=mode,
-            follow_swapped=follow_swapped or None,
+            follow_swapped=follow_swapped or None, follow_misuse=follow_misuse or None,
             exclude=_split(exclude), extend_exclude=_split(extend_exclude), jobs=jobs, cache_dir=cache_dir,
             force_exclude=True if force_exclude else None,
             respect_gitignore=False if no_respect_gitignore else None,

@@ -43,6 +43,7 @@ class Settings:
     profile: str = "default"
     mode: str = "any"  # "eval" / "train": keep only the findings that can run in that mode
     follow_swapped: bool = False  # follow forwards a decorator may replace (@use_experts_implementation)
+    follow_misuse: bool = False  # follow branches taken only on a deprecated or unexpected argument
     extra_roots: List[str] = field(default_factory=list)
     extra_stops: List[str] = field(default_factory=list)
     torch_version: str = DEFAULT_TORCH_VERSION
@@ -176,6 +177,7 @@ KEYS = {
     "per-file-ignores": ("per_file_ignores", dict), "exclude": ("exclude", list),
     "extend-exclude": ("extend_exclude", list), "scope": ("scope", str), "profile": ("profile", str),
     "mode": ("mode", str), "follow-swapped": ("follow_swapped", bool),
+    "follow-misuse": ("follow_misuse", bool),
     "extra-roots": ("extra_roots", list), "extra-stops": ("extra_stops", list),
     "torch-version": ("torch_version", str), "respect-gitignore": ("respect_gitignore", bool),
     "force-exclude": ("force_exclude", bool), "cache-dir": ("cache_dir", str),

@@ -21,6 +21,7 @@ from compilelint.cache import Cache, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
+from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
 from compilelint.notebook import decode_any, locate
@@ -208,6 +209,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     """`project`: one built before from the same summaries and settings (reused across entries).
     `judges`: `FindingBuilder.judge`'s answers, kept between passes with the same settings."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
+    project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     entries = []
     for entry in settings.entries:
         fid = resolve_entry(project, entry)
@@ -238,6 +240,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
                     continue  # needs an optional argument no traced call gives
                 when = f"{c.when} ({config_note})" if c.when and config_note else c.when
+                if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
+                    when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
                                 _hidden_by(c, skips))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
@@ -278,7 +282,7 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
     if cache is not None:
         h = hashlib.blake2b(digest_size=20)
         h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops,
-                       settings.follow_swapped)).encode())
+                       settings.follow_swapped, settings.follow_misuse)).encode())
         for summary in summaries:
             h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
         key = "reach-" + h.hexdigest()

@@ -126,6 +126,8 @@ class ClassInfo:
     attr_types: Dict[str, str] = field(default_factory=dict)
     # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)
+    # self.<attr> → {class → the config flags `__init__` builds it under} (`X(config) if config.use_x else None`).
+    submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
 
 
 @dataclass
@@ -163,7 +165,8 @@ class FileSummary:
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
-                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()))
+                    tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
+                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

@@ -88,3 +88,41 @@ def test_callers_type_a_helpers_parameters():
     assert status == "ok", summary
     assert [c.code for c in summary.functions["helper"].candidates] == ["CL302"]
     assert summary.functions["listed"].candidates == []
+
+
+def test_submodules_built_under_config_flags():
+    from compilelint.analysis.config_flags import submodule_flags
+
+    init = ast.parse(
+        "def __init__(self, config):\n"
+        "    self.adapter = Adapter(config) if config.add_adapter else None\n"
+        "    self.pool = None if not config.use_pool else Pool()\n"
+        "    if config.use_head and n > 1:\n"
+        "        self.head = Head()\n"
+        "    else:\n"
+        "        self.head = None\n"
+        "    if config.do_stable_layer_norm:\n"
+        "        self.encoder = StableEncoder()\n"
+        "    else:\n"
+        "        self.encoder = Encoder()\n"
+        "    self.norm = Norm() if config.tie else Other()\n"
+        "    self.norm = Norm()  # built without a flag as well: no flag decides it\n").body[0]
+    classes = lambda value: [value.func.id] if isinstance(value, ast.Call) else []  # noqa: E731
+    assert submodule_flags(init, classes) == {
+        "adapter": {"Adapter": (("add_adapter", True),)}, "pool": {"Pool": (("use_pool", True),)},
+        "head": {"Head": (("use_head", True),)},
+        "encoder": {"StableEncoder": (("do_stable_layer_norm", True),), "Encoder": (("do_stable_layer_norm", False),)},
+        "norm": {"Other": (("tie", False),)}}
+
+
+def test_numeric_config_comparisons_and_copied_attributes():
+    from compilelint.analysis.config_flags import holds
+
+    fn, conds = conditions_of(
+        "def forward(self, x):\n"
+        "    if self.training and self.layerdrop > 0.0 and not self.config.rate <= 1:\n"
+        "        x = 1  # MARK\n")
+    flags = condition_flags(conds, "Encoder", {"layerdrop": "encoder_layerdrop"})
+    assert flags == (("encoder_layerdrop", True, ">", 0.0), ("rate", False, "<=", 1))
+    assert not holds(0.0, flags[0]) and holds(0.1, flags[0]) and holds(True, ("use_cache", True))
+    assert condition_flags(conds, "Encoder") == (("rate", False, "<=", 1),)  # self.layerdrop: unknown source

@@ -9,39 +9,78 @@ or `config_class = BartConfig`) and that class's default for the flag (`is_encod
 True`, inherited through its bases). A default that contradicts the path drops the finding; one
 that agrees is named in its note; a flag no class sets plainly (or a method reassigns) decides
 nothing.
+
+Numbers too: `if self.training and self.layerdrop > 0.0:` (`self.layerdrop = config.encoder_layerdrop`
+in `__init__`, `encoder_layerdrop: float = 0.0` on BartConfig) is a comparison the default
+decides: its layer-dropping body never runs with the default configuration.
+
+The same holds for a submodule built only under a flag: wav2vec2's `self.adapter =
+Wav2Vec2Adapter(config) if config.add_adapter else None` (`add_adapter: bool = False`) makes
+`self.adapter(hidden_states)` a call into a module no default model has; reach does not follow it
+(`submodule_flags`, decided per root like the findings' flags).
 """
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.names import dotted
 
-Flag = Tuple[str, bool]  # (attribute of a config object, the value the path needs)
+# (attribute of a config object, the truth value the path needs) for a bare test of the attribute;
+# (attribute, the value the path needs, operator, number) for a comparison (`layerdrop > 0.0`).
+Flag = tuple
 CONFIG_ATTRS = ("config", "config_class")
+COMPARISONS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-def _flag_term(term: ast.AST, value: bool, in_config: bool) -> Optional[Flag]:
-    """`cfg.flag` → (flag, value); `not cfg.flag` → (flag, not value); anything else → None.
-    Inside a config class's own methods `self.flag` is a config flag too."""
+def _config_attr(node: ast.AST, in_config: bool, config_attrs: Dict[str, str]) -> Optional[str]:
+    """`cfg.flag` → "flag"; `self.layerdrop` → the config attribute `__init__` copied into it."""
+    if not isinstance(node, ast.Attribute):
+        return None
+    owner = dotted(node.value) or ""
+    if "config" in owner.lower() or (in_config and owner == "self"):
+        return node.attr
+    return config_attrs.get(node.attr) if owner == "self" else None
+
+
+def _flag_term(term: ast.AST, value: bool, in_config: bool, config_attrs: Dict[str, str]) -> Optional[Flag]:
+    """`cfg.flag` → (flag, value); `not cfg.flag` → (flag, not value); `cfg.rate > 0.0` →
+    (rate, value, ">", 0.0); anything else → None. Inside a config class's own methods `self.flag`
+    is a config flag too."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
-        return _flag_term(term.operand, not value, in_config)
-    if isinstance(term, ast.Attribute):
-        owner = dotted(term.value) or ""
-        if "config" in owner.lower() or (in_config and owner == "self"):
-            return term.attr, value
-    return None
+        return _flag_term(term.operand, not value, in_config, config_attrs)
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and type(term.ops[0]) in COMPARISONS:
+        bound = term.comparators[0]
+        attr = _config_attr(term.left, in_config, config_attrs)
+        if attr and isinstance(bound, ast.Constant) and type(bound.value) in (int, float):
+            return attr, value, COMPARISONS[type(term.ops[0])], bound.value
+        return None
+    attr = _config_attr(term, in_config, config_attrs)
+    return (attr, value) if attr else None
 
 
-def condition_flags(conditions: List[Tuple[ast.AST, bool]], class_name: str = "") -> Tuple[Flag, ...]:
+def holds(value, flag: Flag) -> bool:
+    """Does a config default satisfy the test of `flag` (its truth, or its comparison)?"""
+    if len(flag) == 2:
+        return bool(value)
+    op, bound = flag[2], flag[3]
+    if not isinstance(value, (int, float)):
+        return True  # a comparison with something else: decide nothing
+    return {">": value > bound, ">=": value >= bound, "<": value < bound, "<=": value <= bound,
+            "==": value == bound, "!=": value != bound}[op]
+
+
+def condition_flags(conditions: List[Tuple[ast.AST, bool]], class_name: str = "",
+                    config_attrs: Optional[Dict[str, str]] = None) -> Tuple[Flag, ...]:
     """The config flags the plain `if`s around a node need: every operand of an `and` on the true
-    branch, every operand of an `or` on the false branch. `class_name`: the class of the method."""
+    branch, every operand of an `or` on the false branch. `class_name`: the class of the method;
+    `config_attrs`: its `self` attributes copied from the config in `__init__`."""
     out: List[Flag] = []
     in_config = class_name.endswith("Config")
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            flag = _flag_term(term, branch, in_config)
+            flag = _flag_term(term, branch, in_config, config_attrs or {})
             if flag and flag not in out:
                 out.append(flag)
     return tuple(out)
@@ -60,8 +99,8 @@ def config_class(project, cls: str) -> Optional[str]:
     return None
 
 
-def flag_default(project, cls: str, attr: str) -> Optional[bool]:
-    """The class default of a boolean attribute, through the bases; None when unknown or reassigned."""
+def flag_default(project, cls: str, attr: str):
+    """The class default of a boolean or number attribute, through the bases; None when unknown or reassigned."""
     for c in project.mro(cls):
         entry = project.classes.get(c)
         if entry is not None and attr in entry[1].flags:
@@ -78,11 +117,65 @@ def decide(project, root_fid: str, flags: Tuple[Flag, ...]) -> Tuple[bool, str]:
     if config is None:
         return True, ""
     known = []
-    for attr, needed in flags:
+    for flag in flags:
+        attr, needed = flag[0], flag[1]
         value = flag_default(project, config, attr)
         if value is None:
             continue
-        if value != needed:
+        if holds(value, flag) != needed:
             return False, ""
         known.append(f"{attr}={value}")
     return True, f"{config.rsplit('.', 1)[-1]} sets {', '.join(known)}" if known else ""
+
+
+def submodule_assignments(init: ast.AST) -> Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]]:
+    """Each `self.<attr> = value` of `__init__` with the config flags it is made under: `self.x =
+    X(config) if config.use_x else None`, or under `if config.use_x:` (wav2vec2's `if
+    config.do_stable_layer_norm: self.encoder = StableEncoder(config) else: self.encoder =
+    Encoder(config)`: each class under its own flag). `None` assignments build nothing."""
+    out: Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]] = {}
+
+    def walk(stmts, conditions) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                walk(stmt.body, conditions + [(stmt.test, True)])
+                walk(stmt.orelse, conditions + [(stmt.test, False)])
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                value = stmt.value
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and
+                            target.value.id == "self") or _is_none(value):
+                        continue
+                    made = [(value, conditions)]
+                    if isinstance(value, ast.IfExp):
+                        made = [(side, conditions + [(value.test, branch)])
+                                for side, branch in ((value.body, True), (value.orelse, False)) if not _is_none(side)]
+                    out.setdefault(target.attr, []).extend((v, condition_flags(c)) for v, c in made)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+                for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                    walk(block, conditions)
+                for handler in getattr(stmt, "handlers", []):
+                    walk(handler.body, conditions)
+
+    walk(getattr(init, "body", []), [])
+    return out
+
+
+def submodule_flags(init: ast.AST, classes_of) -> Dict[str, Dict[str, Tuple[Flag, ...]]]:
+    """self.<attr> → {class built into it → the config flags every assignment building it needs};
+    `classes_of(value)`: the classes an assigned expression constructs. A class built once without
+    a flag is left out."""
+    out: Dict[str, Dict[str, Tuple[Flag, ...]]] = {}
+    for attr, made in submodule_assignments(init).items():
+        needed: Dict[str, set] = {}
+        for value, flags in made:
+            for cls in classes_of(value):
+                needed[cls] = set(flags) if cls not in needed else needed[cls] & set(flags)
+        kept = {cls: tuple(sorted(flags, key=repr)) for cls, flags in needed.items() if flags}
+        if kept:
+            out[attr] = kept
+    return out
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

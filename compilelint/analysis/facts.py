@@ -17,6 +17,7 @@ from compilelint.analysis.astutil import (
     parameter_defaults, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
+from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -48,6 +49,7 @@ class ClassFacts:
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
+        self.config_attrs: Dict[str, str] = {}  # self attribute → the config attribute __init__ copies into it
 
     def attr_kind(self, attr: str) -> Optional[str]:
         if attr == "training":
@@ -275,6 +277,7 @@ class ClassCollector:
                 cls.tensor_attrs |= parent.tensor_attrs
                 cls.buffer_attrs |= parent.buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
+                cls.config_attrs = dict(parent.config_attrs)
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
@@ -283,6 +286,8 @@ class ClassCollector:
         for method in node.body:
             if isinstance(method, FUNCS):
                 self._method(cls, method, probe)
+                if method.name == "__init__":  # while the walk of __init__ still knows its local classes
+                    info.submodule_flags = submodule_flags(method, self._constructed_classes)
         return cls
 
     def _class_level(self, info: ClassInfo):
@@ -296,8 +301,8 @@ class ClassCollector:
             if not isinstance(target, ast.Name):
                 continue
             value = stmt.value
-            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
-                info.flags[target.id] = value.value
+            if isinstance(value, ast.Constant) and type(value.value) in (bool, int, float):
+                info.flags[target.id] = value.value  # `is_encoder_decoder: bool = True`, `layerdrop: float = 0.0`
             typed = annotation_class(stmt.annotation, resolve) if isinstance(stmt, ast.AnnAssign) else None
             if typed is None and isinstance(value, (ast.Name, ast.Attribute)):
                 typed = annotation_class(value, resolve)
@@ -311,7 +316,7 @@ class ClassCollector:
                 if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
                     for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                         for attr, value in self_targets(t, sub.value):
-                            constant = isinstance(value, ast.Constant) and isinstance(value.value, bool)
+                            constant = isinstance(value, ast.Constant) and type(value.value) in (bool, int, float)
                             assigned.setdefault(attr, set()).add(value.value if constant else None)
         for attr, values in assigned.items():
             values |= {info.flags[attr]} if attr in info.flags else set()
@@ -321,6 +326,7 @@ class ClassCollector:
         in_init = method.name == "__init__"
         if in_init:
             self._constructor_params(method, cls)
+            self._config_copies(method, cls)
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.class_names = self._class_valued_names(method)
@@ -365,6 +371,21 @@ class ClassCollector:
                 for c in self._constructed_classes(sub.args[-1]):
                     if c not in members:
                         members.append(c)
+
+    def _config_copies(self, init, cls: ClassFacts):
+        """`self.layerdrop = config.encoder_layerdrop`: the attribute holds the config's value (an
+        attribute assigned anything else as well holds no one config attribute)."""
+        copies: Dict[str, Optional[str]] = {}
+        for sub in self.facts.nodes(init):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                    for attr, value in self_targets(t, sub.value):
+                        owner = dotted(value.value) or "" if isinstance(value, ast.Attribute) else ""
+                        source = value.attr if "config" in owner.lower() else None
+                        copies[attr] = source if attr not in copies or copies[attr] == source else None
+        cls.config_attrs.update({a: c for a, c in copies.items() if c})
+        for attr in [a for a, c in copies.items() if not c]:
+            cls.config_attrs.pop(attr, None)
 
     def _constructor_params(self, init, cls: ClassFacts):
         """`self.gate = gate` for an __init__ parameter: what a constructor call passes there lands in

@@ -2,8 +2,11 @@
 
 `DynamicCache.__init__(self, ddp_cache_data=None, config=None)` has an `.item()` under
 `if ddp_cache_data is not None:`; every model reaches `__init__` through `DynamicCache(config=...)`,
-which never passes `ddp_cache_data`, so that code never runs under compile. At walk time a
-finding keeps the parameters (defaulting to None) that the `if`s around it need passed (`needs`);
+which never passes `ddp_cache_data`, so that code never runs under compile. The same holds for a
+flag defaulting to a false constant and tested for truth: timm's `resample_abs_pos_embed(...,
+verbose=False)` logs only `if ... and verbose:`, and no model's call passes `verbose`. At walk
+time a finding keeps the parameters (defaulting to None, or tested bare and defaulting to False,
+0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
 them out. A function that is itself a root gets its arguments from the user: nothing is dropped.
 """
@@ -16,15 +19,16 @@ from compilelint.analysis.astutil import parameter_defaults
 from compilelint.summary import Call, FunctionInfo
 
 
-def _optional_params(fn: ast.AST) -> List[str]:
-    """Parameters whose default is None."""
-    return [a.arg for a, d in parameter_defaults(fn.args) if isinstance(d, ast.Constant) and d.value is None]
+def _optional_params(fn: ast.AST) -> Dict[str, object]:
+    """Parameters whose default is a false constant (None, False, 0, ""): parameter → the default."""
+    return {a.arg: d.value for a, d in parameter_defaults(fn.args)
+            if isinstance(d, ast.Constant) and not d.value}
 
 
-def _given(term: ast.AST, branch: bool, optional: List[str], vararg: str = "") -> Optional[str]:
-    """What this operand, taking `branch`, shows the call gave: an optional parameter (`p is not
-    None`, `p` on the true branch, `p is None` on the false one), or a count of extra positional
-    arguments (`len(caches) == 1` → "*1")."""
+def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str = "") -> Optional[str]:
+    """What this operand, taking `branch`, shows the call gave: an optional parameter (`p` on the
+    true branch; for a default of None also `p is not None`, and `p is None` on the false one), or
+    a count of extra positional arguments (`len(caches) == 1` → "*1")."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
         return _given(term.operand, not branch, optional, vararg)
     if vararg and branch and isinstance(term, ast.Compare) and len(term.ops) == 1 and \
@@ -36,7 +40,7 @@ def _given(term: ast.AST, branch: bool, optional: List[str], vararg: str = "") -
     if isinstance(term, ast.Name) and term.id in optional and branch:
         return term.id
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
-            term.left.id in optional and isinstance(term.comparators[0], ast.Constant) and \
+            optional.get(term.left.id, False) is None and isinstance(term.comparators[0], ast.Constant) and \
             term.comparators[0].value is None:
         op = term.ops[0]
         if isinstance(op, ast.IsNot) and branch or isinstance(op, ast.Is) and not branch:
@@ -97,9 +101,10 @@ class Incoming:
         """True when something in `needs` is given by no live traced call of `fid`."""
         if not needs or fid in self.roots:
             return False
-        calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
-        if not calls:
-            return False
+        incoming = self._incoming().get(fid, [])
+        calls = [call for caller, call in incoming if self.live(caller, call)]
+        if not calls:  # reached only through calls that never run (or, with no calls, as a root)
+            return bool(incoming)
         callee = self.project.functions[fid][1]
         return any(not any(passes(c, callee, p) for c in calls) for p in needs)
 

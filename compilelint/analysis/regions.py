@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from compilelint.analysis import config_flags
+from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
@@ -85,8 +87,10 @@ class DisabledCall:
 class Project:
     """An index over all summaries: functions and classes by dotted name, MRO, call resolution."""
 
-    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=()):
+    def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=(), follow_misuse: bool = False):
         self.summaries = summaries
+        # Follow branches that run only when a caller misuses an argument (`--follow-misuse`).
+        self.follow_misuse = follow_misuse
         self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
         self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)
         self.modules: Dict[str, FileSummary] = {}
@@ -149,6 +153,23 @@ class Project:
                 return [self.canonical(x) for x in entry[1].submodules[attr]]
         return []
 
+    def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
+        """The config flags a call into a submodule needs to reach `callee` (`self.adapter(x)` →
+        add_adapter=True; `self.encoder(x)` → do_stable_layer_norm=True for the stable encoder)."""
+        if call.kind not in ("self", "attr"):
+            return ()
+        summary, info = self.functions[fid]
+        if "." not in info.qualname:
+            return ()
+        for c in self.mro(f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}"):
+            entry = self.classes.get(c)
+            if entry and call.target in entry[1].submodules:  # the class that builds the attribute
+                for built, flags in entry[1].submodule_flags.get(call.target, {}).items():
+                    if self.method(self.canonical(built), call.member or "forward") == callee:
+                        return flags
+                return ()
+        return ()
+
     def is_module_class(self, cls: str) -> bool:
         for c in self.mro(cls):
             entry = self.classes.get(c)
@@ -191,8 +212,13 @@ class Project:
         return value
 
     def dead(self, guards) -> bool:
-        """True when the code only runs if a compile predicate has the value it lacks under Dynamo."""
+        """True when the code only runs if a compile predicate has the value it lacks under Dynamo,
+        or only on a caller's misuse of an argument (unless those paths are followed)."""
         for name, needed in guards:
+            if name == MISUSE:
+                if not self.follow_misuse:
+                    return True
+                continue
             value = self.predicate_value(name)
             if value is not None and value != needed:
                 return True
@@ -358,6 +384,9 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
                 if mode == "never" or project.dead(call.guards):
                     continue
                 for callee in project.callees(current, call):
+                    flags = project.call_flags(current, call, callee)
+                    if flags and not config_flags.decide(project, fid, flags)[0]:
+                        continue  # a submodule the root model's config never builds
                     callee_qual = project.functions[callee][1].qualname
                     if project.is_disabled(callee):
                         key = (current, call.row, call.col, callee)
@@ -382,6 +411,8 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
                     plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
                     hop = callee_qual if plain else f"{call.label} → {callee_qual}"
                     condition = f"@{swapped} keeps the eager forward" if swapped else here.condition
+                    if (MISUSE, True) in call.guards and MISUSE_NOTE not in condition:
+                        condition = " and ".join(x for x in (condition, MISUSE_NOTE) if x)
                     reached[callee] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)
                     queue.append(callee)
     return reached, disabled

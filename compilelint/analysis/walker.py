@@ -17,6 +17,7 @@ from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
+from compilelint.analysis.misuse import MISUSE, misuse_branch
 from compilelint.analysis.names import dotted
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.regions import is_stop_decorator
@@ -166,6 +167,8 @@ class FileAnalyzer(RuleContext):
 
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
+        if misuse_branch(test, branch, body, self.scope.node):
+            guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
         plain = not self._only_guards(test)
         if plain:
@@ -324,6 +327,17 @@ class FileAnalyzer(RuleContext):
                 out.extend(self._branch_guards(parent.test, child is parent.body))
         return out
 
+    def _short_circuit_conditions(self, path: List[ast.AST]) -> List[Tuple[ast.AST, bool]]:
+        """`a and b`: `b` runs only when `a` is true (`a or b`: when it is false), as (test, branch)."""
+        out: List[Tuple[ast.AST, bool]] = []
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, ast.BoolOp):
+                for value in parent.values:
+                    if value is child:
+                        break
+                    out.append((value, isinstance(parent.op, ast.And)))
+        return out
+
     def _short_circuit_texts(self, path: List[ast.AST]) -> List[str]:
         """`x is not None and x.any()`: the operands that must let the flagged one run, for the note."""
         out: List[str] = []
@@ -354,9 +368,11 @@ class FileAnalyzer(RuleContext):
         for test, branch in bound:
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
-        conditions = list(self.scope.conditions) + bound  # what the path needs of config flags and arguments
+        # what the path needs of config flags and arguments, `x is not None and x.any()` included
+        conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path)
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
-                              flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else ""),
+                              flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
+                                                    self.scope.cls.config_attrs if self.scope.cls else None),
                               needs=needed_params(conditions, self.scope.node))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)

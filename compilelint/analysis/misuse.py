@@ -1,0 +1,125 @@
+"""Branches that exist to tell a caller it used an argument wrongly: they run only on misuse.
+
+Library code warns when a caller passes a deprecated argument (diffusers' `if len(args) > 0 or
+kwargs.get("scale") is not None: deprecate("scale", ...)`, `logger.warning("Passing `scale` ...
+is deprecated")`, `warnings.warn(..., FutureWarning)`) or keyword arguments the callee ignores
+(`unused = [k for k in kwargs if k not in expected]; if len(unused) > 0: logger.warning(...)`).
+A model called the current way never takes these branches (the truth corpus: none of them ran in
+any of its 373 models), so what they contain — the warning itself, the deprecation helper they
+call — is a claim about a path users leave as soon as they read the warning. The walker marks
+such a branch with the `MISUSE` guard; the project pass treats it as dead unless the user asks
+for these paths (`--follow-misuse`), and then the note says the condition.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional
+
+from compilelint.analysis.names import dotted
+
+# The pseudo-predicate of a misuse branch: (MISUSE, True) in a node's guards.
+MISUSE = "caller-misuse"
+NOTE = "a caller passes a deprecated or unexpected argument"
+DEPRECATION_CATEGORIES = frozenset({"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"})
+WARNING_CALLS = frozenset({"warn", "warning", "warning_once", "warning_advice", "info", "info_once", "debug"})
+
+
+def is_helper(fn: Optional[ast.AST]) -> bool:
+    """A deprecation or warning helper (`deprecate`, `warn_once`): its own branches are about its
+    arguments, not about its callers' misuse (its calls are judged where they are made)."""
+    name = getattr(fn, "name", "").lower()
+    return "deprecat" in name or "warn" in name
+
+
+def misuse_branch(test: ast.AST, branch: bool, body: List[ast.stmt], fn: Optional[ast.AST]) -> bool:
+    """Does this branch of `if test:` run only when a caller misuses an argument?"""
+    if fn is None or not body or is_helper(fn):
+        return False
+    return _warns_deprecation(body) or (branch and _only_warns(body) and _unexpected_kwargs(test, fn))
+
+
+def _warns_deprecation(body: List[ast.stmt]) -> bool:
+    """The branch (its own statements) calls a deprecation helper, warns with a deprecation
+    category, or warns with a message that says "deprecated"."""
+    texts: Dict[str, str] = {}  # deprecation_message = "..." before the call
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            text = _text(stmt.value, texts)
+            if text is not None:
+                texts[stmt.targets[0].id] = text
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        if call is None:
+            continue
+        name = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+        if "deprecat" in name:
+            return True
+        categories = call.args[1:2] + [k.value for k in call.keywords if k.arg == "category"]
+        if any((dotted(c) or "").rsplit(".", 1)[-1] in DEPRECATION_CATEGORIES for c in categories):
+            return True
+        if name in WARNING_CALLS and any("deprecat" in (_text(a, texts) or "").lower() for a in call.args[:1]):
+            return True
+    return False
+
+
+def _text(node: ast.AST, texts: Dict[str, str]) -> Optional[str]:
+    """The literal parts of a message: a string, an f-string, `"a" "b"`, `"a" + b`, a name bound above."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return (_text(node.left, texts) or "") + (_text(node.right, texts) or "")
+    if isinstance(node, ast.Name):
+        return texts.get(node.id)
+    return None
+
+
+def _only_warns(body: List[ast.stmt]) -> bool:
+    """Every statement is a warning or logging call."""
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+               and s.value.func.attr in WARNING_CALLS for s in body)
+
+
+def _unexpected_kwargs(test: ast.AST, fn: ast.AST) -> bool:
+    """`len(unused) > 0` (or `unused`), where `unused` is built in the function from the `**kwargs`
+    parameter, keeping the keys that are `not in` what the callee accepts."""
+    kwarg = fn.args.kwarg.arg if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.args.kwarg else None
+    if kwarg is None:
+        return False
+    name = _nonempty_name(test)
+    if name is None:
+        return False
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+                and sub.targets[0].id == name and _filters_kwargs(sub.value, kwarg):
+            return True
+    return False
+
+
+def _nonempty_name(test: ast.AST) -> Optional[str]:
+    """`x`, `len(x)`, `len(x) > 0`, `len(x) != 0`, `len(x) >= 1` → "x"."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "len" and \
+            len(test.args) == 1 and isinstance(test.args[0], ast.Name):
+        return test.args[0].id
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        op, bound = test.ops[0], test.comparators[0].value
+        if (isinstance(op, (ast.Gt, ast.NotEq)) and bound == 0) or (isinstance(op, ast.GtE) and bound == 1):
+            inner = _nonempty_name(test.left)
+            return inner if isinstance(test.left, ast.Call) else None
+    return None
+
+
+def _filters_kwargs(value: ast.AST, kwarg: str) -> bool:
+    """`[k for k, _ in kwargs.items() if k not in accepted ...]` (list, set or generator; `.keys()` or bare)."""
+    if not isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) or not value.generators:
+        return False
+    gen = value.generators[0]
+    source = gen.iter
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr in ("items", "keys"):
+        source = source.func.value
+    if not (isinstance(source, ast.Name) and source.id == kwarg):
+        return False
+    return any(isinstance(n, ast.Compare) and any(isinstance(op, ast.NotIn) for op in n.ops)
+               for cond in gen.ifs for n in ast.walk(cond))
