@@ -459,6 +459,12 @@ class EngineProjectContext(ProjectContext):
         return [(summary, row, code) for summary in self._summaries for row, codes in summary.noqa.items()
                 for code in codes or () if code.startswith("CL") and (summary.path, row, code) not in used]
 
+    def findings_of(self, code: str):
+        return [f for f in self._builder.findings.values() if f.code == code]
+
+    def withdraw(self, finding) -> None:
+        self._builder.findings = {k: f for k, f in self._builder.findings.items() if f is not finding}
+
     def report(self, rule, summary, function, span, message=None, region=None, *, guards=(), distinct=""):
         self._builder.add(summary, function, Candidate(rule.code, message or rule.message, span, None, tuple(guards)),
                           region, distinct)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set,
 from compilelint.fix.text import FileText
 
 if TYPE_CHECKING:
-    from compilelint.finding import Region, Span
+    from compilelint.finding import Finding, Region, Span
     from compilelint.summary import FileSummary, FunctionInfo
 
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
@@ -217,6 +217,16 @@ class ProjectContext:
     def unused_noqa(self) -> List[Tuple["FileSummary", int, str]]:
         """(file, row, code) of `# noqa: CODE` directives that suppressed nothing (complete only in
         the `after_suppressions` phase)."""
+        raise NotImplementedError
+
+    def findings_of(self, code: str) -> List["Finding"]:
+        """The findings of rule `code` placed so far (its candidates in reached code, in the `reach`
+        phase)."""
+        raise NotImplementedError
+
+    def withdraw(self, finding: "Finding") -> None:
+        """Drop a finding placed before: a rule that sees, over the whole project, that Dynamo never
+        names it (CL407: one first-call recompile per frame, named at its first failing guard)."""
         raise NotImplementedError
 
     def report(self, rule: Type["Rule"], summary: "FileSummary", function: str, span: "Span",

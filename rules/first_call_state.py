@@ -2,7 +2,8 @@ import ast
 import weakref
 from typing import Dict, Optional, Set
 
-from compilelint.rule import Rule
+from compilelint.analysis import frames as F
+from compilelint.rule import ProjectContext, Rule
 
 
 def _root(node) -> Optional[str]:
@@ -58,6 +59,23 @@ def _only_state(test) -> bool:
     names = [n for n in ast.walk(test) if isinstance(n, ast.Name)]
     calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)]
     return bool(names) and not calls and all(n.id == "self" for n in names)
+
+
+def _sized(test, state) -> bool:
+    """The test reads the state's size (`self.rel_indices.shape[1] != N`, `len(self.cache) < n`): a
+    cache resized to the input, whose recompile is a size guard that automatic dynamic shapes absorb
+    (and that an eager warm-up call already settles: timm's convit, truth corpus)."""
+    key = ast.dump(state)
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Attribute) and sub.attr == "shape" and ast.dump(sub.value) == key:
+            return True
+        if isinstance(sub, ast.Call) and sub.args[:1] and isinstance(sub.func, ast.Name) and sub.func.id == "len" \
+                and ast.dump(sub.args[0]) == key:
+            return True
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "size" and \
+                ast.dump(sub.func.value) == key:
+            return True
+    return False
 
 
 def _load_dump(node) -> str:
@@ -168,11 +186,41 @@ class FirstCallState(Rule):
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        hits = set(tested) & _assigned(node.body)
+        hits = {k for k in set(tested) & _assigned(node.body) if not _sized(node.test, tested[k])}
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
             self._say(node.test, tested[max(sorted(hits), key=len)])
+
+    @classmethod
+    def check_project(cls, project: ProjectContext):
+        """One frame fills every copy of a cache on its first call and recompiles once, at the first
+        guard that fails: the same state (`self.attention_bias_cache`) read in several classes of one
+        frame is named only where the frame reads it first (timm's levit and efficientformer_v2: the
+        recompile is at `Attention`'s cache, never at `AttentionDownsample`'s after it; truth, torch 2.11)."""
+        findings = project.findings_of(cls.code)
+        if len(findings) < 2:
+            return
+        graph = project.graph
+        modules = {s.path: s.module for s in project.summaries}
+        seen, first = set(), set()
+        for mode in F.MODES:
+            fr = project.frames(mode)
+            order = F.execution_order(graph, fr, project.trees)
+            groups: Dict[tuple, list] = {}
+            for f in findings:
+                fid = f"{modules.get(f.path)}.{f.function}"
+                if f.region is None or f.region.mode not in ("any", mode) or fid not in order:
+                    continue
+                state = f.message.split("`")[1]  # the state the condition reads
+                key = (f.region.root, F.frame_of(fr, fid), state)
+                groups.setdefault(key, []).append(((order[fid], f.span.row), id(f)))
+            for members in groups.values():
+                seen.update(i for _, i in members)
+                first.add(min(members)[1])
+        for f in findings:
+            if id(f) in seen and id(f) not in first:
+                project.withdraw(f)
 
     INVALID = [
         """
@@ -237,6 +285,61 @@ class BiasCache(nn.Module):  # timm's get_attention_biases: a dict filled on the
             self.attention_bias_cache[key] = self.bias * 1
         return x + self.attention_bias_cache[key]
 """,
+        """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {}
+
+    def forward(self, x):
+        if self.training:
+            return x + self.bias
+        key = str(x.device)
+        if key not in self.attention_bias_cache:  # <-
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache[key]
+
+class AttentionDownsample(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+        self.attention_bias_cache = {}
+
+    def forward(self, x):
+        if self.training:
+            return x + self.bias
+        key = str(x.device)
+        if key not in self.attention_bias_cache:  # filled by the same first call: Dynamo names Attention's guard
+            self.attention_bias_cache[key] = self.bias * 1
+        return x + self.attention_bias_cache[key]
+
+class Stage(nn.Module):
+    def __init__(self, downsample):
+        super().__init__()
+        if downsample:
+            self.downsample = AttentionDownsample()
+        else:
+            self.downsample = nn.Identity()
+        self.blocks = nn.Sequential(Attention(), Attention())
+
+    def forward(self, x):
+        x = self.downsample(x)
+        return self.blocks(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.Sequential(Stage(False), Stage(True))
+
+    def forward(self, x):
+        return self.stages(x)
+
+model = torch.compile(Model())
+""",
     ]
     VALID = [
         """
@@ -272,5 +375,16 @@ class BiasCache(nn.Module):
         if torch.jit.is_tracing() and key not in self.attention_bias_cache:  # never under Dynamo
             self.attention_bias_cache[key] = self.bias * 1
         return x + self.attention_bias_cache["cpu"]
+
+class RelativeIndices(nn.Module):  # timm's convit: a buffer rebuilt when the input's length changes
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rel_indices", torch.zeros(1, 1, 1, 3), persistent=False)
+
+    def forward(self, x):
+        n = x.shape[1]
+        if self.rel_indices is None or self.rel_indices.shape[1] != n:  # a size guard: dynamic shapes absorb it
+            self.rel_indices = torch.zeros(1, n, n, 3)
+        return x + self.rel_indices.sum()
 """,
     ]

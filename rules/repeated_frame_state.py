@@ -1,6 +1,7 @@
 import ast
 from typing import Dict, List, Optional, Set
 
+from compilelint.analysis import carried_none
 from compilelint.analysis import frames as F
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule
@@ -105,7 +106,10 @@ class RepeatedFrameState(Rule):
         for mode in F.MODES:
             fr = project.frames(mode)
             inside: Dict[str, str] = {}  # function → the repeated frame it runs in
-            for frame in sorted(fr.repeated):
+            # a frame also entered with a loop-carried None argument fails that guard first, and Dynamo
+            # names it (switch_transformers: `args[2] is None`, not the cache's `is_updated`): CL414 says it
+            carried = {frame for _, frame, *_ in carried_none.hits(graph, fr, project.trees)}
+            for frame in sorted(fr.repeated - carried):
                 todo = [frame]
                 while todo:
                     fid = todo.pop()

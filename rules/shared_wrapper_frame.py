@@ -172,8 +172,9 @@ class SharedWrapperFrame(Rule):
                         places[key] = shared
                         groups.setdefault(key, []).append(fid)
                 for key, fids in groups.items():
-                    if len(fids) < 2 or mode in found.get(key, {}):
-                        continue
+                    if mode in found.get(key, {}) or not any(not F.exclusive(graph, fr, a, b, project.trees)
+                                                             for i, a in enumerate(fids) for b in fids[i + 1:]):
+                        continue  # fewer than two classes that can meet in one model
                     counts = {F.positional_count(graph, caller, call, project.trees) for fid in fids
                               for caller, call in fr.callers.get(fid, ())} - {None}
                     root = next(f for f in component if fr.why[f] == "the compiled root")

@@ -129,3 +129,16 @@ def test_stdin_text_is_what_the_frames_read_not_the_file_on_disk(tmp_path):
     report = check_paths([str(path)], Settings(cache=False), stdin=(str(path), source.encode()))
     rows = [f.span.row for f in report.findings if f.code == "CL412"]
     assert rows == [i for i, line in enumerate(source.splitlines(), 1) if "# <-" in line]
+
+
+def test_settings_are_decided_by_the_config_class_defaults(tmp_path):
+    """`self.layerdrop > 0.0` with `self.layerdrop = config.layerdrop`: a break under it makes frames
+    only when the root's config class sets it above 0 (m2m_100's 0.05, not bart's 0.0)."""
+    source = MODEL.replace("if self.training and x.sum() > 0:", "if self.training and self.layerdrop > 0.0 and x.sum() > 0:")
+    source = source.replace("class Model(nn.Module):\n", "class Model(nn.Module):\n    config: Config\n")
+    source = source.replace("        super().__init__()\n        self.layers", "        super().__init__()\n        self.layerdrop = config.layerdrop\n        self.layers")
+    source = source.replace("def __init__(self):\n        super().__init__()\n        self.layerdrop", "def __init__(self, config):\n        super().__init__()\n        self.layerdrop")
+    for default, repeated in (("0.05", True), ("0.0", False)):
+        text = source.replace("class Layer(nn.Module):", f"class Config:\n    layerdrop: float = {default}\n\n\nclass Layer(nn.Module):")
+        fr, mod = _frames(tmp_path, text, "train")
+        assert (f"{mod}.Layer.forward" in fr.repeated) is repeated, (default, fr.why)

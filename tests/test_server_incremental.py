@@ -322,3 +322,13 @@ def test_recompile_findings_in_the_server_are_a_fresh_checks(tmp_path):
     # both rules fired, and at more than one place as the edits moved their lines and text
     assert len({span for code, span in seen if code == "CL411"}) >= 2
     assert len({span for code, span in seen if code == "CL412"}) >= 3
+
+
+def test_a_comment_in_place_of_a_methods_def_line_is_not_spliced():
+    """The stand-in class header would take the body's deeper indentation as its own; the whole
+    file does not parse (unexpected indent), so neither may the splice."""
+    text = "class M:\n    x = 1\n\n    def f(self):\n        return 1\n"
+    edited = text.replace("    def f(self):\n", "    # noqa\n")
+    with pytest.raises(SyntaxError):
+        ast.parse(edited)
+    assert reparse(ast.parse(text), text.splitlines(True), edited.splitlines(True), edited) is None

@@ -12,25 +12,33 @@ changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper sh
 encoder's and a model's `forward` recompiles once when the encoder breaks, never when nothing
 breaks (everything is inlined into one frame).
 
-The breaks are the reached break candidates of the rules (kind "break") in that mode, except those
-under a test of the module's own settings (bart's layerdrop break sits under `self.layerdrop > 0`,
-0 by default, and never runs; the config flags of a path are decided elsewhere).
+The breaks are the reached break candidates of the rules (kind "break") in that mode that run
+with the model's defaults (`runs_by_default`): not those needing an optional argument no traced call
+gives or a config flag the model's config class contradicts (as for findings), not those under a
+half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
+models run in float32 unless cast), no conditional log or warning (`if len(unused_kwargs) > 0:
+logger.warning(...)`, diffusers' `deprecate`: misuse and deprecation paths), and those under a test
+of the module's own settings only when the config class's defaults make it true (`self.layerdrop >
+0.0`: 0.0 in BartConfig, never runs; 0.05 in M2M100Config, runs in train).
 
 The project pass computes the frames of both modes once (`all_frames`), and the language server
 keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
 is kept while the function's summary entry is the same object, it is reached in the same mode,
 and the project index answers as before (the server starts a new memo when it rebuilds the
 index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
-skipped frames) runs on every pass, so an edit that changes what is reached reuses them too. Loops
+skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is reached reuses them too. Loops
 come from the parsed modules the pass is given (`trees.Trees`: the server's in-memory ones).
 """
 from __future__ import annotations
 
 import ast
+import re
 import functools
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from compilelint.analysis import config_flags, module_settings
+from compilelint.analysis.passed_args import Incoming
 from compilelint.analysis.regions import edge_mode, meet
 from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.analysis.trees import Trees
@@ -49,6 +57,7 @@ class Frames:
     edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
     callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
     repeated: Set[str] = field(default_factory=set)
+    skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
 
 
 def _runs_in(mode: str, wanted: str) -> bool:
@@ -85,8 +94,8 @@ class FramesMemo:
                 if _runs_in(m, mode):
                     out[mode][0].extend(targets)
         for c in info.candidates:
-            if c.code not in _break_codes() or "self." in c.when:
-                continue  # under a test of the module's own settings (`self.layerdrop > 0`, 0 by default): may never run
+            if c.code not in _break_codes():
+                continue
             m = meet(mode_reached, edge_mode(c.guards))
             if m != "never" and not project.dead(c.guards):
                 for mode in MODES:
@@ -102,6 +111,10 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
     memo = memo if memo is not None else FramesMemo()
     out = {mode: Frames(mode) for mode in MODES}
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
+    roots = [f for f in roots if f in reached]
+    incoming = Incoming(project, reached, roots)
+    root_of = {project.display(f): f for f in roots}  # the root each reached function is reached from
+    config_roots = _one_per_config(project, roots)
     for fid, r in reached.items():
         part = memo.part(project, fid, r.mode)
         for mode in MODES:
@@ -112,9 +125,10 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
                 callers = out[mode].callers
                 for callee, call in edges:
                     callers.setdefault(callee, []).append((fid, call))
-            if breaks:
-                breaking[mode][fid] = [c.span.row for c in breaks]
-    roots = list(roots)
+            rows = [c.span.row for c in breaks
+                    if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots, trees)]
+            if rows:
+                breaking[mode][fid] = rows
     for mode in MODES:
         _assemble(project, out[mode], roots, breaking[mode], reached, trees)
     return out
@@ -134,13 +148,14 @@ def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[i
     todo = list(breaking)
     for fid in todo:
         out.why.setdefault(fid, "graph-breaks (line %d)" % breaking[fid][0])
+    path = set(breaking)  # the root too, when it calls breaking code (its loop may be skipped)
     while todo:
         fid = todo.pop()
         for caller, _ in out.callers.get(fid, ()):
-            if caller not in out.why:
-                out.why[caller] = "calls code that graph-breaks"
+            if caller not in path:
+                out.why.setdefault(caller, "calls code that graph-breaks")
+                path.add(caller)
                 todo.append(caller)
-    path = set(breaking) | {f for f, why in out.why.items() if why == "calls code that graph-breaks"}
     # skipped frames: a break inside a loop, or a call into breaking code inside one → everything
     # the frame calls runs as a frame, what it calls in that loop once per iteration
     skipped = []
@@ -149,6 +164,7 @@ def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[i
         rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
         if any(lo <= row <= hi for row in rows for lo, hi in loops):
             skipped.append(fid)
+    out.skipped.update(skipped)
     for fid in skipped:
         loops = _loops_of(project, fid, trees)
         for callee, call in out.edges.get(fid, ()):
@@ -156,6 +172,73 @@ def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[i
                 out.repeated.add(callee)
             if callee not in out.why:
                 out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
+
+
+WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
+HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
+
+
+def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming, roots: List[str],
+                    trees: Trees) -> bool:
+    """Does break candidate `c` of `fid` run when the model compiled from `root` has its default config?"""
+    if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
+        return False
+    if c.when and c.code in WARNING_CODES:
+        return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
+    if root and not config_flags.decide(project, root, c.flags)[0]:
+        return False
+    if "self." not in c.when:
+        return True
+    summary, info = project.functions[fid]
+    tests = enclosing_tests(trees.function(summary.path, info.row), c.span.row)
+    try:  # the note's own condition: also the operands before the break in its own `and`
+        tests.append((ast.parse(c.when, mode="eval").body, True))
+    except SyntaxError:
+        pass  # cut short ("…") or not an expression
+    terms = [(term, branch) for test, branch in tests
+             for term in (test.values if isinstance(test, ast.BoolOp) and
+                          isinstance(test.op, ast.And if branch else ast.Or) else [test])
+             if "self." in ast.unparse(term)]
+    # the config of the root reaching it; when that root declares none, any root's (several roots in
+    # one check: each class's forward is one, and `reached` names only the first that got there)
+    own = module_settings.evaluator(project, fid, root, mode, trees) if root else None
+    deciders = [own] if own is not None else \
+        [d for d in (module_settings.evaluator(project, fid, f, mode, trees) for f in roots) if d is not None]
+    # false when no config makes every setting true: the break may never run
+    return any(all(decide(term) is branch for term, branch in terms) for decide in deciders)
+
+
+def _one_per_config(project, roots: List[str]) -> List[str]:
+    """A root for each config class the roots declare (many roots share a few configs)."""
+    out: Dict[str, str] = {}
+    for f in roots:
+        cls = f.rsplit(".", 1)[0]
+        config = config_flags.config_class(project, cls) if cls in project.classes else None
+        if config is not None:
+            out.setdefault(config, f)
+    return list(out.values())
+
+
+def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool]]:
+    """The `if` tests around `row` in `fn`, outermost first, with the branch `row` is on."""
+    out: List[Tuple[ast.AST, bool]] = []
+    body = list(getattr(fn, "body", ()))
+    while body:
+        node = next((n for n in body if n.lineno <= row <= (n.end_lineno or n.lineno)), None)
+        if node is None or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(node, ast.If):
+            if node.body and node.body[0].lineno <= row <= (node.body[-1].end_lineno or row):
+                out.append((node.test, True))
+                body = node.body
+            elif node.orelse and node.orelse[0].lineno <= row:
+                out.append((node.test, False))
+                body = node.orelse
+            else:
+                break
+            continue
+        body = [n for field in ("body", "orelse", "finalbody", "handlers") for n in getattr(node, field, ()) or ()]
+    return out
 
 
 def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:
@@ -202,3 +285,103 @@ def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
     if not found or any(isinstance(a, ast.Starred) for a in found[0].args):
         return None
     return len(found[0].args)
+
+
+def exclusive(project, fr: Frames, a: str, b: str, trees: Trees) -> bool:
+    """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
+    submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
+    (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
+    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
+    ca, cb = _choices(project, fr, a, trees), _choices(project, fr, b, trees)
+    return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
+
+
+def _choices(project, fr: Frames, fid: str, trees: Trees) -> Dict[tuple, Set[bool]]:
+    """(class, attribute, row of the choosing test) → the branches taken on the paths up to `fid`."""
+    out: Dict[tuple, Set[bool]] = {}
+    seen, todo = {fid}, [fid]
+    while todo:
+        callee = todo.pop()
+        for caller, call in fr.callers.get(callee, ()):
+            if call.kind in ("self", "attr") and "." in caller:
+                for key, branch in _assignment_branches(project, caller.rsplit(".", 1)[0], call.target,
+                                                         callee.rsplit(".", 1)[0], trees):
+                    out.setdefault(key, set()).add(branch)
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return out
+
+
+def _assignment_branches(project, cls: str, attr: str, built: str, trees: Trees) -> List[Tuple[tuple, bool]]:
+    """Where `cls.__init__` assigns `self.<attr>` a class whose MRO holds `built`, the branches of
+    the tests choosing it: [((cls, attr, row of the test), branch)]."""
+    init = project.method(cls, "__init__")
+    if init is None:
+        return []
+    summary, info = project.functions[init]
+    fn = trees.function(summary.path, info.row)
+    out: List[Tuple[tuple, bool]] = []
+
+    def builds(value) -> bool:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                name = project.canonical(f"{summary.module}.{node.func.id}")
+                if built in project.mro(name):
+                    return True
+        return False
+
+    def visit(stmts, path):
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, path + [(stmt.lineno, True)])
+                visit(stmt.orelse, path + [(stmt.lineno, False)])
+            elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and
+                                                      isinstance(t.value, ast.Name) and t.value.id == "self"
+                                                      for t in stmt.targets):
+                value = stmt.value
+                if isinstance(value, ast.IfExp):
+                    for side, branch in ((value.body, True), (value.orelse, False)):
+                        if builds(side):
+                            out.extend(((cls, attr, row), b) for row, b in path + [(value.lineno, branch)])
+                elif builds(value):
+                    out.extend(((cls, attr, row), b) for row, b in path)
+
+    visit(getattr(fn, "body", []), [])
+    return out
+
+
+def execution_order(project, fr: Frames, trees: Trees) -> Dict[str, int]:
+    """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
+    a submodule `__init__` builds only under a test after the others (the first instance of a
+    stage may lack it: timm's first stage has `downsample = nn.Identity()`)."""
+    def later(caller: str, callee: str, call) -> tuple:
+        built = call.kind in ("self", "attr") and "." in caller and \
+            bool(_assignment_branches(project, caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0], trees))
+        return built, call.row
+
+    order: Dict[str, int] = {}
+    for root in sorted(f for f, why in fr.why.items() if why == "the compiled root"):
+        todo = [root]
+        while todo:
+            fid = todo.pop()
+            if fid in order:
+                continue
+            order[fid] = len(order)
+            calls = sorted(fr.edges.get(fid, ()), key=lambda e: later(fid, e[0], e[1]), reverse=True)
+            todo.extend(callee for callee, _ in calls)
+    return order
+
+
+def frame_of(fr: Frames, fid: str) -> str:
+    """The frame `fid` runs in: itself when it is one, else the nearest frame calling it."""
+    seen, todo = {fid}, [fid]
+    while todo:
+        f = todo.pop(0)
+        if f in fr.why:
+            return f
+        for caller, _ in fr.callers.get(f, ()):
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return fid

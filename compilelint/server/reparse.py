@@ -135,6 +135,8 @@ def reparse(tree: ast.Module, old: Sequence[str], new: Sequence[str], text: str,
         body = module.body[0].body if inner else module.body
         if not body or (inner and len(module.body) != 1):
             return None
+        if inner and any(node.col_offset != stmt.col_offset for node in body):
+            return None  # the stand-in header took another indentation (a comment replaced the `def` line)
         for node in body:
             ast.increment_lineno(node, start - 2 if inner else start - 1)
         parsed[id(stmt)] = body

@@ -1,0 +1,122 @@
+"""Does a test of a module's own settings hold under the compiled model's default config?
+
+transformers' layerdrop breaks sit under `if self.training and self.layerdrop > 0.0:` with
+`self.layerdrop = config.encoder_layerdrop` in `__init__`: BartConfig sets `encoder_layerdrop:
+float = 0.0` (the break never runs), M2M100Config `0.05` (it runs in train, and the layer loop's
+frame is skipped: measured in the truth corpus). The test is decided from source: `self.x` is
+followed to the config attribute `__init__` copies into it (or read as `self.config.x`), whose
+value is the class-level default of the root model's config class (through its bases). Anything
+else (a parameter, a method call, a value no class sets plainly) leaves the test undecided (None).
+The classes and `__init__`s are read from the pass's parsed modules (`trees.Trees`).
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Callable, Optional
+
+from compilelint.analysis import config_flags
+from compilelint.analysis.names import dotted
+from compilelint.analysis.trees import Trees
+
+UNKNOWN = object()
+COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+
+
+def _class_node(project, cls: str, trees: Trees) -> Optional[ast.ClassDef]:
+    entry = project.classes.get(cls)
+    if entry is None:
+        return None
+    tree = trees.module(entry[0].path)
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == entry[1].row), None) \
+        if tree is not None else None
+
+
+def class_default(project, cls: str, attr: str, trees: Trees):
+    """The constant a class body gives `attr` (`encoder_layerdrop: float = 0.05`), through the bases;
+    UNKNOWN when no class in the MRO sets it to a plain constant."""
+    for c in project.mro(cls):
+        node = _class_node(project, c, trees)
+        for stmt in node.body if node is not None else ():
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
+                stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if isinstance(target, ast.Name) and target.id == attr:
+                value = stmt.value
+                return value.value if isinstance(value, ast.Constant) else UNKNOWN
+    return UNKNOWN
+
+
+def _copied_from_config(project, cls: str, attr: str, trees: Trees) -> Optional[str]:
+    """`self.layerdrop = config.encoder_layerdrop` in the class's `__init__` → "encoder_layerdrop"
+    (the only assignment of `self.layerdrop` there; None otherwise)."""
+    init = project.method(cls, "__init__")
+    if init is None:
+        return None
+    summary, info = project.functions[init]
+    fn = trees.function(summary.path, info.row)
+    sources = set()
+    for node in ast.walk(fn) if fn is not None else ():
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and \
+                        t.attr == attr:
+                    owner = dotted(node.value.value) if isinstance(node.value, ast.Attribute) else None
+                    sources.add(node.value.attr if owner and "config" in owner.lower() else None)
+    return sources.pop() if len(sources) == 1 else None
+
+
+def _setting(project, cls: str, config_cls: str, text: str, trees: Trees):
+    """The default value of `self.x` / `self.config.x` (given as its source text) in instances of
+    `cls` built from `config_cls`'s defaults; UNKNOWN when it cannot be told."""
+    parts = text.split(".")
+    if len(parts) == 3 and parts[1] == "config":
+        return class_default(project, config_cls, parts[2], trees)
+    if len(parts) == 2:
+        source = _copied_from_config(project, cls, parts[1], trees)
+        return class_default(project, config_cls, source, trees) if source else UNKNOWN
+    return UNKNOWN
+
+
+def evaluator(project, fid: str, root_fid: str, mode: str,
+              trees: Trees) -> Optional[Callable[[ast.AST], Optional[bool]]]:
+    """A function deciding tests in method `fid` of a model compiled from `root_fid` in `mode`
+    (True / False / None when undecided); None when the root has no known config class."""
+    root_cls = root_fid.rsplit(".", 1)[0]
+    config_cls = config_flags.config_class(project, root_cls) if root_cls in project.classes else None
+    cls = fid.rsplit(".", 1)[0]
+    if config_cls is None or cls not in project.classes:
+        return None
+
+    def value(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        text = dotted(node)
+        if text == "self.training":
+            return mode == "train"
+        if text and text.startswith("self."):
+            return _setting(project, cls, config_cls, text, trees)
+        return UNKNOWN
+
+    def decide(test) -> Optional[bool]:
+        if isinstance(test, ast.BoolOp):
+            seen = [decide(v) for v in test.values]
+            stop = isinstance(test.op, ast.Or)  # the value that decides the whole chain
+            if stop in seen:
+                return stop
+            return None if None in seen else not stop
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = decide(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in COMPARE:
+            left, right = value(test.left), value(test.comparators[0])
+            if left is UNKNOWN or right is UNKNOWN:
+                return None
+            try:
+                return bool(COMPARE[type(test.ops[0])](left, right))
+            except TypeError:
+                return None
+        v = value(test)
+        return None if v is UNKNOWN else bool(v)
+
+    return decide
