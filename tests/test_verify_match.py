@@ -260,6 +260,7 @@ def test_tracer_records_where_instructions_start_on_the_finding_rows(tmp_path):
     operand = CLAMP.splitlines()[1].index("x > 0")
     assert all(line == 2 for line, _ in starts[True] | starts[False])  # only the asked-for row
     assert (2, operand) in starts[True] and (2, operand) not in starts[False]
+    assert starts[False]  # the row's first operand ran (Python 3.12 once missed a line's instructions)
 
 
 def test_reached_asks_whether_the_flagged_expression_ran(src):
@@ -273,5 +274,4 @@ def test_reached_asks_whether_the_flagged_expression_ran(src):
     assert not M.reached(t, lines, short_circuited)
     taken = {M.norm(src): {(2, 4), (2, 7), (2, col)}}
     assert M.reached(t, lines, taken)
-    other_row = {M.norm(src): {(9, 4)}}  # no column recorded on its rows: the lines decide
-    assert M.reached(t, lines, other_row)
+    assert M.reached(t, lines, {})  # no column recorded in its file (Python < 3.11): the lines decide

@@ -191,12 +191,13 @@ def _nearest(cands: List[Target], line: int) -> List[Target]:
 
 
 def reached(t: Target, lines: Dict[str, set], columns: Optional[Dict[str, set]] = None) -> bool:
-    """Did the finding's flagged expression run? Where the run recorded instruction starts on its
-    rows (Python 3.11+), an instruction inside the span must have run: `a and not t.all()` runs
-    its line on every call, `t.all()` only when `a` holds. Else any line of the span counts."""
+    """Did the finding's flagged expression run? Where the run recorded instruction starts in its
+    file (Python 3.11+: the tracer was given the findings' rows), an instruction inside the span
+    must have run: `a and not t.all()` runs its line on every call, `t.all()` only when `a` holds.
+    Else any line of the span counts."""
     starts = (columns or {}).get(t.file)
     lo, hi = (t.row, t.col - 1), (t.end_row, t.end_col - 1)
-    if starts and t.col and t.end_col and lo < hi and any(t.row <= line <= t.end_row for line, _ in starts):
+    if starts is not None and t.col and t.end_col and lo < hi:
         return any(lo <= start < hi for start in starts)
     got = lines.get(t.file)
     return bool(got) and any(r in got for r in range(t.row, t.end_row + 1))
