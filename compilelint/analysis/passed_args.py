@@ -13,6 +13,7 @@ them out. A function that is itself a root gets its arguments from the user: not
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import parameter_defaults
@@ -66,10 +67,22 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST])
             if name and name not in out:
                 out.append(name)
     if out:
-        rebound = {t.id for sub in ast.walk(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                   for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]) if isinstance(t, ast.Name)}
+        rebound = _rebound(fn)
         out = [p for p in out if p not in rebound]
     return tuple(out)
+
+
+_REBOUND: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def _rebound(fn: ast.AST) -> frozenset:
+    """The names the function assigns, once per function node (asked for every call under a condition)."""
+    got = _REBOUND.get(fn)
+    if got is None:
+        got = _REBOUND[fn] = frozenset(
+            t.id for sub in ast.walk(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]) if isinstance(t, ast.Name))
+    return got
 
 
 def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
