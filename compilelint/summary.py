@@ -128,6 +128,8 @@ class ClassInfo:
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)
     # self.<attr> → {class → the config flags `__init__` builds it under} (`X(config) if config.use_x else None`).
     submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
+    # self.<attr> → the config attribute `__init__` copies into it (`self.layerdrop = config.encoder_layerdrop`).
+    config_attrs: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -166,7 +168,8 @@ class FileSummary:
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
-                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()))
+                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
+                    sorted(c.config_attrs.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

@@ -288,6 +288,7 @@ class ClassCollector:
                 self._method(cls, method, probe)
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
+        info.config_attrs = dict(cls.config_attrs)
         return cls
 
     def _class_level(self, info: ClassInfo):

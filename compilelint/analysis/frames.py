@@ -201,9 +201,9 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
              if "self." in ast.unparse(term)]
     # the config of the root reaching it; when that root declares none, any root's (several roots in
     # one check: each class's forward is one, and `reached` names only the first that got there)
-    own = module_settings.evaluator(project, fid, root, mode, trees) if root else None
+    own = module_settings.evaluator(project, fid, root, mode) if root else None
     deciders = [own] if own is not None else \
-        [d for d in (module_settings.evaluator(project, fid, f, mode, trees) for f in roots) if d is not None]
+        [d for d in (module_settings.evaluator(project, fid, f, mode) for f in roots) if d is not None]
     # false when no config makes every setting true: the break may never run
     return any(all(decide(term) is branch for term, branch in terms) for decide in deciders)
 

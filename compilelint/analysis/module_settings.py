@@ -7,7 +7,8 @@ frame is skipped: measured in the truth corpus). The test is decided from source
 followed to the config attribute `__init__` copies into it (or read as `self.config.x`), whose
 value is the class-level default of the root model's config class (through its bases). Anything
 else (a parameter, a method call, a value no class sets plainly) leaves the test undecided (None).
-The classes and `__init__`s are read from the pass's parsed modules (`trees.Trees`).
+Both come from the file analyses' summaries: the copies (`ClassInfo.config_attrs`) and the
+defaults (`ClassInfo.flags`, read by `config_flags.flag_default`).
 """
 from __future__ import annotations
 
@@ -17,69 +18,37 @@ from typing import Callable, Optional
 
 from compilelint.analysis import config_flags
 from compilelint.analysis.names import dotted
-from compilelint.analysis.trees import Trees
 
 UNKNOWN = object()
 COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 
 
-def _class_node(project, cls: str, trees: Trees) -> Optional[ast.ClassDef]:
-    entry = project.classes.get(cls)
-    if entry is None:
-        return None
-    tree = trees.module(entry[0].path)
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == entry[1].row), None) \
-        if tree is not None else None
-
-
-def class_default(project, cls: str, attr: str, trees: Trees):
-    """The constant a class body gives `attr` (`encoder_layerdrop: float = 0.05`), through the bases;
-    UNKNOWN when no class in the MRO sets it to a plain constant."""
-    for c in project.mro(cls):
-        node = _class_node(project, c, trees)
-        for stmt in node.body if node is not None else ():
-            target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
-                stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-            if isinstance(target, ast.Name) and target.id == attr:
-                value = stmt.value
-                return value.value if isinstance(value, ast.Constant) else UNKNOWN
-    return UNKNOWN
-
-
-def _copied_from_config(project, cls: str, attr: str, trees: Trees) -> Optional[str]:
-    """`self.layerdrop = config.encoder_layerdrop` in the class's `__init__` → "encoder_layerdrop"
-    (the only assignment of `self.layerdrop` there; None otherwise)."""
-    init = project.method(cls, "__init__")
-    if init is None:
-        return None
-    summary, info = project.functions[init]
-    fn = trees.function(summary.path, info.row)
-    sources = set()
-    for node in ast.walk(fn) if fn is not None else ():
-        if isinstance(node, ast.Assign):
-            for t in node.targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and \
-                        t.attr == attr:
-                    owner = dotted(node.value.value) if isinstance(node.value, ast.Attribute) else None
-                    sources.add(node.value.attr if owner and "config" in owner.lower() else None)
-    return sources.pop() if len(sources) == 1 else None
-
-
-def _setting(project, cls: str, config_cls: str, text: str, trees: Trees):
+def _setting(project, cls: str, config_cls: str, text: str):
     """The default value of `self.x` / `self.config.x` (given as its source text) in instances of
     `cls` built from `config_cls`'s defaults; UNKNOWN when it cannot be told."""
     parts = text.split(".")
     if len(parts) == 3 and parts[1] == "config":
-        return class_default(project, config_cls, parts[2], trees)
-    if len(parts) == 2:
-        source = _copied_from_config(project, cls, parts[1], trees)
-        return class_default(project, config_cls, source, trees) if source else UNKNOWN
-    return UNKNOWN
+        attr = parts[2]
+    elif len(parts) == 2:
+        attr = _copied_from_config(project, cls, parts[1])
+    else:
+        return UNKNOWN
+    value = config_flags.flag_default(project, config_cls, attr) if attr else None
+    return UNKNOWN if value is None else value
 
 
-def evaluator(project, fid: str, root_fid: str, mode: str,
-              trees: Trees) -> Optional[Callable[[ast.AST], Optional[bool]]]:
+def _copied_from_config(project, cls: str, attr: str) -> Optional[str]:
+    """`self.layerdrop = config.encoder_layerdrop` in `__init__` → "encoder_layerdrop", from the
+    nearest class of the MRO whose file analysis saw such a copy."""
+    for c in project.mro(cls):
+        entry = project.classes.get(c)
+        if entry is not None and attr in entry[1].config_attrs:
+            return entry[1].config_attrs[attr]
+    return None
+
+
+def evaluator(project, fid: str, root_fid: str, mode: str) -> Optional[Callable[[ast.AST], Optional[bool]]]:
     """A function deciding tests in method `fid` of a model compiled from `root_fid` in `mode`
     (True / False / None when undecided); None when the root has no known config class."""
     root_cls = root_fid.rsplit(".", 1)[0]
@@ -95,7 +64,7 @@ def evaluator(project, fid: str, root_fid: str, mode: str,
         if text == "self.training":
             return mode == "train"
         if text and text.startswith("self."):
-            return _setting(project, cls, config_cls, text, trees)
+            return _setting(project, cls, config_cls, text)
         return UNKNOWN
 
     def decide(test) -> Optional[bool]:

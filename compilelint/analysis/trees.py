@@ -47,11 +47,6 @@ class Trees:
         """`path` changed: parse it again when next asked."""
         self._disk.pop(path, None)
 
-    def module(self, path: str) -> Optional[ast.Module]:
-        """The parsed module of `path` (None: it does not parse)."""
-        tree = self._in_memory(path)
-        return self._from_disk(path)[0] if tree is ON_DISK else tree
-
     def function(self, path: str, row: int) -> Optional[ast.AST]:
         """The `def` whose header (its decorators to its `def` line) holds `row`, the outermost one."""
         tree = self._in_memory(path)
