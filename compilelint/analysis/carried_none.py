@@ -15,12 +15,6 @@ from compilelint.analysis.trees import Trees
 DEPTH = 4  # how far a parameter is followed down the calls that pass it on
 
 
-def call_at(fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
-    found = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno == row]
-    found.sort(key=lambda n: abs(n.col_offset + 1 - col))
-    return found[0] if found else None
-
-
 def _assigned_names(nodes) -> Set[str]:
     out = set()
     for stmt in nodes:
@@ -83,7 +77,7 @@ def hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, 
                 continue  # only the skipped frame's loop enters the callee again and again
             cs, ci = graph.functions[caller]
             fn = trees.function(cs.path, ci.row)
-            node = call_at(fn, call.row, call.col) if fn is not None else None
+            node = F.call_at(fn, call.row, call.col) if fn is not None else None
             if node is None:
                 continue
             for slot, name in carried_none_arguments(fn, node):
@@ -108,7 +102,7 @@ def follow(graph, fr, fid: str, slot, bound: bool, depth: int, trees: Trees) -> 
     if depth == 0:
         return None
     for callee, call in fr.edges.get(fid, ()):
-        node = call_at(fn, call.row, call.col)
+        node = F.call_at(fn, call.row, call.col)
         if node is None:
             continue
         slots = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]

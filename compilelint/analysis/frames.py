@@ -278,13 +278,17 @@ def components(fr: Frames) -> List[Set[str]]:
 def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
     """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
     node = function_node(project, caller, trees)
-    if node is None:
+    found = call_at(node, call.row, call.col) if node is not None else None
+    if found is None or any(isinstance(a, ast.Starred) for a in found.args):
         return None
-    found = [n for n in ast.walk(node) if isinstance(n, ast.Call) and n.lineno == call.row]
-    found.sort(key=lambda n: abs(n.col_offset + 1 - call.col))
-    if not found or any(isinstance(a, ast.Starred) for a in found[0].args):
-        return None
-    return len(found[0].args)
+    return len(found.args)
+
+
+def call_at(fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
+    """The call in `fn` a summary's `Call` (row, 1-based column) stands for: on its row, the nearest column."""
+    found = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno == row]
+    found.sort(key=lambda n: abs(n.col_offset + 1 - col))
+    return found[0] if found else None
 
 
 def exclusive(project, fr: Frames, a: str, b: str, trees: Trees) -> bool:
