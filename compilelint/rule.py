@@ -65,6 +65,11 @@ class RuleContext:
         """`name` is a module-level list that this function does not rebind."""
         raise NotImplementedError
 
+    def nodes(self, fn: ast.AST) -> List[ast.AST]:
+        """Every node of a function (nested ones included), in no particular order: one walk shared
+        by the analysis and every rule that asks."""
+        raise NotImplementedError
+
     # ----- where the node is ------------------------------------------------------------------------
     @property
     def function(self) -> Optional["FunctionInfo"]:

@@ -111,6 +111,13 @@ class FunctionInfo:
     # `setattr(fn, "_dynamo_marked_constant", True)`: a decorator making Dynamo take the result as
     # a constant instead of tracing (transformers' `_make_compile_constant`).
     marks_constant: bool = False
+    # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
+    # a break inside one makes Dynamo skip the frame (`frames`).
+    loops: List[Tuple[int, int]] = field(default_factory=list)
+    # What lets the project pass skip parsing the function again: it stores into an attribute's
+    # item (`cache.is_updated[i] = True`, CL413), it sets a name to None before a loop (CL414).
+    stores_attribute_items: bool = False
+    none_before_loop: bool = False
 
 
 @dataclass
@@ -130,6 +137,10 @@ class ClassInfo:
     submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
     # self.<attr> → the config attribute `__init__` copies into it (`self.layerdrop = config.encoder_layerdrop`).
     config_attrs: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> → per assignment in `__init__` under `if`s: (the names its value calls, the
+    # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
+    # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
+    built_under: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Tuple[int, bool], ...]]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -169,7 +180,7 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

@@ -3,6 +3,7 @@ import weakref
 from typing import Dict, Optional, Set
 
 from compilelint.analysis import frames as F
+from compilelint.analysis.astutil import walk
 from compilelint.rule import ProjectContext, Rule
 
 
@@ -29,16 +30,20 @@ def _tested(test) -> Dict[str, ast.AST]:
 def _assigned(body) -> Set[str]:
     """The state a body stores to; `self.cache[key] = ...` stores to `self.cache[key]` and fills
     the container `self.cache` (a `key not in self.cache` test reads that)."""
+    return _stored([sub for stmt in body for sub in walk(stmt)])
+
+
+def _stored(nodes) -> Set[str]:
     out = set()
-    for stmt in body:
-        for sub in ast.walk(stmt):
-            targets = sub.targets if isinstance(sub, ast.Assign) else \
-                [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
-            for t in targets:
-                if _state(t):
-                    out.add(_load_dump(t))
-                    if isinstance(t, ast.Subscript) and _state(t.value):
-                        out.add(_load_dump(t.value))
+    for sub in nodes:
+        cls = sub.__class__
+        if cls is not ast.Assign and cls is not ast.AnnAssign and cls is not ast.AugAssign:
+            continue
+        for t in sub.targets if cls is ast.Assign else [sub.target]:
+            if _state(t):
+                out.add(_load_dump(t))
+                if isinstance(t, ast.Subscript) and _state(t.value):
+                    out.add(_load_dump(t.value))
     return out
 
 
@@ -47,9 +52,10 @@ def _assigned(body) -> Set[str]:
 _SELF_STATE: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 
 
-def _self_state(method) -> frozenset:
+def _self_state(method, nodes) -> frozenset:
+    """The `self` state a method (`nodes`: all its nodes) assigns."""
     if method not in _SELF_STATE:
-        _SELF_STATE[method] = frozenset(k for k in _assigned(method.body) if "id='self'" in k)
+        _SELF_STATE[method] = frozenset(k for k in _stored(nodes(method)) if "id='self'" in k)
     return _SELF_STATE[method]
 
 
@@ -138,7 +144,7 @@ class FirstCallState(Rule):
         self.methods: Dict[str, Dict[str, frozenset]] = {}
 
     def visit_ClassDef(self, node: ast.ClassDef):
-        self.methods[node.name] = {m.name: _self_state(m) for m in node.body
+        self.methods[node.name] = {m.name: _self_state(m, self.ctx.nodes) for m in node.body
                                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def _say(self, condition, expr):
@@ -185,6 +191,8 @@ class FirstCallState(Rule):
         # only state that outlives the call: self's or an argument's (a cache object passed in),
         # not an object this call made
         tested = {k: e for k, e in _tested(node.test).items() if _root(e) not in made}
+        if not tested:
+            return
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
         hits = {k for k in set(tested) & _assigned(node.body) if not _sized(node.test, tested[k])}
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
@@ -206,7 +214,7 @@ class FirstCallState(Rule):
         seen, first = set(), set()
         for mode in F.MODES:
             fr = project.frames(mode)
-            order = F.execution_order(graph, fr, project.trees)
+            order = F.execution_order(graph, fr)
             groups: Dict[tuple, list] = {}
             for f in findings:
                 fid = f"{modules.get(f.path)}.{f.function}"

@@ -119,6 +119,8 @@ class RepeatedFrameState(Rule):
                     todo.extend(callee for callee, _ in fr.edges.get(fid, ()))
             for fid, frame in inside.items():
                 summary, info = graph.functions[fid]
+                if not info.stores_attribute_items:
+                    continue  # stores into no argument's container: nothing to read again (no parse)
                 node = F.function_node(graph, fid, project.trees)
                 if node is None:
                     continue

@@ -172,7 +172,7 @@ class SharedWrapperFrame(Rule):
                         places[key] = shared
                         groups.setdefault(key, []).append(fid)
                 for key, fids in groups.items():
-                    if mode in found.get(key, {}) or not any(not F.exclusive(graph, fr, a, b, project.trees)
+                    if mode in found.get(key, {}) or not any(not F.exclusive(graph, fr, a, b)
                                                              for i, a in enumerate(fids) for b in fids[i + 1:]):
                         continue  # fewer than two classes that can meet in one model
                     counts = {F.positional_count(graph, caller, call, project.trees) for fid in fids

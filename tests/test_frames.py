@@ -142,3 +142,39 @@ def test_settings_are_decided_by_the_config_class_defaults(tmp_path):
         text = source.replace("class Layer(nn.Module):", f"class Config:\n    layerdrop: float = {default}\n\n\nclass Layer(nn.Module):")
         fr, mod = _frames(tmp_path, text, "train")
         assert (f"{mod}.Layer.forward" in fr.repeated) is repeated, (default, fr.why)
+
+
+def test_the_project_pass_reads_loops_and_choosing_tests_from_the_summaries_without_parsing():
+    """Loops, which `if` of `__init__` builds which class, and the prefilters of CL413/CL414 are
+    facts of the file analysis: the project pass no longer parses each frame's module again."""
+    src = textwrap.dedent('''
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                if config.sparse:
+                    self.mlp = Sparse(config)
+                else:
+                    self.mlp = Dense(config)
+                self.norm = Norm(config) if config.pre_norm else None
+
+            def forward(self, x, cache):
+                bias = None
+                for i in range(3):
+                    x, bias = self.mlp(x, bias)
+                cache.is_updated[0] = True
+                return x
+        ''')
+    _, summary = analyze_bytes("m.py", src.encode())
+    block = summary.classes["Block"]
+    assert block.built_under == {  # rows counted from `class Block` (row 5)
+        "mlp": [(("Sparse",), ((3, True),)), (("Dense",), ((3, False),))],
+        "norm": [(("Norm",), ((7, True),))],  # the `else None` side builds nothing
+    }
+    forward = summary.functions["Block.forward"]
+    assert forward.loops == [(2, 3)]
+    assert forward.stores_attribute_items and forward.none_before_loop
+    init = summary.functions["Block.__init__"]
+    assert not init.loops and not init.stores_attribute_items and not init.none_before_loop

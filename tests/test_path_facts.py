@@ -2,6 +2,7 @@
 arguments (`passed_args`); and parameters typed by their same-file callers (`call_sites`)."""
 import ast
 
+from compilelint.analysis.astutil import walk
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.passed_args import needed_params, passes
 from compilelint.engine import analyze_bytes
@@ -51,7 +52,7 @@ def test_optional_parameters_the_path_needs():
         "            pass\n"
         "        elif size:\n"
         "            x = 1  # MARK\n")
-    assert needed_params(conds, fn) == ("config", "data")
+    assert needed_params(conds, fn, walk) == ("config", "data")
 
 
 def test_a_rebound_parameter_is_always_given():
@@ -60,7 +61,7 @@ def test_a_rebound_parameter_is_always_given():
         "    mask = mask if mask is not None else 1\n"
         "    if mask is not None:\n"
         "        y = 1  # MARK\n")
-    assert needed_params(conds, fn) == ()
+    assert needed_params(conds, fn, walk) == ()
 
 
 def test_passes_counts_the_receiver_of_a_bound_call():

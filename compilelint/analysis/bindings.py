@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target
+from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target, walk
 from compilelint.analysis.facts import ClassFacts, FileFacts
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import COMPILE_FUNCS
@@ -86,7 +86,7 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
             for alias in sub.names:
                 out.locals.discard((alias.asname or alias.name).split(".")[0])
 
-    blocks = branch_blocks(node)
+    blocks = branch_blocks(node, nodes)
     env: Dict[str, list] = {}
     for name, ks in kinds.items():
         ks = ks - {T.NONE}
@@ -125,28 +125,59 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     return out
 
 
-def branch_blocks(fn) -> Dict[int, tuple]:
-    """id(assignment target) → the `if` branches around it, outermost first, each as
-    (test, branch taken, first position, last position of the branch's statements)."""
-    out: Dict[int, tuple] = {}
+# Statements `branch_blocks` does not split that hold statements (`match` from Python 3.10).
+HOLDS_STATEMENTS = (ast.ClassDef,) + FUNCS + ((ast.Match,) if hasattr(ast, "Match") else ())
 
-    def block(stmts, around):
+
+def branch_blocks(fn, nodes) -> Dict[int, tuple]:
+    """id(assignment target) → the `if` branches around it, outermost first, each as
+    (test, branch taken, first position, last position of the branch's statements).
+    One pass over the function (`nodes`: all its nodes): a target inside a statement the branches
+    do not split (a nested `def`, a class body, an `if` test) takes the branches of the statement
+    holding it."""
+    out: Dict[int, tuple] = {}
+    walrus = any(n.__class__ is ast.NamedExpr for n in nodes)
+
+    def mark(node, around):
+        if around is None:
+            return
+        if walrus or isinstance(node, HOLDS_STATEMENTS):  # statements (or `:=`) inside
+            subs = walk(node)
+        elif isinstance(node, ast.stmt):
+            subs = (node,)
+        else:
+            return  # an expression assigns nothing without `:=`
+        for sub in subs:
+            for target in _targets(sub):
+                out[id(target)] = around
+
+    def block(stmts, around, holder):
+        # `holder`: the branches of the innermost compound statement (for, with, try) around these
+        # statements, None at the function's top level
         for stmt in stmts:
-            for sub in ast.walk(stmt) if not isinstance(stmt, (ast.If, *FUNCS)) else (stmt,):
-                for target in _targets(sub):
-                    out[id(target)] = around
             if isinstance(stmt, ast.If):
+                mark(stmt.test, holder)
                 for branch, body in ((True, stmt.body), (False, stmt.orelse)):
                     if body:
                         span = ((body[0].lineno, body[0].col_offset), end(body[-1]))
-                        block(body, around + ((stmt.test, branch) + span,))
-            elif hasattr(stmt, "body") and not isinstance(stmt, FUNCS + (ast.ClassDef,)):
-                for name in ("body", "orelse", "finalbody"):
-                    block(getattr(stmt, name, []) or [], around)
+                        block(body, around + ((stmt.test, branch) + span,), holder)
+            elif isinstance(stmt, FUNCS):
+                mark(stmt, holder)
+            elif hasattr(stmt, "body") and not isinstance(stmt, ast.ClassDef):
+                bodies = ("body", "orelse", "finalbody", "handlers")
+                for name, value in ast.iter_fields(stmt):
+                    if name not in bodies:
+                        for part in value if isinstance(value, list) else [value]:
+                            if isinstance(part, ast.AST):
+                                mark(part, around)
+                for name in bodies[:3]:
+                    block(getattr(stmt, name, []) or [], around, around)
                 for handler in getattr(stmt, "handlers", []) or []:
-                    block(handler.body, around)
+                    block(handler.body, around, around)
+            else:
+                mark(stmt, around)
 
-    block(getattr(fn, "body", []), ())
+    block(getattr(fn, "body", []), (), None)
     return out
 
 

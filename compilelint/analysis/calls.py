@@ -55,7 +55,7 @@ class CallRecorder:
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        needs = needed_params(scope.conditions, scope.node)
+        needs = needed_params(scope.conditions, scope.node, self.facts.nodes)
         for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:

@@ -76,6 +76,8 @@ def hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, 
             if caller not in fr.skipped:
                 continue  # only the skipped frame's loop enters the callee again and again
             cs, ci = graph.functions[caller]
+            if not ci.none_before_loop:
+                continue  # no name starts a loop as None (and the tree is not parsed again)
             fn = trees.function(cs.path, ci.row)
             node = F.call_at(fn, call.row, call.col) if fn is not None else None
             if node is None:

@@ -184,6 +184,16 @@ class FileFacts:
         )
         self._predicate_returns(node, info)
         info.marks_constant = marks_constant(self.nodes(node))
+        nodes = self.nodes(node)
+        info.loops = [(n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno)
+                      for n in nodes if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+        stores = [t for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign))
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+        info.stores_attribute_items = any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)
+                                          for t in stores)
+        last_loop = max((node.lineno + hi for _, hi in info.loops), default=0)
+        info.none_before_loop = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is None
+                                    and (n.end_lineno or n.lineno) < last_loop for n in nodes)
         return info
 
     def _is_generator(self, func) -> bool:
@@ -253,8 +263,11 @@ class ClassCollector:
     def __init__(self, facts: FileFacts, node: ast.ClassDef):
         self.facts = facts
         self.node = node
-        self.class_names: Dict[str, List[str]] = {}  # names holding a class in the method at hand
-        self.local_modules: Dict[str, List[str]] = {}  # locals holding modules in the method at hand
+        # The method at hand, and what its locals hold, worked out when first asked (most methods
+        # never construct a module: a forward's locals are not worth a walk)
+        self.method = None
+        self._class_names: Optional[Dict[str, List[str]]] = None  # names holding a class
+        self._local_modules_memo: Optional[Dict[str, List[str]]] = None  # locals holding modules
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -288,6 +301,7 @@ class ClassCollector:
                 self._method(cls, method, probe)
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
+                    info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
         return cls
 
@@ -330,8 +344,7 @@ class ClassCollector:
             self._config_copies(method, cls)
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
-        self.class_names = self._class_valued_names(method)
-        self.local_modules = self._local_modules(method)
+        self.method, self._class_names, self._local_modules_memo = method, None, None
         for sub in self.facts.nodes(method):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -465,15 +478,25 @@ class ClassCollector:
                 if registry:
                     found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
                     continue
-                if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names:
-                    found.extend(self.class_names[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
+                if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names():
+                    found.extend(self.class_names()[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
                     continue
                 name = self.facts.imports.resolve(sub.func)
                 if name and is_class_name(name):
                     found.append(name)
             elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                found.extend(self.local_modules.get(sub.id, ()))  # nn.Sequential(*stages)
+                found.extend(self.local_modules().get(sub.id, ()))  # nn.Sequential(*stages)
         return found
+
+    def class_names(self) -> Dict[str, List[str]]:
+        if self._class_names is None:
+            self._class_names = self._class_valued_names(self.method) if self.method is not None else {}
+        return self._class_names
+
+    def local_modules(self) -> Dict[str, List[str]]:
+        if self._local_modules_memo is None:
+            self._local_modules_memo = self._local_modules(self.method) if self.method is not None else {}
+        return self._local_modules_memo
 
     def _local_modules(self, method) -> Dict[str, List[str]]:
         """Locals holding modules a method builds before storing them on self (timm): a module
@@ -482,13 +505,13 @@ class ClassCollector:
         local name → the classes it holds."""
         made: Dict[str, List[str]] = {}  # local name → classes constructed into it
         out: Dict[str, List[str]] = {}
-        self.local_modules = {}
+        self._local_modules_memo = {}
         for sub in self.facts.nodes(method):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                 found = self._constructed_classes(sub.value)
                 if found:
                     made.setdefault(sub.targets[0].id, []).extend(found)
-        self.local_modules = made  # `blocks += [b]` after `b = Block(...)`
+        self._local_modules_memo = made  # `blocks += [b]` after `b = Block(...)`
         for sub in self.facts.nodes(method):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
                     sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
@@ -537,6 +560,34 @@ class ClassCollector:
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
         return out
+
+
+def built_under(init, class_row: int) -> Dict[str, list]:
+    """`ClassInfo.built_under`: the `self.<attr> = ...` statements of `__init__` (down its `if`s
+    only) that sit under a test, with the names their value calls."""
+    out: Dict[str, list] = {}
+
+    def called(value) -> Tuple[str, ...]:
+        return tuple(n.func.id for n in walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+
+    def visit(stmts, path):
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, path + ((stmt.lineno - class_row, True),))
+                visit(stmt.orelse, path + ((stmt.lineno - class_row, False),))
+            elif isinstance(stmt, ast.Assign):
+                attrs = [t.attr for t in stmt.targets if isinstance(t, ast.Attribute) and is_self(t.value)]
+                value = stmt.value
+                if isinstance(value, ast.IfExp):
+                    entries = [(called(side), path + ((value.lineno - class_row, branch),))
+                               for side, branch in ((value.body, True), (value.orelse, False))]
+                else:
+                    entries = [(called(value), path)] if path else []
+                for attr in attrs:
+                    out.setdefault(attr, []).extend(e for e in entries if e[0])
+
+    visit(init.body, ())
+    return out
 
 
 def _is_super_init(func) -> bool:

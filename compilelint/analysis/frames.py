@@ -130,7 +130,7 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
             if rows:
                 breaking[mode][fid] = rows
     for mode in MODES:
-        _assemble(project, out[mode], roots, breaking[mode], reached, trees)
+        _assemble(project, out[mode], roots, breaking[mode], reached)
     return out
 
 
@@ -139,7 +139,7 @@ def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str,
     return all_frames(project, reached, roots, trees)[mode]
 
 
-def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached, trees: Trees) -> None:
+def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached) -> None:
     """The frames from the edges and breaks of one mode."""
     for fid in roots:
         if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
@@ -160,13 +160,13 @@ def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[i
     # the frame calls runs as a frame, what it calls in that loop once per iteration
     skipped = []
     for fid in path:
-        loops = _loops_of(project, fid, trees)
+        loops = _loops_of(project, fid)
         rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
         if any(lo <= row <= hi for row in rows for lo, hi in loops):
             skipped.append(fid)
     out.skipped.update(skipped)
     for fid in skipped:
-        loops = _loops_of(project, fid, trees)
+        loops = _loops_of(project, fid)
         for callee, call in out.edges.get(fid, ()):
             if any(lo <= call.row <= hi for lo, hi in loops):
                 out.repeated.add(callee)
@@ -247,17 +247,9 @@ def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:
     return trees.function(summary.path, info.row)
 
 
-def _loops_of(project, fid: str, trees: Trees) -> List[Tuple[int, int]]:
-    node = function_node(project, fid, trees)
-    if node is None:
-        return []
-    return [(node.lineno + lo, node.lineno + hi) for lo, hi in trees.derived(node, "loops", _loop_offsets)]
-
-
-def _loop_offsets(fn: ast.AST) -> List[Tuple[int, int]]:
-    """The function's loops, (first row, last row) counted from its `def` line."""
-    return [(n.lineno - fn.lineno, (n.end_lineno or n.lineno) - fn.lineno)
-            for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
+    info = project.functions[fid][1]
+    return [(info.row + lo, info.row + hi) for lo, hi in info.loops]
 
 
 def components(fr: Frames) -> List[Set[str]]:
@@ -291,16 +283,16 @@ def call_at(fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
     return found[0] if found else None
 
 
-def exclusive(project, fr: Frames, a: str, b: str, trees: Trees) -> bool:
+def exclusive(project, fr: Frames, a: str, b: str) -> bool:
     """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
     submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
     (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
     Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
-    ca, cb = _choices(project, fr, a, trees), _choices(project, fr, b, trees)
+    ca, cb = _choices(project, fr, a), _choices(project, fr, b)
     return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
 
 
-def _choices(project, fr: Frames, fid: str, trees: Trees) -> Dict[tuple, Set[bool]]:
+def _choices(project, fr: Frames, fid: str) -> Dict[tuple, Set[bool]]:
     """(class, attribute, row of the choosing test) → the branches taken on the paths up to `fid`."""
     out: Dict[tuple, Set[bool]] = {}
     seen, todo = {fid}, [fid]
@@ -309,7 +301,7 @@ def _choices(project, fr: Frames, fid: str, trees: Trees) -> Dict[tuple, Set[boo
         for caller, call in fr.callers.get(callee, ()):
             if call.kind in ("self", "attr") and "." in caller:
                 for key, branch in _assignment_branches(project, caller.rsplit(".", 1)[0], call.target,
-                                                         callee.rsplit(".", 1)[0], trees):
+                                                         callee.rsplit(".", 1)[0]):
                     out.setdefault(key, set()).add(branch)
             if caller not in seen:
                 seen.add(caller)
@@ -317,51 +309,28 @@ def _choices(project, fr: Frames, fid: str, trees: Trees) -> Dict[tuple, Set[boo
     return out
 
 
-def _assignment_branches(project, cls: str, attr: str, built: str, trees: Trees) -> List[Tuple[tuple, bool]]:
+def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple[tuple, bool]]:
     """Where `cls.__init__` assigns `self.<attr>` a class whose MRO holds `built`, the branches of
-    the tests choosing it: [((cls, attr, row of the test), branch)]."""
+    the tests choosing it: [((cls, attr, row of the test), branch)] (the rows as `ClassInfo.built_under`
+    counts them, from the row of the class defining that `__init__`)."""
     init = project.method(cls, "__init__")
     if init is None:
         return []
-    summary, info = project.functions[init]
-    fn = trees.function(summary.path, info.row)
+    summary, info = project.classes[init.rsplit(".", 1)[0]]
     out: List[Tuple[tuple, bool]] = []
-
-    def builds(value) -> bool:
-        for node in ast.walk(value):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                name = project.canonical(f"{summary.module}.{node.func.id}")
-                if built in project.mro(name):
-                    return True
-        return False
-
-    def visit(stmts, path):
-        for stmt in stmts:
-            if isinstance(stmt, ast.If):
-                visit(stmt.body, path + [(stmt.lineno, True)])
-                visit(stmt.orelse, path + [(stmt.lineno, False)])
-            elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and
-                                                      isinstance(t.value, ast.Name) and t.value.id == "self"
-                                                      for t in stmt.targets):
-                value = stmt.value
-                if isinstance(value, ast.IfExp):
-                    for side, branch in ((value.body, True), (value.orelse, False)):
-                        if builds(side):
-                            out.extend(((cls, attr, row), b) for row, b in path + [(value.lineno, branch)])
-                elif builds(value):
-                    out.extend(((cls, attr, row), b) for row, b in path)
-
-    visit(getattr(fn, "body", []), [])
+    for names, path in info.built_under.get(attr, ()):
+        if any(built in project.mro(project.canonical(f"{summary.module}.{name}")) for name in names):
+            out.extend(((cls, attr, row), b) for row, b in path)
     return out
 
 
-def execution_order(project, fr: Frames, trees: Trees) -> Dict[str, int]:
+def execution_order(project, fr: Frames) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
     stage may lack it: timm's first stage has `downsample = nn.Identity()`)."""
     def later(caller: str, callee: str, call) -> tuple:
         built = call.kind in ("self", "attr") and "." in caller and \
-            bool(_assignment_branches(project, caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0], trees))
+            bool(_assignment_branches(project, caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0]))
         return built, call.row
 
     order: Dict[str, int] = {}

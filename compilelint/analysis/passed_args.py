@@ -50,9 +50,10 @@ def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str
     return None
 
 
-def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST]) -> Tuple[str, ...]:
+def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST], nodes) -> Tuple[str, ...]:
     """The optional parameters of `fn` that the plain `if`s around a node need given (and not
-    rebound in the function: `x = x if x is not None else default` makes it always set)."""
+    rebound in the function: `x = x if x is not None else default` makes it always set).
+    `nodes`: function node → all its nodes (the file's shared walk)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not conditions:
         return ()
     optional = _optional_params(fn)
@@ -67,7 +68,7 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST])
             if name and name not in out:
                 out.append(name)
     if out:
-        rebound = _rebound(fn)
+        rebound = _rebound(fn, nodes)
         out = [p for p in out if p not in rebound]
     return tuple(out)
 
@@ -75,12 +76,12 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST])
 _REBOUND: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 
 
-def _rebound(fn: ast.AST) -> frozenset:
+def _rebound(fn: ast.AST, nodes) -> frozenset:
     """The names the function assigns, once per function node (asked for every call under a condition)."""
     got = _REBOUND.get(fn)
     if got is None:
         got = _REBOUND[fn] = frozenset(
-            t.id for sub in ast.walk(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            t.id for sub in nodes(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
             for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]) if isinstance(t, ast.Name))
     return got
 

@@ -355,6 +355,9 @@ class FileAnalyzer(RuleContext):
     def is_global_list(self, name: str) -> bool:
         return name in self.facts.global_lists and name not in self.scope.locals
 
+    def nodes(self, fn: ast.AST) -> List[ast.AST]:
+        return self.facts.nodes(fn)
+
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
@@ -373,7 +376,7 @@ class FileAnalyzer(RuleContext):
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
-                              needs=needed_params(conditions, self.scope.node))
+                              needs=needed_params(conditions, self.scope.node, self.facts.nodes))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:

@@ -106,6 +106,20 @@ class FileText:
         self._tokenize()
         return row in self.starts_in_string
 
+    def rows_starting_in_string(self, row: int, end_row: int) -> Optional[Set[int]]:
+        """The rows of a whole statement (`row`..`end_row`) that start inside one of its strings, or None
+        when its text does not tokenize. Tokenizes those rows alone: a statement is complete, so its
+        strings are too (tokenizing the whole file for each multi-line statement was most of the cost
+        of building log guards)."""
+        out: Set[int] = set()
+        try:  # an indented first line is fine for the tokenizer (only the parser minds)
+            for tok in tokenize.generate_tokens(io.StringIO("".join(self.lines[row - 1:end_row])).readline):
+                if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                    out.update(range(row + tok.start[0], row + tok.end[0]))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            return None
+        return out
+
     def row_ends_in_string(self, row: int) -> Optional[bool]:
         self._tokenize()
         if not self.tokens_ok:

@@ -45,10 +45,9 @@ def guard_lines(ctx, stmt: ast.stmt, message: str) -> Optional[Fix]:
     span = ft.span(stmt)
     if not whole_lines(ft, span):
         return None
-    if span.end_row > span.row:
-        ft.row_starts_in_string(span.row)  # tokenizes
-        if not ft.tokens_ok:
-            return None  # can't tell string continuation lines from code: don't re-indent blindly
+    in_string = ft.rows_starting_in_string(span.row, span.end_row) if span.end_row > span.row else set()
+    if in_string is None:
+        return None  # can't tell string continuation lines from code: don't re-indent blindly
     t = torch_name(ctx)
     if t is None:
         return None
@@ -63,7 +62,7 @@ def guard_lines(ctx, stmt: ast.stmt, message: str) -> Optional[Fix]:
         if row == span.end_row:
             cut = span.end_col - 1 - (0 if row != span.row else span.col - 1)
             piece = piece[:cut]
-        if row != span.row and piece.strip() and not ft.row_starts_in_string(row):
+        if row != span.row and piece.strip() and row not in in_string:
             piece = unit + piece
         parts.append(piece)
     content = "".join(parts)
