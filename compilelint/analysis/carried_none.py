@@ -7,6 +7,7 @@ guard when an entry fails it).
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import List, Optional, Set, Tuple
 
 from compilelint.analysis import frames as F
@@ -31,18 +32,30 @@ def carried_none_arguments(fn: ast.AST, call: ast.Call) -> List[Tuple[object, st
     that loop and rebound inside it: None on the first iteration, what the previous one left after
     (`position_bias = None`, then `hidden, position_bias = layer(hidden, position_bias=position_bias)`).
     [(positional index or keyword name, the name)]."""
-    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)) and
-             n.lineno <= call.lineno <= (n.end_lineno or n.lineno)]
+    loops = [loop for loop in _carried_by_loop(fn) if loop[0] <= call.lineno <= loop[1]]
     if not loops:
         return []
-    loop = max(loops, key=lambda n: n.lineno)  # the innermost
-    before = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and (n.end_lineno or n.lineno) < loop.lineno
-              and isinstance(n.value, ast.Constant) and n.value.value is None
-              for t in n.targets if isinstance(t, ast.Name)}
-    rebound = _assigned_names(loop.body) & before
+    rebound = max(loops, key=lambda loop: loop[0])[2]  # the innermost
     passed = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
     passed += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
     return [(slot, name) for slot, name in passed if name in rebound]
+
+
+# Function node → its loops as (first row, last row, names set to None before the loop and rebound
+# inside it): asked for every call of a skipped frame's loop, on every pass of the language server.
+_CARRIED: "weakref.WeakKeyDictionary[ast.AST, list]" = weakref.WeakKeyDictionary()
+
+
+def _carried_by_loop(fn: ast.AST) -> List[Tuple[int, int, Set[str]]]:
+    if fn not in _CARRIED:
+        nodes = list(ast.walk(fn))
+        nones = [(n.end_lineno or n.lineno, t.id) for n in nodes if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and n.value.value is None
+                 for t in n.targets if isinstance(t, ast.Name)]
+        _CARRIED[fn] = [(n.lineno, n.end_lineno or n.lineno,
+                         _assigned_names(n.body) & {name for row, name in nones if row < n.lineno})
+                        for n in nodes if isinstance(n, (ast.For, ast.While))]
+    return _CARRIED[fn]
 
 
 def _parameter(callee: ast.AST, slot, bound: bool) -> Optional[str]:
@@ -69,7 +82,14 @@ def none_test(node: ast.AST, param: str) -> Optional[ast.Compare]:
 
 
 def hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, ast.Compare]]:
-    """(skipped frame, repeated frame, carried name, function holding the test, the test)."""
+    """(skipped frame, repeated frame, carried name, function holding the test, the test); worked out
+    once per frames (CL413 and CL414 both ask)."""
+    if fr.carried is None:
+        fr.carried = _hits(graph, fr, trees)
+    return fr.carried
+
+
+def _hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, ast.Compare]]:
     out = []
     for callee in sorted(fr.repeated):
         for caller, call in fr.callers.get(callee, ()):

@@ -32,8 +32,9 @@ come from the parsed modules the pass is given (`trees.Trees`: the server's in-m
 from __future__ import annotations
 
 import ast
-import re
 import functools
+import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -58,6 +59,7 @@ class Frames:
     callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
     repeated: Set[str] = field(default_factory=set)
     skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
+    carried: Optional[list] = None  # `carried_none.hits`, once asked
 
 
 def _runs_in(mode: str, wanted: str) -> bool:
@@ -112,7 +114,7 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
     out = {mode: Frames(mode) for mode in MODES}
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     roots = [f for f in roots if f in reached]
-    incoming = Incoming(project, reached, roots)
+    incoming = Incoming(project, reached, roots, memo.calls)
     root_of = {project.display(f): f for f in roots}  # the root each reached function is reached from
     config_roots = _one_per_config(project, roots)
     for fid, r in reached.items():
@@ -276,11 +278,21 @@ def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
     return len(found.args)
 
 
+# Function node → its calls by row (a frame's calls are looked up one by one, on every pass).
+_CALLS_BY_ROW: "weakref.WeakKeyDictionary[ast.AST, Dict[int, List[ast.Call]]]" = weakref.WeakKeyDictionary()
+
+
 def call_at(fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
     """The call in `fn` a summary's `Call` (row, 1-based column) stands for: on its row, the nearest column."""
-    found = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno == row]
-    found.sort(key=lambda n: abs(n.col_offset + 1 - col))
+    if fn not in _CALLS_BY_ROW:
+        by_row: Dict[int, List[ast.Call]] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call):
+                by_row.setdefault(n.lineno, []).append(n)
+        _CALLS_BY_ROW[fn] = by_row
+    found = sorted(_CALLS_BY_ROW[fn].get(row, ()), key=lambda n: abs(n.col_offset + 1 - col))
     return found[0] if found else None
+
 
 
 def exclusive(project, fr: Frames, a: str, b: str) -> bool:
@@ -328,10 +340,15 @@ def execution_order(project, fr: Frames) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
     stage may lack it: timm's first stage has `downsample = nn.Identity()`)."""
+    chosen: Dict[tuple, bool] = {}  # (class, attribute, built class) → built under a test
+
     def later(caller: str, callee: str, call) -> tuple:
-        built = call.kind in ("self", "attr") and "." in caller and \
-            bool(_assignment_branches(project, caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0]))
-        return built, call.row
+        if call.kind not in ("self", "attr") or "." not in caller:
+            return False, call.row
+        key = (caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0])
+        if key not in chosen:
+            chosen[key] = bool(_assignment_branches(project, *key))
+        return chosen[key], call.row
 
     order: Dict[str, int] = {}
     for root in sorted(f for f, why in fr.why.items() if why == "the compiled root"):

@@ -2,8 +2,9 @@
 part of following calls, asked for by several parts of the project pass (frames, the calls that
 reach a function).
 
-An answer is kept per function summary entry (the same `FunctionInfo` object: the same calls) for
-as long as the project index answers name questions as before. `check` makes one per pass; the
+An answer is kept per function for as long as its calls are the same (the same `FunctionInfo`, or
+one the language server made again for an edit elsewhere in its file) and the project index
+answers name questions as before. `check` makes one per pass; the
 language server keeps one between edits while it patches the index, and starts a new one when it
 rebuilds the index.
 """
@@ -16,14 +17,14 @@ from compilelint.summary import Call
 
 class ResolvedCalls:
     def __init__(self):
-        self._by_fid: Dict[str, Tuple[object, List[Tuple[Call, List[str]]]]] = {}  # fid → (info, answer)
+        self._by_fid: Dict[str, Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}  # fid → (its calls, answer)
 
     def of(self, project, fid: str) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order."""
-        info = project.functions[fid][1]
+        calls = project.functions[fid][1].calls
         entry = self._by_fid.get(fid)
-        if entry is not None and entry[0] is info:
+        if entry is not None and (entry[0] is calls or entry[0] == calls):
             return entry[1]
-        answer = [(call, project.callees(fid, call)) for call in info.calls]
-        self._by_fid[fid] = (info, answer)
+        answer = [(call, project.callees(fid, call)) for call in calls]
+        self._by_fid[fid] = (calls, answer)
         return answer
