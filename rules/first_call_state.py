@@ -212,20 +212,27 @@ class FirstCallState(Rule):
         graph = project.graph
         modules = {s.path: s.module for s in project.summaries}
         seen, first = set(), set()
+        chosen: Dict[tuple, bool] = {}  # execution_order's answers, the same in both modes
         for mode in F.MODES:
             fr = project.frames(mode)
-            order = F.execution_order(graph, fr)
             groups: Dict[tuple, list] = {}
             for f in findings:
-                fid = f"{modules.get(f.path)}.{f.function}"
-                if f.region is None or f.region.mode not in ("any", mode) or fid not in order:
+                if f.region is None or f.region.mode not in ("any", mode):
                     continue
+                fid = f"{modules.get(f.path)}.{f.function}"
                 state = f.message.split("`")[1]  # the state the condition reads
-                key = (f.region.root, F.frame_of(fr, fid), state)
-                groups.setdefault(key, []).append(((order[fid], f.span.row), id(f)))
+                groups.setdefault((f.region.root, F.frame_of(fr, fid), state), []).append((fid, f))
+            order = None  # the walk of every frame's calls, only when some state is read twice
             for members in groups.values():
+                if len(members) < 2:  # read once: it stays, whatever another mode's frame says
+                    seen.add(id(members[0][1]))
+                    first.add(id(members[0][1]))
+                    continue
+                order = order if order is not None else F.execution_order(graph, fr, chosen)
+                members = [((order[fid], f.span.row), id(f)) for fid, f in members if fid in order]
                 seen.update(i for _, i in members)
-                first.add(min(members)[1])
+                if members:
+                    first.add(min(members)[1])
         for f in findings:
             if id(f) in seen and id(f) not in first:
                 project.withdraw(f)

@@ -196,25 +196,40 @@ def _parameters(args: ast.arguments) -> List[Tuple[ast.arg, Optional[ast.AST]]]:
     return list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
 
 
+# The nodes `_usage` and `_assignments` look at (most nodes are names, constants and operators).
+_USAGE_NODES = frozenset((ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Attribute, ast.Subscript,
+                          ast.Call, ast.Global, ast.Nonlocal))
+_ASSIGNING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.ListComp,
+                              ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.NamedExpr, ast.With, ast.AsyncWith,
+                              ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ExceptHandler))
+
+
 def _usage(nodes) -> Tuple[Set[str], Set[str]]:
     """(names declared global or nonlocal, names used like a config, container or flag:
     `p.seq_lens`, `p["k"]`, `p()`, `device=p`, `if p:`, `p and q`, `not p`)."""
     global_names: Set[str] = set()
     non_tensor_names: Set[str] = set()
     for sub in nodes:
+        cls = sub.__class__
+        if cls not in _USAGE_NODES:
+            continue
         # A bare name tested for truth is a flag or an optional: a tensor of more than one element
         # raises there, so code tests tensors with `is not None` or `.any()` (`if output_attentions:`).
-        tests = (sub.test,) if isinstance(sub, (ast.If, ast.While, ast.IfExp)) else (
-            sub.values if isinstance(sub, ast.BoolOp) else (sub.operand,) if isinstance(sub, ast.UnaryOp)
-            and isinstance(sub.op, ast.Not) else ())
-        non_tensor_names.update(t.id for t in tests if isinstance(t, ast.Name))
-        if isinstance(sub, ast.Attribute):
+        if cls is ast.If or cls is ast.While or cls is ast.IfExp:
+            if isinstance(sub.test, ast.Name):
+                non_tensor_names.add(sub.test.id)
+        elif cls is ast.BoolOp:
+            non_tensor_names.update(t.id for t in sub.values if isinstance(t, ast.Name))
+        elif cls is ast.UnaryOp:
+            if isinstance(sub.op, ast.Not) and isinstance(sub.operand, ast.Name):
+                non_tensor_names.add(sub.operand.id)
+        elif cls is ast.Attribute:
             if isinstance(sub.value, ast.Name) and sub.attr not in T.TENSOR_MEMBERS and not sub.attr.startswith("__"):
                 non_tensor_names.add(sub.value.id)
-        elif isinstance(sub, ast.Subscript):
+        elif cls is ast.Subscript:
             if isinstance(sub.value, ast.Name) and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
                 non_tensor_names.add(sub.value.id)
-        elif isinstance(sub, ast.Call):
+        elif cls is ast.Call:
             for k in sub.keywords:  # `.to(device=device)`: a device or dtype, not data
                 if k.arg in ("device", "dtype") and isinstance(k.value, ast.Name):
                     non_tensor_names.add(k.value.id)
@@ -222,7 +237,7 @@ def _usage(nodes) -> Tuple[Set[str], Set[str]]:
                 non_tensor_names.add(sub.func.id)
                 if sub.func.id in ("isinstance", "callable", "hasattr") and sub.args and isinstance(sub.args[0], ast.Name):
                     non_tensor_names.add(sub.args[0].id)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+        else:  # global, nonlocal
             global_names.update(sub.names)
     return global_names, non_tensor_names
 
@@ -255,7 +270,7 @@ def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple
     Annotated locals add their kind to `kinds`; nested parameters and `except ... as e` are locals."""
     assignments: List[Tuple[Tuple[int, int], ast.AST, ast.AST, str]] = []
     for sub in nodes:
-        if sub is node:
+        if sub.__class__ not in _ASSIGNING_NODES or sub is node:
             continue
         if isinstance(sub, ast.Assign):
             for t in sub.targets:

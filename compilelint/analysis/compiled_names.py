@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional, Set
 
+from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
@@ -17,8 +18,8 @@ def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Opt
     if "compile" not in text and "optimize" not in text:
         return set()  # most files: no walk at all
     out: Set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+    for node in walk(tree):
+        if node.__class__ is not ast.Call or not node.args:
             continue
         func = node.func
         compiled = resolve(func) in COMPILE_FUNCS or (

@@ -328,7 +328,7 @@ class ClassCollector:
             if not isinstance(method, FUNCS):
                 continue
             for sub in self.facts.nodes(method):
-                if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                if (sub.__class__ is ast.Assign or sub.__class__ is ast.AnnAssign) and sub.value is not None:
                     for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                         for attr, value in self_targets(t, sub.value):
                             constant = isinstance(value, ast.Constant) and type(value.value) in (bool, int, float)
@@ -346,6 +346,8 @@ class ClassCollector:
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.method, self._class_names, self._local_modules_memo = method, None, None
         for sub in self.facts.nodes(method):
+            if sub.__class__ not in _RECORDING_NODES:
+                continue
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 if sub.value is None:
@@ -588,6 +590,10 @@ def built_under(init, class_row: int) -> Dict[str, list]:
 
     visit(init.body, ())
     return out
+
+
+# The nodes a method's walk records facts from (`ClassCollector._method`).
+_RECORDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.Call))
 
 
 def _is_super_init(func) -> bool:

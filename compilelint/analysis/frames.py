@@ -336,11 +336,12 @@ def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple
     return out
 
 
-def execution_order(project, fr: Frames) -> Dict[str, int]:
+def execution_order(project, fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
-    stage may lack it: timm's first stage has `downsample = nn.Identity()`)."""
-    chosen: Dict[tuple, bool] = {}  # (class, attribute, built class) → built under a test
+    stage may lack it: timm's first stage has `downsample = nn.Identity()`). `chosen`: what an
+    earlier call over the same project found of (class, attribute, built class) → built under a test."""
+    chosen = chosen if chosen is not None else {}
 
     def later(caller: str, callee: str, call) -> tuple:
         if call.kind not in ("self", "attr") or "." not in caller:

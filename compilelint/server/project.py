@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -93,10 +92,6 @@ class ProjectContext:
         self.errors = {e.path: e.message for e in errors}
         self._trees = Trees(self._tree_of)
         self._derive()
-        # The loaded project lives as long as the server: keep the collector from scanning it again
-        # and again (a full collection over 845 files' summaries cost ~150 ms of every 4th edit).
-        gc.collect()
-        gc.freeze()
 
     def update(self, path: str, text: str) -> Set[str]:
         """Re-analyse `path` from the editor's `text`; the paths whose findings or error changed."""
