@@ -444,7 +444,7 @@ class EngineProjectContext(ProjectContext):
 
     def frames(self, mode: str) -> Frames:
         if self._frames is None:  # both modes at once, for every rule that asks
-            self._frames = all_frames(self._project, self._reached, [r[0] for r in self._roots], self._trees,
+            self._frames = all_frames(self._project, self._reached, [r[0] for r in self._roots],
                                       self._frames_memo)
         return self._frames[mode]
 

@@ -40,6 +40,9 @@ class Candidate:
     flags: Tuple[Tuple[str, bool], ...] = ()
     # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).
     needs: Tuple[str, ...] = ()
+    # When `when` reads `self.`: the `if` tests around it in its function, outermost first, as
+    # (source, branch) — what `frames.runs_by_default` decides by the model's settings.
+    tests: Tuple[Tuple[str, bool], ...] = ()
 
 
 class Call(tuple):

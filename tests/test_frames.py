@@ -51,7 +51,7 @@ def _frames(tmp_path, source, mode):
     project = Project([summary])
     roots = compile_roots(project, [f"{summary.module}.Model.forward"], "compiled")
     reached, _ = reach(project, roots)
-    return F.frames(project, reached, [r[0] for r in roots], mode, Trees()), summary.module
+    return F.frames(project, reached, [r[0] for r in roots], mode), summary.module
 
 
 def test_breaks_make_frames_of_the_path_and_a_loop_break_skips_the_frame(tmp_path):

@@ -127,3 +127,25 @@ def parameter_defaults(args: ast.arguments) -> list:
     positional = args.posonlyargs + args.args
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+
+
+def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool]]:
+    """The `if` tests around `row` in `fn`, outermost first, with the branch `row` is on."""
+    out: List[Tuple[ast.AST, bool]] = []
+    body = list(getattr(fn, "body", ()))
+    while body:
+        node = next((n for n in body if n.lineno <= row <= (n.end_lineno or n.lineno)), None)
+        if node is None or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(node, ast.If):
+            if node.body and node.body[0].lineno <= row <= (node.body[-1].end_lineno or row):
+                out.append((node.test, True))
+                body = node.body
+            elif node.orelse and node.orelse[0].lineno <= row:
+                out.append((node.test, False))
+                body = node.orelse
+            else:
+                break
+            continue
+        body = [n for field in ("body", "orelse", "finalbody", "handlers") for n in getattr(node, field, ()) or ()]
+    return out

@@ -26,8 +26,10 @@ keeps a `FramesMemo` between passes: each reached function's part (its calls' ca
 is kept while the function's summary entry is the same object, it is reached in the same mode,
 and the project index answers as before (the server starts a new memo when it rebuilds the
 index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
-skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is reached reuses them too. Loops
-come from the parsed modules the pass is given (`trees.Trees`: the server's in-memory ones).
+skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is
+reached reuses them too. Loops, the tests around a break and which branch of `__init__` builds
+which submodule come with the file summaries; the few questions about a call's own arguments parse
+its function through `trees.Trees` (the server's in-memory modules).
 """
 from __future__ import annotations
 
@@ -107,7 +109,7 @@ class FramesMemo:
         return out
 
 
-def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees: Trees,
+def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
                memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
     """The frames of each mode for the compiled models (`reached` from their roots)."""
     memo = memo if memo is not None else FramesMemo()
@@ -128,7 +130,7 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
                 for callee, call in edges:
                     callers.setdefault(callee, []).append((fid, call))
             rows = [c.span.row for c in breaks
-                    if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots, trees)]
+                    if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
             if rows:
                 breaking[mode][fid] = rows
     for mode in MODES:
@@ -136,9 +138,9 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], trees:
     return out
 
 
-def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str, trees: Trees) -> Frames:
+def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
     """The frames of `mode` for one compiled model (`reached` from its roots)."""
-    return all_frames(project, reached, roots, trees)[mode]
+    return all_frames(project, reached, roots)[mode]
 
 
 def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached) -> None:
@@ -180,8 +182,7 @@ WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
 HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
 
 
-def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming, roots: List[str],
-                    trees: Trees) -> bool:
+def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming, roots: List[str]) -> bool:
     """Does break candidate `c` of `fid` run when the model compiled from `root` has its default config?"""
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
@@ -191,12 +192,12 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
         return False
     if "self." not in c.when:
         return True
-    summary, info = project.functions[fid]
-    tests = enclosing_tests(trees.function(summary.path, info.row), c.span.row)
-    try:  # the note's own condition: also the operands before the break in its own `and`
-        tests.append((ast.parse(c.when, mode="eval").body, True))
-    except SyntaxError:
-        pass  # cut short ("…") or not an expression
+    tests = []  # the `if`s around it (the file analysis kept their text), then its note's own condition:
+    for text, branch in c.tests + ((c.when, True),):  # also the operands before the break in its own `and`
+        try:
+            tests.append((ast.parse(text, mode="eval").body, branch))
+        except SyntaxError:
+            pass  # the note cut short ("…"), or not an expression
     terms = [(term, branch) for test, branch in tests
              for term in (test.values if isinstance(test, ast.BoolOp) and
                           isinstance(test.op, ast.And if branch else ast.Or) else [test])
@@ -219,28 +220,6 @@ def _one_per_config(project, roots: List[str]) -> List[str]:
         if config is not None:
             out.setdefault(config, f)
     return list(out.values())
-
-
-def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool]]:
-    """The `if` tests around `row` in `fn`, outermost first, with the branch `row` is on."""
-    out: List[Tuple[ast.AST, bool]] = []
-    body = list(getattr(fn, "body", ()))
-    while body:
-        node = next((n for n in body if n.lineno <= row <= (n.end_lineno or n.lineno)), None)
-        if node is None or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            break
-        if isinstance(node, ast.If):
-            if node.body and node.body[0].lineno <= row <= (node.body[-1].end_lineno or row):
-                out.append((node.test, True))
-                body = node.body
-            elif node.orelse and node.orelse[0].lineno <= row:
-                out.append((node.test, False))
-                body = node.orelse
-            else:
-                break
-            continue
-        body = [n for field in ("body", "orelse", "finalbody", "handlers") for n in getattr(node, field, ()) or ()]
-    return out
 
 
 def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:

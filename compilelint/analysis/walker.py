@@ -12,7 +12,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, LEAVES, exits, is_self
+from compilelint.analysis.astutil import FUNCS, LEAVES, enclosing_tests, exits, is_self
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
@@ -376,7 +376,9 @@ class FileAnalyzer(RuleContext):
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
-                              needs=needed_params(conditions, self.scope.node, self.facts.nodes))
+                              needs=needed_params(conditions, self.scope.node, self.facts.nodes),
+                              tests=tuple((ast.unparse(test), branch) for test, branch in
+                                          enclosing_tests(self.scope.node, node.lineno)) if "self." in when else ())
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
