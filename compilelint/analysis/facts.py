@@ -183,8 +183,8 @@ class FileFacts:
             params=tuple(a.arg for a in node.args.posonlyargs + node.args.args),
         )
         self._predicate_returns(node, info)
-        info.marks_constant = marks_constant(self.nodes(node))
         nodes = self.nodes(node)
+        info.marks_constant = marks_constant(nodes)
         info.loops = [(n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno)
                       for n in nodes if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
         stores = [t for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign))
@@ -192,8 +192,8 @@ class FileFacts:
         info.stores_attribute_items = any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)
                                           for t in stores)
         last_loop = max((node.lineno + hi for _, hi in info.loops), default=0)
-        info.none_before_loop = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is None
-                                    and (n.end_lineno or n.lineno) < last_loop for n in nodes)
+        info.none_before_loop = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                                    and n.value.value is None and (n.end_lineno or n.lineno) < last_loop for n in nodes)
         return info
 
     def _is_generator(self, func) -> bool:
