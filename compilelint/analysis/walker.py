@@ -27,6 +27,8 @@ from compilelint.source import SourceFile
 from compilelint.summary import TRAINING, Candidate, FileSummary, FunctionInfo
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes `_visit` walks in a way of its own (branches, short circuits, scopes, loops).
+_SPECIAL = frozenset((ast.If, ast.BoolOp, ast.IfExp, ast.ClassDef) + FUNCS + LOOPS)
 
 
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
@@ -106,13 +108,26 @@ class FileAnalyzer(RuleContext):
     def _visit(self, node: ast.AST):
         scope = self.scope
         scope.stack.append(node)
-        for hook in self.hooks.get(type(node).__name__, ()):
+        cls = node.__class__
+        for hook in self.hooks.get(cls.__name__, ()):
             hook(node)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             self.calls.record(node, scope)
-        if isinstance(node, ast.Assign):
+        elif cls is ast.Assign:
             self._note_flag(node)
-        if isinstance(node, ast.If):
+        if cls not in _SPECIAL:  # most nodes: their children, in order
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    if value and isinstance(value[0], ast.stmt):
+                        self._walk_block(value)
+                    else:
+                        for item in value:
+                            if isinstance(item, ast.AST):
+                                self._visit(item)
+                elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
+                    self._visit(value)
+        elif isinstance(node, ast.If):
             self._visit(node.test)
             self._guarded(node.test, True, node.body)
             self._guarded(node.test, False, node.orelse)
@@ -151,18 +166,6 @@ class FileAnalyzer(RuleContext):
             self._walk_block(node.body)
             scope.loops -= 1
             self._walk_block(node.orelse)
-        else:
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if isinstance(value, list):
-                    if value and isinstance(value[0], ast.stmt):
-                        self._walk_block(value)
-                    else:
-                        for item in value:
-                            if isinstance(item, ast.AST):
-                                self._visit(item)
-                elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
-                    self._visit(value)
         scope.stack.pop()
 
     def _guarded(self, test, branch: bool, body):
