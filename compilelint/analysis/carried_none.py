@@ -7,7 +7,6 @@ guard when an entry fails it).
 from __future__ import annotations
 
 import ast
-import weakref
 from typing import List, Optional, Set, Tuple
 
 from compilelint.analysis import frames as F
@@ -27,12 +26,13 @@ def _assigned_names(nodes) -> Set[str]:
     return out
 
 
-def carried_none_arguments(fn: ast.AST, call: ast.Call) -> List[Tuple[object, str]]:
+def carried_none_arguments(trees: Trees, fn: ast.AST, call: ast.Call) -> List[Tuple[object, str]]:
     """The arguments of `call` (a call inside a loop of `fn`) that are a name set to None before
     that loop and rebound inside it: None on the first iteration, what the previous one left after
     (`position_bias = None`, then `hidden, position_bias = layer(hidden, position_bias=position_bias)`).
     [(positional index or keyword name, the name)]."""
-    loops = [loop for loop in _carried_by_loop(fn) if loop[0] <= call.lineno <= loop[1]]
+    loops = [loop for loop in trees.derived(fn, "loop-carried names", _carried_by_loop)
+             if loop[0] <= call.lineno <= loop[1]]
     if not loops:
         return []
     rebound = max(loops, key=lambda loop: loop[0])[2]  # the innermost
@@ -41,21 +41,16 @@ def carried_none_arguments(fn: ast.AST, call: ast.Call) -> List[Tuple[object, st
     return [(slot, name) for slot, name in passed if name in rebound]
 
 
-# Function node → its loops as (first row, last row, names set to None before the loop and rebound
-# inside it): asked for every call of a skipped frame's loop, on every pass of the language server.
-_CARRIED: "weakref.WeakKeyDictionary[ast.AST, list]" = weakref.WeakKeyDictionary()
-
-
 def _carried_by_loop(fn: ast.AST) -> List[Tuple[int, int, Set[str]]]:
-    if fn not in _CARRIED:
-        nodes = list(ast.walk(fn))
-        nones = [(n.end_lineno or n.lineno, t.id) for n in nodes if isinstance(n, ast.Assign)
-                 and isinstance(n.value, ast.Constant) and n.value.value is None
-                 for t in n.targets if isinstance(t, ast.Name)]
-        _CARRIED[fn] = [(n.lineno, n.end_lineno or n.lineno,
-                         _assigned_names(n.body) & {name for row, name in nones if row < n.lineno})
-                        for n in nodes if isinstance(n, (ast.For, ast.While))]
-    return _CARRIED[fn]
+    """The function's loops as (first row, last row, names set to None before the loop and
+    rebound inside it)."""
+    nodes = list(ast.walk(fn))
+    nones = [(n.end_lineno or n.lineno, t.id) for n in nodes if isinstance(n, ast.Assign)
+             and isinstance(n.value, ast.Constant) and n.value.value is None
+             for t in n.targets if isinstance(t, ast.Name)]
+    return [(n.lineno, n.end_lineno or n.lineno,
+             _assigned_names(n.body) & {name for row, name in nones if row < n.lineno})
+            for n in nodes if isinstance(n, (ast.For, ast.While))]
 
 
 def _parameter(callee: ast.AST, slot, bound: bool) -> Optional[str]:
@@ -99,10 +94,10 @@ def _hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str,
             if not ci.none_before_loop:
                 continue  # no name starts a loop as None (and the tree is not parsed again)
             fn = trees.function(cs.path, ci.row)
-            node = F.call_at(fn, call.row, call.col) if fn is not None else None
+            node = F.call_at(trees, fn, call.row, call.col) if fn is not None else None
             if node is None:
                 continue
-            for slot, name in carried_none_arguments(fn, node):
+            for slot, name in carried_none_arguments(trees, fn, node):
                 found = follow(graph, fr, callee, slot, call.kind != "name", DEPTH, trees)
                 if found is not None:
                     out.append((caller, callee, name, found[0], found[1]))
@@ -124,7 +119,7 @@ def follow(graph, fr, fid: str, slot, bound: bool, depth: int, trees: Trees) -> 
     if depth == 0:
         return None
     for callee, call in fr.edges.get(fid, ()):
-        node = F.call_at(fn, call.row, call.col)
+        node = F.call_at(trees, fn, call.row, call.col)
         if node is None:
             continue
         slots = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]

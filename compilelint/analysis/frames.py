@@ -36,7 +36,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import weakref
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -251,27 +250,26 @@ def components(fr: Frames) -> List[Set[str]]:
 def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
     """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
     node = function_node(project, caller, trees)
-    found = call_at(node, call.row, call.col) if node is not None else None
+    found = call_at(trees, node, call.row, call.col) if node is not None else None
     if found is None or any(isinstance(a, ast.Starred) for a in found.args):
         return None
     return len(found.args)
 
 
-# Function node → its calls by row (a frame's calls are looked up one by one, on every pass).
-_CALLS_BY_ROW: "weakref.WeakKeyDictionary[ast.AST, Dict[int, List[ast.Call]]]" = weakref.WeakKeyDictionary()
-
-
-def call_at(fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
+def call_at(trees: Trees, fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
     """The call in `fn` a summary's `Call` (row, 1-based column) stands for: on its row, the nearest column."""
-    if fn not in _CALLS_BY_ROW:
-        by_row: Dict[int, List[ast.Call]] = {}
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Call):
-                by_row.setdefault(n.lineno, []).append(n)
-        _CALLS_BY_ROW[fn] = by_row
-    found = sorted(_CALLS_BY_ROW[fn].get(row, ()), key=lambda n: abs(n.col_offset + 1 - col))
+    on_row = trees.derived(fn, "calls by row", _calls_by_row).get(row, ())
+    found = sorted(on_row, key=lambda n: abs(n.col_offset + 1 - col))
     return found[0] if found else None
 
+
+def _calls_by_row(fn: ast.AST) -> Dict[int, List[ast.Call]]:
+    """A function's calls by row (a frame's calls are looked up one by one, on every pass)."""
+    out: Dict[int, List[ast.Call]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            out.setdefault(n.lineno, []).append(n)
+    return out
 
 
 def exclusive(project, fr: Frames, a: str, b: str) -> bool:
