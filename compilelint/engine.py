@@ -237,9 +237,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     incoming = passed_args.Incoming(project, reached, root_ids.values(), frames_memo.calls)
     for summary in summaries:
-        for qual, info in summary.functions.items():
-            if not info.candidates:
-                continue  # most functions: nothing to place (the language server runs this per keystroke)
+        for qual, info in summary.with_candidates():  # most functions have nothing to place
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue

@@ -166,6 +166,16 @@ class FileSummary:
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
 
+    def with_candidates(self) -> List[Tuple[str, FunctionInfo]]:
+        """(qualname, info) of the functions that have candidates, in order: the project pass
+        visits only these, not the thousands of functions of a project with none (touching each
+        of those costs more than the pass's work on the rest). A summary is not changed once made,
+        so the answer is kept on it."""
+        found = self.__dict__.get("_with_candidates")
+        if found is None:
+            found = self.__dict__["_with_candidates"] = [(q, f) for q, f in self.functions.items() if f.candidates]
+        return found
+
     def enclosing_function(self, row: int) -> str:
         """The innermost function whose lines hold `row` ('' at module level)."""
         best = ""

@@ -43,9 +43,11 @@ class GeneratorRoot(Rule):
     def check_project(cls, project: ProjectContext):
         """Generators handed to torch.compile directly (explicit roots), reported at the `def`."""
         for fid, via, _cudagraph, explicit in project.roots:
-            entry = project.function(fid)
+            entry = project.function(fid) if explicit else None
+            if entry is None or not entry[1].is_generator:
+                continue
             region = project.region(fid)
-            if entry is None or not explicit or not entry[1].is_generator or region is None:
+            if region is None:
                 continue
             summary, info = entry
             project.report(cls, summary, info.qualname, Span(info.row, 1, info.row, 1), cls.message,

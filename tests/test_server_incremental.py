@@ -332,3 +332,88 @@ def test_a_comment_in_place_of_a_methods_def_line_is_not_spliced():
     with pytest.raises(SyntaxError):
         ast.parse(edited)
     assert reparse(ast.parse(text), text.splitlines(True), edited.splitlines(True), edited) is None
+
+
+
+SHARED = """\
+import torch
+
+
+def shared(x):
+    return x.item()
+
+
+def other(x):
+    return x + 1
+"""
+
+SHARED_CALLERS = """\
+import torch
+from torch import nn
+
+from shared import other, shared
+
+
+class Block(nn.Module):
+    def first(self, x):
+        return shared(x)
+
+    def second(self, x):
+        return other(shared(x))
+
+    def third(self, x):
+        y = other(x)
+        return shared(y)
+
+    def forward(self, x):
+        return self.first(x) + self.second(x) + self.third(x)
+
+
+@torch.compile
+def run(x):
+    return Block()(x) + shared(x)
+"""
+
+SHARED_CALLER_EDITS = [
+    SHARED_CALLERS.replace("        return shared(x)\n\n    def second", "        return other(x)\n\n    def second"),
+    SHARED_CALLERS.replace("        y = other(x)\n", "        y = other(x)\n        z = shared(y)\n"),  # a caller's second call
+    SHARED_CALLERS.replace("        return other(shared(x))", "        return x"),  # no calls left
+    SHARED_CALLERS.replace("        return other(shared(x))", "        return other(shared(x)) + (shared("),  # mid-edit
+    SHARED_CALLERS,
+]
+# after each, the rows of some callers move (the same reach: what it keeps is made again for them)
+SHARED_CALLER_EDITS = [moved for text in SHARED_CALLER_EDITS
+                for moved in (text, text.replace("    def second", "    # moved\n\n    def second"))]
+
+
+def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_path):
+    """The calls reaching each function and the frames are kept between edits and made again only
+    where an edit changed them (`ResolvedCalls.callers`, `FramesMemo`): after every edit they
+    equal what a pass with nothing kept makes, lines moved by the edits included."""
+    from compilelint.analysis.frames import all_frames
+    from compilelint.analysis.resolved_calls import ResolvedCalls
+
+    (tmp_path / "shared.py").write_text(SHARED)
+    (tmp_path / "callers.py").write_text(SHARED_CALLERS)
+    for path in (ROOT / "fixtures/regions").glob("*.py"):
+        (tmp_path / path.name).write_text(path.read_text())
+    settings = settings_for([str(tmp_path)])
+    settings.project_root, settings.cache = str(tmp_path), False
+    context = ProjectContext(str(tmp_path), settings)
+    context.load()
+    roots, reached, _ = context._reach.last
+    context._frames.calls.callers(context._project, reached)  # kept from here on
+    layers = tmp_path / "vllm_layers.py"
+    edits = [(tmp_path / "callers.py", text) for text in SHARED_CALLER_EDITS] + \
+        [(layers, text) for text in _edits(layers.read_text(), seed=7, count=20)]
+    for path, text in edits:
+        context.update(str(path), text)
+        roots, reached, _ = context._reach.last
+        project, memo = context._project, context._frames
+        assert memo.calls.callers(project, reached) == ResolvedCalls().callers(project, reached)
+        kept = all_frames(project, reached, [r[0] for r in roots], memo)
+        fresh = all_frames(project, reached, [r[0] for r in roots])
+        for mode, fr in kept.items():
+            assert (fr.why, fr.edges, fr.callers, fr.repeated, fr.skipped) == \
+                (fresh[mode].why, fresh[mode].edges, fresh[mode].callers, fresh[mode].repeated, fresh[mode].skipped)
+    assert len(ResolvedCalls().callers(project, reached)["shared.shared"]) >= 4  # callers, and calls, in order

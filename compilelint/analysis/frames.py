@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from compilelint.analysis import config_flags, module_settings
+from compilelint.analysis.inverse import Inverse
 from compilelint.analysis.passed_args import Incoming
 from compilelint.analysis.regions import edge_mode, meet
 from compilelint.analysis.resolved_calls import ResolvedCalls
@@ -61,6 +62,8 @@ class Frames:
     repeated: Set[str] = field(default_factory=set)
     skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
     carried: Optional[list] = None  # `carried_none.hits`, once asked
+    # fid → (its edges, its callees in `execution_order`'s order): kept by the memo between passes
+    call_order: Dict[str, tuple] = field(default_factory=dict)
 
 
 def _runs_in(mode: str, wanted: str) -> bool:
@@ -79,6 +82,10 @@ class FramesMemo:
     def __init__(self, calls: Optional[ResolvedCalls] = None):
         self.calls = calls if calls is not None else ResolvedCalls()
         self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, breaks)})
+        self.in_reach: Dict[str, tuple] = {}  # fid → (its part, the reach, the part within that reach)
+        self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
+        self._edges: Dict[str, Inverse] = {}  # mode → the reached functions' edges, and their callers
+        self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
 
     def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
         """The function's call edges to other project functions (reached or not) and its break
@@ -107,34 +114,62 @@ class FramesMemo:
         self.parts[fid] = (info, mode_reached, out)
         return out
 
+    def edges(self, mode: str, reached, answers) -> Inverse:
+        """The edges of the functions in `reached` ((fid, its edges within reach) for each, in
+        order) and the callers of each: kept while `reached` is the same, made again where a
+        function's edges are another list."""
+        index = self._edges.get(mode)
+        if index is None or index.keys is not reached:
+            index = self._edges[mode] = Inverse(reached, _edge_pairs).build(answers)
+            return index
+        return index.refresh(answers)
+
+    def root_facts(self, project, roots: List[str]) -> tuple:
+        """(the root each reached function's `root` display names, a root per config class)."""
+        if self._roots[0] != roots:
+            self._roots = (roots, {project.display(f): f for f in roots}, _one_per_config(project, roots))
+        return self._roots[1:]
+
+    def reached_part(self, project, fid: str, mode_reached: str, reached) -> Dict[str, tuple]:
+        """`part`, its edges to functions outside `reached` left out: the same object while
+        neither the part nor `reached` (kept as it is between passes while reach holds) changes."""
+        part = self.part(project, fid, mode_reached)
+        entry = self.in_reach.get(fid)
+        if entry is not None and entry[0] is part and entry[1] is reached:
+            return entry[2]
+        out = {mode: ([edge for edge in edges if edge[0] in reached], breaks) for mode, (edges, breaks) in part.items()}
+        self.in_reach[fid] = (part, reached, out)
+        return out
+
 
 def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
                memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
     """The frames of each mode for the compiled models (`reached` from their roots)."""
     memo = memo if memo is not None else FramesMemo()
-    out = {mode: Frames(mode) for mode in MODES}
-    breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots, memo.calls)
-    root_of = {project.display(f): f for f in roots}  # the root each reached function is reached from
-    config_roots = _one_per_config(project, roots)
-    for fid, r in reached.items():
-        part = memo.part(project, fid, r.mode)
+    root_of, config_roots = memo.root_facts(project, roots)
+    parts = [(fid, r, memo.reached_part(project, fid, r.mode, reached)) for fid, r in reached.items()]
+    out = {}
+    for mode in MODES:
+        edges = memo.edges(mode, reached, ((fid, part[mode][0]) for fid, _, part in parts))
+        out[mode] = Frames(mode, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
+    breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
+    for fid, r, part in parts:
         for mode in MODES:
-            edges, breaks = part[mode]
-            edges = [edge for edge in edges if edge[0] in reached]
-            if edges:
-                out[mode].edges[fid] = edges
-                callers = out[mode].callers
-                for callee, call in edges:
-                    callers.setdefault(callee, []).append((fid, call))
-            rows = [c.span.row for c in breaks
-                    if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
-            if rows:
-                breaking[mode][fid] = rows
+            breaks = part[mode][1]
+            if breaks:
+                rows = [c.span.row for c in breaks
+                        if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
+                if rows:
+                    breaking[mode][fid] = rows
     for mode in MODES:
         _assemble(project, out[mode], roots, breaking[mode], reached)
     return out
+
+
+def _edge_pairs(edges):
+    return edges  # (callee, call): the caller's entry in the callee's list is (caller, call)
 
 
 def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
@@ -191,16 +226,8 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
         return False
     if "self." not in c.when:
         return True
-    tests = []  # the `if`s around it (the file analysis kept their text), then its note's own condition:
-    for text, branch in c.tests + ((c.when, True),):  # also the operands before the break in its own `and`
-        try:
-            tests.append((ast.parse(text, mode="eval").body, branch))
-        except SyntaxError:
-            pass  # the note cut short ("…"), or not an expression
-    terms = [(term, branch) for test, branch in tests
-             for term in (test.values if isinstance(test, ast.BoolOp) and
-                          isinstance(test.op, ast.And if branch else ast.Or) else [test])
-             if "self." in ast.unparse(term)]
+    # the `if`s around it (the file analysis kept their text), then its note's own condition:
+    terms = _setting_terms(c.tests + ((c.when, True),))  # also the operands before the break in its own `and`
     # the config of the root reaching it; when that root declares none, any root's (several roots in
     # one check: each class's forward is one, and `reached` names only the first that got there)
     own = module_settings.evaluator(project, fid, root, mode) if root else None
@@ -208,6 +235,24 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
         [d for d in (module_settings.evaluator(project, fid, f, mode) for f in roots) if d is not None]
     # false when no config makes every setting true: the break may never run
     return any(all(decide(term) is branch for term, branch in terms) for decide in deciders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _setting_terms(tests: Tuple[Tuple[str, bool], ...]) -> Tuple[Tuple[ast.AST, bool], ...]:
+    """The terms reading `self.` of the tests (text, branch) that must hold, each with the value it
+    needs: an `and` taken (an `or` not taken) splits into its operands. The same tests come back
+    on every pass of the language server, so they are parsed once; the trees are only read."""
+    out = []
+    for text, branch in tests:
+        try:
+            test = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            continue  # the note cut short ("…"), or not an expression
+        for term in (test.values if isinstance(test, ast.BoolOp) and
+                     isinstance(test.op, ast.And if branch else ast.Or) else [test]):
+            if "self." in ast.unparse(term):
+                out.append((term, branch))
+    return tuple(out)
 
 
 def _one_per_config(project, roots: List[str]) -> List[str]:
@@ -336,8 +381,12 @@ def execution_order(project, fr: Frames, chosen: Optional[Dict[tuple, bool]] = N
             if fid in order:
                 continue
             order[fid] = len(order)
-            calls = sorted(fr.edges.get(fid, ()), key=lambda e: later(fid, e[0], e[1]), reverse=True)
-            todo.extend(callee for callee, _ in calls)
+            edges = fr.edges.get(fid, ())
+            kept = fr.call_order.get(fid)
+            if kept is None or kept[0] is not edges:
+                calls = sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True)
+                kept = fr.call_order[fid] = (edges, [callee for callee, _ in calls])
+            todo.extend(kept[1])
     return order
 
 

@@ -137,9 +137,5 @@ class Incoming:
 
     def _incoming(self) -> Dict[str, List[Tuple[str, Call]]]:
         if self._calls is None:
-            self._calls = {}
-            for caller in self.reached:
-                for call, callees in self.calls.of(self.project, caller):
-                    for callee in callees:
-                        self._calls.setdefault(callee, []).append((caller, call))
+            self._calls = self.calls.callers(self.project, self.reached)
         return self._calls

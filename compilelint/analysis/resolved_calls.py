@@ -4,27 +4,55 @@ reach a function).
 
 An answer is kept per function for as long as its calls are the same (the same `FunctionInfo`, or
 one the language server made again for an edit elsewhere in its file) and the project index
-answers name questions as before. `check` makes one per pass; the
+answers name questions as before. A call's place (row, column) is not part of the question: calls
+moved by lines added or removed above them keep their callees, paired with the moved calls. `check` makes one per pass; the
 language server keeps one between edits while it patches the index, and starts a new one when it
 rebuilds the index.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
+from compilelint.analysis.inverse import Inverse
 from compilelint.summary import Call
 
 
 class ResolvedCalls:
     def __init__(self):
         self._by_fid: Dict[str, Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}  # fid → (its calls, answer)
+        self._callers: Optional[Inverse] = None  # the calls reaching each function, kept while reach holds
 
     def of(self, project, fid: str) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order."""
         calls = project.functions[fid][1].calls
         entry = self._by_fid.get(fid)
-        if entry is not None and (entry[0] is calls or entry[0] == calls):
-            return entry[1]
+        if entry is not None:
+            if entry[0] is calls or entry[0] == calls:
+                return entry[1]
+            if len(entry[0]) == len(calls) and all(_unplaced(a) == _unplaced(b) for a, b in zip(entry[0], calls)):
+                answer = [(call, callees) for call, (_, callees) in zip(calls, entry[1])]
+                self._by_fid[fid] = (calls, answer)
+                return answer
         answer = [(call, project.callees(fid, call)) for call in calls]
         self._by_fid[fid] = (calls, answer)
         return answer
+
+    def callers(self, project, reached) -> Dict[str, List[Tuple[str, Call]]]:
+        """callee → [(caller, call)] for the calls of the functions in `reached` (a dict, kept as it
+        is between passes while reach holds), in the order of `reached` and of each one's calls."""
+        index = self._callers
+        if index is None or index.keys is not reached:
+            index = self._callers = Inverse(reached, _by_callee).build(
+                (caller, self.of(project, caller)) for caller in reached)
+        else:
+            index.refresh((caller, self.of(project, caller)) for caller in reached)
+        return index.by_target
+
+
+def _by_callee(answer):
+    return ((callee, call) for call, callees in answer for callee in callees)
+
+
+def _unplaced(call: Call) -> tuple:
+    """The call without its row and column: what `Project.callees` reads."""
+    return call[:3] + call[5:]
