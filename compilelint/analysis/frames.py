@@ -84,7 +84,7 @@ class FramesMemo:
         self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, breaks)})
         self.in_reach: Dict[str, tuple] = {}  # fid → (its part, the reach, the part within that reach)
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
-        self._edges: Dict[str, Inverse] = {}  # mode → the reached functions' edges, and their callers
+        self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
         self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
 
     def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
@@ -116,13 +116,8 @@ class FramesMemo:
 
     def edges(self, mode: str, reached, answers) -> Inverse:
         """The edges of the functions in `reached` ((fid, its edges within reach) for each, in
-        order) and the callers of each: kept while `reached` is the same, made again where a
-        function's edges are another list."""
-        index = self._edges.get(mode)
-        if index is None or index.keys is not reached:
-            index = self._edges[mode] = Inverse(reached, _edge_pairs).build(answers)
-            return index
-        return index.refresh(answers)
+        order) and the callers of each: made again only where a function's edges are another list."""
+        return self._edges[mode].over(reached, answers)
 
     def root_facts(self, project, roots: List[str]) -> tuple:
         """(the root each reached function's `root` display names, a root per config class)."""
@@ -138,6 +133,8 @@ class FramesMemo:
         if entry is not None and entry[0] is part and entry[1] is reached:
             return entry[2]
         out = {mode: ([edge for edge in edges if edge[0] in reached], breaks) for mode, (edges, breaks) in part.items()}
+        if entry is not None and entry[0] is part and out == entry[2]:
+            out = entry[2]  # another reach, the same edges: the same object, for what is kept by it
         self.in_reach[fid] = (part, reached, out)
         return out
 

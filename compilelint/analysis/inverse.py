@@ -3,10 +3,11 @@
 The project pass inverts two maps over the reached functions on every pass: each function's
 calls into "the calls reaching each function" (`ResolvedCalls.callers`), and each frame's edges
 into its callers (`frames.all_frames`). In the language server an edit changes the answers of a
-few functions (those of the edited file, or only those whose lines moved), so the index is kept
-while the keys (the reach, the same dict object) are, and made again only where an answer is
-another object than last time's. Each target's list stays in the order a fresh build gives:
-keys in their order, then each key's pairs in order.
+few functions (those of the edited file, or only those whose lines moved) and, when it changes
+what is reached, a few keys. So the index is kept between passes and made again only for the
+targets of keys whose answer is another object than last time's, or that came or went. Each
+target's list stays in the order a fresh build gives: keys in their order, then each key's pairs
+in order; when the keys kept are not in the same order as before, it is built afresh.
 """
 from __future__ import annotations
 
@@ -17,16 +18,23 @@ Pairs = Callable[[object], Iterable[Tuple[str, object]]]
 
 
 class Inverse:
-    def __init__(self, keys, pairs: Pairs):
-        self.keys = keys  # the dict whose keys (in order) the index is over; kept by identity
+    def __init__(self, pairs: Pairs):
         self.pairs = pairs
-        self.position = {key: i for i, key in enumerate(keys)}
+        self.keys = None  # the dict whose keys (in order) the index is over
+        self.position: Dict[str, int] = {}
         self.answers: Dict[str, object] = {}
         self.nonempty: Dict[str, object] = {}  # key → its answer, where that answer has pairs
         self.by_target: Dict[str, List[Tuple[str, object]]] = {}
 
-    def build(self, answers: Iterable[Tuple[str, object]]) -> "Inverse":
-        """A fresh index: (key, answer) for every key, in the keys' order."""
+    def over(self, keys, answers: Iterable[Tuple[str, object]]) -> "Inverse":
+        """The index over `keys` (a dict) with (key, answer) for each of them, in their order."""
+        if keys is not self.keys and not self._follow(keys):
+            self.__init__(self.pairs)
+            self.keys, self.position = keys, {key: i for i, key in enumerate(keys)}
+            return self._build(answers)
+        return self._refresh(answers)
+
+    def _build(self, answers) -> "Inverse":
         for key, answer in answers:
             self.answers[key] = answer
             found = False
@@ -37,17 +45,38 @@ class Inverse:
                 self.nonempty[key] = answer
         return self
 
-    def refresh(self, answers: Iterable[Tuple[str, object]]) -> "Inverse":
-        """The index with (key, answer) for every key now: the lists of the targets of the keys
-        whose answer is another object than before (before or now) are made again, once each."""
-        touched: Dict[str, set] = {}  # target → the keys that point at it now and did not before
+    def _follow(self, keys) -> bool:
+        """Take `keys` as the new keys, when those kept are in the order they were: the keys gone
+        leave the lists they were in (the new ones join in `_refresh`)."""
+        if self.keys is None:
+            return False
+        position = {key: i for i, key in enumerate(keys)}
+        kept = sorted((key for key in self.answers if key in position), key=self.position.__getitem__)
+        if any(position[a] > position[b] for a, b in zip(kept, kept[1:])):
+            return False
+        for key in [key for key in self.answers if key not in position]:
+            for target in {target for target, _ in self.pairs(self.answers.pop(key))}:
+                left = [entry for entry in self.by_target[target] if entry[0] != key]
+                if left:
+                    self.by_target[target] = left
+                else:
+                    del self.by_target[target]
+            self.nonempty.pop(key, None)
+        self.keys, self.position = keys, position
+        return True
+
+    def _refresh(self, answers) -> "Inverse":
+        """The lists of the targets of the keys whose answer is another object than before
+        (before or now) are made again, once each."""
+        touched: Dict[str, set] = {}  # target → the keys that point at it now
         for key, answer in answers:
-            before = self.answers[key]
+            before = self.answers.get(key)
             if before is answer:
                 continue
             self.answers[key] = answer
-            for target, _ in self.pairs(before):
-                touched.setdefault(target, set())
+            if before is not None:
+                for target, _ in self.pairs(before):
+                    touched.setdefault(target, set())
             mine = [target for target, _ in self.pairs(answer)]
             for target in mine:
                 touched.setdefault(target, set()).add(key)

@@ -11,7 +11,7 @@ rebuilds the index.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 from compilelint.analysis.inverse import Inverse
 from compilelint.summary import Call
@@ -20,7 +20,7 @@ from compilelint.summary import Call
 class ResolvedCalls:
     def __init__(self):
         self._by_fid: Dict[str, Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}  # fid → (its calls, answer)
-        self._callers: Optional[Inverse] = None  # the calls reaching each function, kept while reach holds
+        self._callers = Inverse(_by_callee)  # the calls reaching each function, kept between passes
 
     def of(self, project, fid: str) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order."""
@@ -38,15 +38,9 @@ class ResolvedCalls:
         return answer
 
     def callers(self, project, reached) -> Dict[str, List[Tuple[str, Call]]]:
-        """callee → [(caller, call)] for the calls of the functions in `reached` (a dict, kept as it
-        is between passes while reach holds), in the order of `reached` and of each one's calls."""
-        index = self._callers
-        if index is None or index.keys is not reached:
-            index = self._callers = Inverse(reached, _by_callee).build(
-                (caller, self.of(project, caller)) for caller in reached)
-        else:
-            index.refresh((caller, self.of(project, caller)) for caller in reached)
-        return index.by_target
+        """callee → [(caller, call)] for the calls of the functions in `reached` (a dict), in
+        the order of `reached` and of each one's calls."""
+        return self._callers.over(reached, ((caller, self.of(project, caller)) for caller in reached)).by_target
 
 
 def _by_callee(answer):
