@@ -68,7 +68,7 @@ def _events(raw, lib):
         out.append({
             "event": e["event"], "gb_type": e.get("gb_type", ""), "reason": (e.get("reason") or "")[:300],
             "file": file, "line": line, "function": fn, "count": e.get("count", 1),
-            "raw_file": _relative(e.get("file", ""), "site-packages") or os.path.basename(e.get("file", "")),
+            "raw_file": _relative(e.get("file") or "", "site-packages") or os.path.basename(e.get("file") or ""),
             "raw_line": e.get("line", 0), "input_driven": e.get("input_driven", False),
         })
     return out

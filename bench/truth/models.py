@@ -454,6 +454,18 @@ def _seamless_speech(model, config, inputs):
                        use_cache=True, inputs_embeds=torch.randn(b, seq, config.hidden_size))
 
 
+def _qwen2_audio(model, config, inputs):
+    """Qwen2-Audio given 100 mel frames (the encoder's max_source_positions shrunk to 50) and their 25
+    audio tokens already expanded in input_ids (the processor's layout: not the legacy merge)."""
+    import torch
+
+    b, seq = inputs["input_ids"].shape
+    ids = inputs["input_ids"].clone()
+    ids[:, 2:27] = config.audio_token_id
+    return model, dict(inputs, input_ids=ids, input_features=torch.randn(b, config.audio_config.num_mel_bins, 100),
+                       feature_attention_mask=torch.ones(b, 100, dtype=torch.long))
+
+
 LAYERDROP = {"layerdrop": 0.5, "encoder_layerdrop": 0.5, "decoder_layerdrop": 0.5, "speech_encoder_layerdrop": 0.5}
 # The generic variants, and the models whose unexercised findings each one reaches.
 GENERIC = {
@@ -525,6 +537,13 @@ ONE_OFF = {
                                            config=LAYERDROP, prepare=_seamless_speech)},
         "seamless_m4t_v2": {"speech": Variant("input_features + labels beside input_ids/inputs_embeds, layerdrop 0.5",
                                               config=LAYERDROP, prepare=_seamless_speech)},
+        # audio features with their expanded audio tokens: the audio tower and the feature merge
+        "qwen2_audio": {"audio": Variant("100 mel frames with 25 expanded audio tokens (32 tokens)", seq=32,
+                                         config={"max_source_positions": 50, "audio_token_index": 100},
+                                         prepare=_qwen2_audio)},
+        # text labels without a text head (the default use_text_head=False): the ignored-labels warning
+        "higgs_audio_v2": {"labels": Variant("labels given (the text head is off by default)",
+                                             prepare=_adding(labels=lambda m, c, i: i["input_ids"]))},
         # Phi-3.5-MoE's own RoPE: longrope with short/long mscale, chosen by the sequence length
         "phimoe": {"longrope": Variant("rope_type longrope (original 8 positions: the long factors apply)",
                                        config={"rope_parameters": {

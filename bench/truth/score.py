@@ -27,6 +27,15 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
   `unexercised_findings` counts them;
+- where a truth file has variants files beside it (`<truth>.variants.json` and
+  `<truth>.variants.lines.json.gz`, run.py --variants: the same model run with a config or inputs
+  that open other paths), a model's findings are judged on ALL its runs: in a mode, a finding is true
+  if some run that executed it there (per that run's own lines) has a site of its kind within ±2
+  lines, false if some run executed it and none has, unexercised only if no run executed it (a
+  variant without a lines record judges nothing). `variant_runs` and `judged_by_variants` (findings
+  only a variant executed) are added. Sites, break/recompile-site recall, the clean-model alarm rates
+  and model-level accuracy stay defined on the default runs only; without variants files nothing
+  changes;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
