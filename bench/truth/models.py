@@ -466,6 +466,30 @@ def _qwen2_audio(model, config, inputs):
                        feature_attention_mask=torch.ones(b, 100, dtype=torch.long))
 
 
+def _evolla_protein(model, config, inputs):
+    """Evolla given a protein sequence: its SaProt encoder and the protein cross-attention run."""
+    import torch
+
+    b, seq = inputs["input_ids"].shape
+    vocab = config.protein_encoder_config.vocab_size
+    return model, dict(inputs, protein_input_ids=torch.randint(4, vocab, (b, seq)),
+                       protein_attention_mask=torch.ones(b, seq, dtype=torch.long))
+
+
+def _phi4_audio(model, config, inputs):
+    """Phi-4-multimodal given audio features (64 frames of 80 mel bins: 8 embeddings after the 8x time
+    reduction) and their audio tokens in input_ids (8 in the first sequence, 6 in the second)."""
+    import torch
+
+    b = inputs["input_ids"].shape[0]
+    ids = inputs["input_ids"].clone()
+    ids[ids == config.audio_config.audio_token_id] = 5
+    ids[0, 2:10] = config.audio_config.audio_token_id
+    ids[1, 2:8] = config.audio_config.audio_token_id
+    return model, dict(inputs, input_ids=ids, audio_input_features=torch.randn(b, 64, config.audio_config.input_size),
+                       audio_embed_sizes=torch.tensor([8, 6]))
+
+
 LAYERDROP = {"layerdrop": 0.5, "encoder_layerdrop": 0.5, "decoder_layerdrop": 0.5, "speech_encoder_layerdrop": 0.5}
 # The generic variants, and the models whose unexercised findings each one reaches.
 GENERIC = {
@@ -541,6 +565,13 @@ ONE_OFF = {
         "qwen2_audio": {"audio": Variant("100 mel frames with 25 expanded audio tokens (32 tokens)", seq=32,
                                          config={"max_source_positions": 50, "audio_token_index": 100},
                                          prepare=_qwen2_audio)},
+        # a protein sequence beside the text: the protein encoder and the gated cross-attention
+        "evolla": {"protein": Variant("protein_input_ids with their mask", prepare=_evolla_protein)},
+        # audio features with their audio tokens: Phi-4-multimodal's audio embedding and merge
+        "phi4_multimodal": {"audio": Variant("64 audio frames with their audio tokens (the audio encoder shrunk too)",
+                                             config={"audio_token_id": 100, "num_blocks": 2, "ext_pw_out_channel": 32,
+                                                     "depthwise_separable_out_channel": 32, "nemo_conv_channels": 32},
+                                             prepare=_phi4_audio)},
         # text labels without a text head (the default use_text_head=False): the ignored-labels warning
         "higgs_audio_v2": {"labels": Variant("labels given (the text head is off by default)",
                                              prepare=_adding(labels=lambda m, c, i: i["input_ids"]))},
@@ -554,7 +585,9 @@ ONE_OFF = {
     "timm": {
         # NaFlex dict input with padding patches: the grid sizes from coordinates, the padding masks
         "naflexvit_base_patch16_gap": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
-        "gemma4_vit_167m": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
+        # (gemma4: with the masked average pool, whose padding branch the default soft pool skips)
+        "gemma4_vit_167m": {"naflex": Variant("NaFlex dict input, the second image padded; global_pool='avg'",
+                                              config={"global_pool": "avg"}, prepare=_naflex)},
     },
     "diffusers": {
         # a sample size no multiple of the upsampling factor: the forwarded upsample size
