@@ -585,9 +585,7 @@ ONE_OFF = {
     "timm": {
         # NaFlex dict input with padding patches: the grid sizes from coordinates, the padding masks
         "naflexvit_base_patch16_gap": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
-        # (gemma4: with the masked average pool, whose padding branch the default soft pool skips)
-        "gemma4_vit_167m": {"naflex": Variant("NaFlex dict input, the second image padded; global_pool='avg'",
-                                              config={"global_pool": "avg"}, prepare=_naflex)},
+        "gemma4_vit_167m": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
     },
     "diffusers": {
         # a sample size no multiple of the upsampling factor: the forwarded upsample size
