@@ -125,3 +125,60 @@ def test_columns_say_whether_the_flagged_operand_itself_ran():
     evaluated = score.score_model(_model(), [finding], {"eval": operand_ran, "train": operand_ran})
     assert [ok for _, ok in skipped["findings"]] == [None]
     assert [ok for _, ok in evaluated["findings"]] == [False]
+
+
+def _variant(name, eval_events=(), train_events=()):
+    return dict(_model(eval_events, train_events), variant=name)
+
+
+def test_variant_runs_judge_what_the_default_run_never_executed():
+    score = _score_module()
+    default_lines = _lines(eval_lines=[10], train_lines=[10])  # the default run never reaches 30 or 40
+    breaks_at_30 = (_variant("fp16", [_break(30)], [_break(30)]), _lines(eval_lines=[30, 40], train_lines=[30, 40]))
+    quiet = (_variant("padded"), _lines(eval_lines=[30], train_lines=[30]))
+    findings = [_finding(30), _finding(40), _finding(50)]
+    alone = score.score_model(_model(), findings, default_lines)
+    assert [ok for _, ok in alone["findings"]] == [None, None, None] and "variant_runs" not in alone
+    s = score.score_model(_model(), findings, default_lines, [breaks_at_30, quiet])
+    # 30: executed by both variants, one breaks there -> true; 40: executed, no run breaks -> false;
+    # 50: no run executed it -> unexercised
+    assert [ok for _, ok in s["findings"]] == [True, False, None]
+    assert s["judged_by"] == [["fp16", "padded"], ["fp16"], []]
+    assert s["variant_runs"] == ["fp16", "padded"] and s["judged_by_variants"] == 2
+    # the variants' sites are not the model's sites: recall and the clean-model figures stay the default run's
+    assert s["break_sites"] == [] and s["clean_eval"] and s["alarm_eval_judged"] is False
+    total = score.totals([s])
+    assert (total["judged_findings"], total["unexercised_findings"], total["true_findings"]) == (2, 1, 1)
+    assert (total["variant_runs"], total["judged_by_variants"]) == (2, 2)
+    assert "variant_runs" not in score.totals([alone])
+
+
+def test_a_variant_that_executed_a_finding_judges_it_in_its_modes_only():
+    score = _score_module()
+    default_lines = _lines(eval_lines=[30], train_lines=[10])  # eval ran 30 without a break
+    train_variant = (_variant("layerdrop", train_events=[_break(30)]), _lines(eval_lines=[10], train_lines=[30]))
+    s = score.score_model(_model(), [_finding(30)], default_lines, [train_variant])
+    assert s["per_mode"] == {"eval": [False], "train": [True]} and [ok for _, ok in s["findings"]] == [True]
+    # a variant whose train run raised is no judge there; one without a lines record is no judge at all
+    raised = (_variant("fp16", train_events=[_break(30)]), _lines(train_lines=[30], train_error="RuntimeError: x"))
+    unrecorded = (_variant("long", train_events=[_break(30)]), None)
+    s = score.score_model(_model(), [_finding(30, mode="train")], default_lines, [raised, unrecorded])
+    assert [ok for _, ok in s["findings"]] == [None] and s["variant_runs"] == ["fp16"]
+
+
+def test_variants_files_are_read_beside_the_truth_file(tmp_path):
+    import gzip
+
+    score = _score_module()
+    truth = tmp_path / "lib-1.0-torch2.11.json"
+    truth.write_text("{}")
+    assert score.load_variants(str(truth)) == {}
+    record = dict(_variant("fp16"), status="ok")
+    (tmp_path / "lib-1.0-torch2.11.variants.json").write_text(
+        json.dumps({"models": [record, dict(_variant("long"), status="eager-error")]}))
+    with gzip.open(tmp_path / "lib-1.0-torch2.11.variants.lines.json.gz", "wt") as f:
+        json.dump({"models": [dict(_lines(eval_lines=[30]), name="m", variant="fp16", status="ok")]}, f)
+    loaded = score.load_variants(str(truth))
+    assert list(loaded) == ["m"] and len(loaded["m"]) == 1
+    rec, lines = loaded["m"][0]
+    assert rec["variant"] == "fp16" and lines["eval"]["lines"] == {"minipkg/models.py": [30]}

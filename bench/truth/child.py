@@ -2,6 +2,7 @@
 
     python bench/truth/child.py LIB NAME
     python bench/truth/child.py --lines LIB NAME   # eager only: the library lines each mode runs
+    python bench/truth/child.py [--lines] LIB NAME VARIANT   # the model built as a variant (models.VARIANTS)
 
 The model is built small (models.py), run once in eager (a model that fails there is not in the
 corpus), then compiled with the `eager` backend (Dynamo alone decides breaks and recompiles; no
@@ -67,7 +68,7 @@ def _events(raw, lib):
         out.append({
             "event": e["event"], "gb_type": e.get("gb_type", ""), "reason": (e.get("reason") or "")[:300],
             "file": file, "line": line, "function": fn, "count": e.get("count", 1),
-            "raw_file": _relative(e.get("file", ""), "site-packages") or os.path.basename(e.get("file", "")),
+            "raw_file": _relative(e.get("file") or "", "site-packages") or os.path.basename(e.get("file") or ""),
             "raw_line": e.get("line", 0), "input_driven": e.get("input_driven", False),
         })
     return out
@@ -102,7 +103,7 @@ def run_mode(model, inputs, mode, lib):
     return {"events": events, "error": error, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def eager_lines(lib, name):
+def eager_lines(lib, name, variant=None):
     """The library lines the eager run executes, per mode (see lines.py), and whether it ran."""
     import torch
 
@@ -112,9 +113,9 @@ def eager_lines(lib, name):
     from compilelint.verify.events import one_line
 
     torch.set_num_threads(1)
-    record = {"lib": lib, "name": name, "torch": torch.__version__}
+    record = {"lib": lib, "name": name, "torch": torch.__version__, **({"variant": variant} if variant else {})}
     try:
-        model, inputs = models.build(lib, name)
+        model, inputs = models.build(lib, name, variant)
     except Exception as e:
         return dict(record, status="build-error", error=one_line(e))
     record["status"] = "ok"
@@ -136,15 +137,15 @@ def eager_lines(lib, name):
     return record
 
 
-def main(lib, name):
+def main(lib, name, variant=None):
     import torch
 
     import models
 
     torch.set_num_threads(1)
-    record = {"lib": lib, "name": name, "torch": torch.__version__}
+    record = {"lib": lib, "name": name, "torch": torch.__version__, **({"variant": variant} if variant else {})}
     try:
-        model, inputs = models.build(lib, name)
+        model, inputs = models.build(lib, name, variant)
         record["file"], record["class"] = models.defining_class(model)
     except Exception as e:
         from compilelint.verify.events import one_line
@@ -172,8 +173,8 @@ if __name__ == "__main__":
     warnings.filterwarnings("ignore")
     args = sys.argv[1:]
     if args[0] == "--lines":
-        result = eager_lines(args[1], args[2])
+        result = eager_lines(*args[1:4])
     else:
-        result = main(args[0], args[1])
+        result = main(*args[0:3])
     sys.stdout.flush()
     print("TRUTH-RESULT " + json.dumps(result))

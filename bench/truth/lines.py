@@ -9,7 +9,9 @@ Lines are not always enough: `if x.dtype == torch.float16 and not torch.isfinite
 its line on every call, its flagged operand only in fp16. With Python 3.12's `sys.monitoring` the
 start (line, column) of every executed instruction is kept too, so the scorer can ask whether the
 flagged expression itself ran. Each location is recorded once and then disabled (cheap). Older
-Pythons fall back to `sys.settrace`: lines only, tracing only frames of the library.
+Pythons fall back to `sys.settrace`, tracing only frames of the library: lines, and (3.11, where
+code objects have `co_positions`) the start of each executed instruction from opcode events
+(slower, but the same columns as 3.12's).
 """
 from __future__ import annotations
 
@@ -46,11 +48,21 @@ class ExecutedLines:
     def _global(self, frame, event, arg):
         if self.marker not in frame.f_code.co_filename:
             return None
+        if hasattr(frame.f_code, "co_positions"):
+            frame.f_trace_opcodes = True
         return self._local
 
     def _local(self, frame, event, arg):
         if event == "line":
             self.hits.add((frame.f_code.co_filename, frame.f_lineno))
+        elif event == "opcode":
+            code = frame.f_code
+            positions = self._positions.get(code)
+            if positions is None:
+                positions = self._positions[code] = list(code.co_positions())
+            line, _, col, _ = positions[frame.f_lasti // 2]
+            if line is not None and col is not None:
+                self.starts.add((code.co_filename, line, col))
         return self._local
 
     def __enter__(self):
@@ -87,7 +99,7 @@ class ExecutedLines:
         return {f: sorted(set(lines)) for f, lines in sorted(out.items())}
 
     def columns_by_file(self) -> dict:
-        """{file: {line: [columns where an executed instruction starts]}} (3.12+; {} before)."""
+        """{file: {line: [columns where an executed instruction starts]}} (3.11+; {} before)."""
         out: dict = {}
         for path, line, col in self.starts:
             rel = path[path.rfind(self.marker) + 1:]

@@ -7,6 +7,11 @@ configs written here. A model that cannot be built or does not run in eager is r
 by the caller and left out of scoring: the corpus is what runs.
 
 `build(lib, name)` returns `(model, inputs)`: `inputs` is a dict of keyword arguments.
+
+`VARIANTS` (below) names, per model, a few runs beside the default one whose config or inputs
+open paths the tiny default run never takes (an fp16 clamp, block-sparse attention, a padded
+mask, layerdrop in train, ...): `build(lib, name, variant)` builds one. They exist so the scorer
+can judge findings on those paths (see score.py), not to change the corpus.
 """
 from __future__ import annotations
 
@@ -103,7 +108,7 @@ def _sub(config, attr, default):
     return default
 
 
-def transformers_inputs(model, config):
+def transformers_inputs(model, config, seq=SEQ):
     import torch
 
     params = inspect.signature(model.forward).parameters
@@ -112,9 +117,9 @@ def transformers_inputs(model, config):
     low = min(4, vocab - 1)
     inputs = {}
     if main == "input_ids" or ("input_ids" in params and main not in params):
-        inputs["input_ids"] = torch.randint(low, vocab, (BATCH, SEQ))
+        inputs["input_ids"] = torch.randint(low, vocab, (BATCH, seq))
         if "attention_mask" in params:
-            inputs["attention_mask"] = torch.ones(BATCH, SEQ, dtype=torch.long)
+            inputs["attention_mask"] = torch.ones(BATCH, seq, dtype=torch.long)
     if main == "pixel_values" or ("pixel_values" in params and "input_ids" in inputs and "vision_config" in config.to_dict()):
         size = _sub(config.vision_config if hasattr(config, "vision_config") else config, "image_size", 32)
         size = size[0] if isinstance(size, (list, tuple)) else size
@@ -123,20 +128,37 @@ def transformers_inputs(model, config):
     if main == "input_values":
         inputs["input_values"] = torch.randn(BATCH, 16000)  # 1 s at 16 kHz: ~49 frames, room for SpecAugment masks
     if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
-        inputs["decoder_input_ids"] = torch.randint(low, vocab, (BATCH, SEQ // 2))
+        inputs["decoder_input_ids"] = torch.randint(low, vocab, (BATCH, seq // 2))
     if not inputs:
         raise ValueError(f"no inputs known for main input {main!r}")
     return inputs
 
 
-def build_transformers(model_type):
+def _configs(config):
+    """The config and its sub-configs (text_config, vision_config, encoder, ...), depth first."""
+    from transformers import PretrainedConfig
+
+    yield config
+    for value in list(vars(config).values()):
+        if isinstance(value, PretrainedConfig):
+            yield from _configs(value)
+
+
+def build_transformers(model_type, variant=None):
     import torch
 
     config = tiny_config(model_type)
+    for key, value in (variant.config if variant else {}).items():
+        parts = [part for part in _configs(config) if hasattr(part, key)]
+        for part in parts or [config]:  # every (sub-)config that has the key, else the top one
+            setattr(part, key, value)
     cls = _transformers_class(model_type)
     torch.manual_seed(0)
     model = cls(config)
-    return model, transformers_inputs(model, config)
+    inputs = transformers_inputs(model, config, (variant.seq if variant else 0) or SEQ)
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, config, inputs)
+    return model, inputs
 
 
 # ------------------------------------------------------------------------------------------ timm
@@ -156,17 +178,20 @@ def timm_names():
     return sorted(picked)
 
 
-def build_timm(name):
+def build_timm(name, variant=None):
     import timm
     import torch
 
     torch.manual_seed(0)
-    model = timm.create_model(name, pretrained=False)
+    model = timm.create_model(name, pretrained=False, **(variant.config if variant else {}))
     cfg = getattr(model, "pretrained_cfg", None) or {}
     size = tuple(cfg.get("input_size", (3, 224, 224)))
     if not cfg.get("fixed_input_size", False) and max(size[1:]) > 128:
         size = (size[0], 128, 128)
-    return model, {"x": torch.randn(1, *size)}
+    inputs = {"x": torch.randn(1, *size)}
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs
 
 
 # ------------------------------------------------------------------------------------- diffusers
@@ -252,14 +277,17 @@ def diffusers_names():
     return sorted(_diffusers_specs())
 
 
-def build_diffusers(name):
+def build_diffusers(name, variant=None):
     import diffusers
     import torch
 
     cls_name, kwargs, make_inputs = _diffusers_specs()[name]
     torch.manual_seed(0)
-    model = getattr(diffusers, cls_name)(**kwargs)
-    return model, make_inputs()
+    model = getattr(diffusers, cls_name)(**kwargs, **(variant.config if variant else {}))
+    inputs = make_inputs()
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs
 
 
 LIBS = {
@@ -273,8 +301,11 @@ def names(lib):
     return LIBS[lib][0]()
 
 
-def build(lib, name):
-    return LIBS[lib][1](name)
+def build(lib, name, variant=None):
+    """`(model, inputs)` of the model, built as its named variant (VARIANTS) when one is given."""
+    if variant is None:
+        return LIBS[lib][1](name)
+    return LIBS[lib][1](name, VARIANTS[lib][name][variant])
 
 
 def defining_class(model):
@@ -287,3 +318,318 @@ def defining_class(model):
     top = cls.__module__.split(".")[0]
     idx = path.rfind(f"/{top}/")
     return path[idx + 1:] if idx >= 0 else path, cls.__name__
+
+
+# ---------------------------------------------------------------------------------------- variants
+class Variant:
+    """A run beside a model's default one: config keys changed (transformers: on the config and
+    every sub-config that has the key; timm: `create_model` keywords; diffusers: the class's
+    keywords), a text length (`seq`, transformers), and `prepare(model, config, inputs) -> (model,
+    inputs)` for what is done to the built model or its inputs. `doc`: the path it opens."""
+
+    def __init__(self, doc, config=None, seq=0, prepare=None):
+        self.doc, self.config, self.seq, self.prepare = doc, dict(config or {}), seq, prepare
+
+
+def _params(model):
+    return inspect.signature(model.forward).parameters
+
+
+def _half(model, config, inputs):
+    """fp16 weights and floating inputs (the CPU runs float16 matmuls and convolutions)."""
+    import torch
+
+    model = model.half()
+    return model, {k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in inputs.items()}
+
+
+def _checkpointing(model, config, inputs):
+    """Gradient checkpointing on, and `use_cache=True` where the forward takes it (what users of
+    `generate`-capable models pass by default)."""
+    model.gradient_checkpointing_enable()
+    if "use_cache" in _params(model):
+        inputs = dict(inputs, use_cache=True)
+    return model, inputs
+
+
+def _padded(model, config, inputs):
+    """An attention mask with real padding: the second sequence's last quarter (text) or half
+    (audio) masked out."""
+    import torch
+
+    inputs = dict(inputs)
+    if "attention_mask" in inputs:
+        mask = inputs["attention_mask"].clone()
+        mask[1, -max(1, mask.shape[1] // 4):] = 0
+        inputs["attention_mask"] = mask
+    elif "input_values" in inputs and "attention_mask" in _params(model):
+        mask = torch.ones(inputs["input_values"].shape, dtype=torch.long)
+        mask[1, mask.shape[1] // 2:] = 0
+        inputs["attention_mask"] = mask
+    return model, inputs
+
+
+def _adding(**make):
+    """Extra inputs, each made by `make[name](model, config, inputs)`."""
+    def prepare(model, config, inputs):
+        return model, dict(inputs, **{k: f(model, config, inputs) for k, f in make.items()})
+    return prepare
+
+
+def _then(*steps):
+    def prepare(model, config, inputs):
+        for step in steps:
+            model, inputs = step(model, config, inputs)
+        return model, inputs
+    return prepare
+
+
+def _global_attention(model, config, inputs):
+    """Longformer/LED: the first token of each sequence attends globally."""
+    import torch
+
+    mask = torch.zeros_like(inputs["input_ids"])
+    mask[:, 0] = 1
+    return model, dict(inputs, global_attention_mask=mask)
+
+
+def _naflex(model, config, inputs):
+    """timm NaFlex input: a dict of pre-patchified patches with coordinates and validity, the
+    second image smaller (its last patches are padding)."""
+    import torch
+
+    ph, pw = model.get_patch_size() if hasattr(model, "get_patch_size") else model.patch_embed.patch_size
+    grid, n = 4, 16
+    patches = torch.randn(2, n, ph * pw * 3)
+    ys, xs = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
+    coord = torch.stack([ys.flatten(), xs.flatten()], -1).unsqueeze(0).repeat(2, 1, 1)
+    valid = torch.ones(2, n, dtype=torch.bool)
+    valid[1, 12:] = False  # the second image is 3 x 4 patches
+    coord[1, 12:] = 0
+    return model, {"x": {"patches": patches, "patch_coord": coord, "patch_valid": valid}}
+
+
+def _radio_packed(model, config, inputs):
+    """RADIO's packed input: the flattened patches of two images of different grids."""
+    import torch
+
+    grids = torch.tensor([[2, 2], [3, 4]])
+    channels, patch = config.num_channels, config.patch_size
+    return model, {"pixel_values": torch.randn(int(grids.prod(-1).sum()), channels * patch * patch),
+                   "image_grid_hw": grids}
+
+
+def _visual(model, config, inputs):
+    """VisualBERT's visual inputs, with an image-text alignment whose second region is aligned to
+    no token (all -1)."""
+    import torch
+
+    b, n = inputs["input_ids"].shape[0], 4
+    alignment = torch.randint(0, SEQ, (b, n, 2))
+    alignment[:, 1] = -1
+    return model, dict(inputs, visual_embeds=torch.randn(b, n, config.visual_embedding_dim),
+                       visual_token_type_ids=torch.ones(b, n, dtype=torch.long),
+                       visual_attention_mask=torch.ones(b, n, dtype=torch.long), image_text_alignment=alignment)
+
+
+def _lengths(model, config, inputs):
+    """XLM-style `lengths` instead of an attention mask: the second sequence 4 tokens shorter."""
+    import torch
+
+    seq = inputs["input_ids"].shape[1]
+    inputs = {k: v for k, v in inputs.items() if k != "attention_mask"}
+    return model, dict(inputs, lengths=torch.tensor([seq, seq - 4]))
+
+
+def _seamless_speech(model, config, inputs):
+    """SeamlessM4T(v2)Model given speech features and labels beside the text: the speech encoder
+    runs (with layerdrop 0.5, its conformer skips layers in train), the labels switch off the cache
+    (each with its warning)."""
+    import torch
+
+    b, seq = inputs["input_ids"].shape
+    features = torch.randn(b, 40, config.feature_projection_input_dim)
+    inputs = {k: v for k, v in inputs.items() if k != "attention_mask"}  # the text's mask does not fit the speech
+    return model, dict(inputs, input_features=features, labels=torch.randint(4, 64, (b, seq // 2)),
+                       use_cache=True, inputs_embeds=torch.randn(b, seq, config.hidden_size))
+
+
+def _qwen2_audio(model, config, inputs):
+    """Qwen2-Audio given 100 mel frames (the encoder's max_source_positions shrunk to 50) and their 25
+    audio tokens already expanded in input_ids (the processor's layout: not the legacy merge)."""
+    import torch
+
+    b, seq = inputs["input_ids"].shape
+    ids = inputs["input_ids"].clone()
+    ids[:, 2:27] = config.audio_token_id
+    return model, dict(inputs, input_ids=ids, input_features=torch.randn(b, config.audio_config.num_mel_bins, 100),
+                       feature_attention_mask=torch.ones(b, 100, dtype=torch.long))
+
+
+def _evolla_protein(model, config, inputs):
+    """Evolla given a protein sequence: its SaProt encoder and the protein cross-attention run."""
+    import torch
+
+    b, seq = inputs["input_ids"].shape
+    vocab = config.protein_encoder_config.vocab_size
+    return model, dict(inputs, protein_input_ids=torch.randint(4, vocab, (b, seq)),
+                       protein_attention_mask=torch.ones(b, seq, dtype=torch.long))
+
+
+def _phi4_audio(model, config, inputs):
+    """Phi-4-multimodal given audio features (64 frames of 80 mel bins: 8 embeddings after the 8x time
+    reduction) and their audio tokens in input_ids (8 in the first sequence, 6 in the second)."""
+    import torch
+
+    b = inputs["input_ids"].shape[0]
+    ids = inputs["input_ids"].clone()
+    ids[ids == config.audio_config.audio_token_id] = 5
+    ids[0, 2:10] = config.audio_config.audio_token_id
+    ids[1, 2:8] = config.audio_config.audio_token_id
+    return model, dict(inputs, input_ids=ids, audio_input_features=torch.randn(b, 64, config.audio_config.input_size),
+                       audio_embed_sizes=torch.tensor([8, 6]))
+
+
+def _phi4_image(model, config, inputs):
+    """Phi-4-multimodal given one 32x32 image per sequence (crop size shrunk to 32: a global view and
+    one crop, 4x4 patches pooled to 2x2) with its patch mask, and its 13 image tokens in input_ids."""
+    import torch
+
+    b = inputs["input_ids"].shape[0]
+    image_token = config.vision_config.image_token_id
+    ids = inputs["input_ids"].clone()
+    ids[ids == image_token] = 5
+    ids[:, 1:14] = image_token
+    return model, dict(inputs, input_ids=ids, image_pixel_values=torch.randn(b, 2, 3, 32, 32),
+                       image_sizes=torch.tensor([[32, 32]] * b), image_attention_mask=torch.ones(b, 2, 4, 4))
+
+
+LAYERDROP = {"layerdrop": 0.5, "encoder_layerdrop": 0.5, "decoder_layerdrop": 0.5, "speech_encoder_layerdrop": 0.5}
+# The generic variants, and the models whose unexercised findings each one reaches.
+GENERIC = {
+    # fp16 weights and inputs: the `hidden_states.dtype == torch.float16 and not isfinite(...)` clamps
+    "fp16": (Variant("float16 weights and inputs: the fp16-only clamps run", prepare=_half),
+             ["bart", "bigbird_pegasus", "blenderbot-small", "led", "longt5", "marian", "mvp", "nllb-moe", "plbart"]),
+    # gradient checkpointing with use_cache=True: the "incompatible with gradient checkpointing" warnings,
+    # T5's `position_bias.requires_grad = True`
+    "checkpointing": (Variant("gradient checkpointing on, use_cache=True: the checkpointing branches of train",
+                              prepare=_checkpointing),
+                      # not rwkv: its train run raises in eager (the state is built before use_cache is turned off)
+                      ["bigbird_pegasus", "bloom", "falcon", "imagegpt", "led", "longt5", "mpt", "mt5", "mvp", "prophetnet",
+                       "switch_transformers", "t5"]),
+    # BERT-like encoders used as decoders (is_decoder, as their CausalLM heads do), checkpointing on and
+    # use_cache=True: their "incompatible with gradient checkpointing" warnings (an encoder forces use_cache off)
+    "decoder_checkpointing": (Variant("is_decoder=True, gradient checkpointing on, use_cache=True",
+                                      config={"is_decoder": True}, prepare=_checkpointing),
+                              # not roformer: its train run raises in eager (the cache made before use_cache is
+                              # turned off is filled twice by the recomputation)
+                              ["megatron-bert", "rembert"]),
+    # a padded attention mask: SpecAugment's per-sequence lengths (`attention_mask.sum(-1).tolist()`),
+    # the feature-extractor lengths of speech models
+    "padded": (Variant("an attention mask with real padding: per-sequence lengths", prepare=_padded),
+               ["data2vec-audio", "hubert", "moonshine", "sew", "sew-d", "unispeech", "unispeech-sat", "wav2vec2",
+                "wav2vec2-conformer", "wavlm"]),
+    # layerdrop 0.5 (train): the skip branch of `if skip_the_layer:` / `dropout_probability < self.layerdrop`
+    "layerdrop": (Variant("layerdrop 0.5: layers are skipped in train", config=LAYERDROP),
+                  ["flaubert", "nllb-moe", "seamless_m4t", "seamless_m4t_v2", "vits"]),
+    # output_attentions=True: the attention classes' "does not support output_attentions" warnings
+    "attentions": (Variant("output_attentions=True", prepare=_adding(output_attentions=lambda m, c, i: True)),
+                   ["data2vec-vision"]),
+}
+ONE_OFF = {
+    "transformers": {
+        # BigBird: block-sparse attention needs seq > (5 + 2 * num_random_blocks) * block_size; 46 is
+        # padded to 48 (the padding warning), 12 blocks plan two random-block ranges (train draws them)
+        "big_bird": {"sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
+                                       config={"attention_type": "block_sparse", "block_size": 4, "num_random_blocks": 2},
+                                       seq=46),
+                     # the paper's fixed plans for 1024/3072/4096 tokens: `_bigbird_block_rand_mask`, drawn
+                     # over max_position_embeddings (4096, the default: every branch of its loop runs)
+                     "sparse1024": Variant("block-sparse attention on 1024 tokens (the paper's fixed random plan)",
+                                           config={"attention_type": "block_sparse", "block_size": 16,
+                                                   "num_random_blocks": 2, "max_position_embeddings": 4096},
+                                           seq=1024)},
+        "bigbird_pegasus": {"sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
+                                              config={"attention_type": "block_sparse", "block_size": 4,
+                                                      "num_random_blocks": 2}, seq=46),
+                            "sparse1024": Variant("block-sparse attention on 1024 tokens (the paper's fixed random plan)",
+                                                  config={"attention_type": "block_sparse", "block_size": 16,
+                                                          "num_random_blocks": 2, "max_position_embeddings": 4096},
+                                                  seq=1024)},
+        # global attention on the first token: Longformer's global/local index split (`.nonzero()`)
+        "led": {"global": Variant("global_attention_mask on the first token", prepare=_global_attention)},
+        "longformer": {"global": Variant("global_attention_mask on the first token", prepare=_global_attention)},
+        # `lengths` given: `assert lengths.max().item() <= slen`
+        "xlm": {"lengths": Variant("per-sequence lengths given", prepare=_lengths)},
+        "flaubert": {"lengths": Variant("per-sequence lengths given", prepare=_lengths)},
+        # visual inputs with an unaligned region: the alignment average and its divide-by-zero guard
+        "visual_bert": {"visual": Variant("visual embeddings with an image-text alignment", prepare=_visual)},
+        # integer-only quantisation: IntLayerNorm's lazy `dim_sqrt` and overflow fallback, the shift log
+        "ibert": {"quant": Variant("quant_mode=True (integer-only inference)", config={"quant_mode": True})},
+        # two sparse (MoE) layers of two: the router's classifier cast, the experts' `nonzero` dispatch
+        "nllb-moe": {"sparse": Variant("every second layer an MoE layer (sparse_step 2 of 2 layers)",
+                                       config={"encoder_sparse_step": 2, "decoder_sparse_step": 2})},
+        # more tokens than positions: FSMT's sinusoidal table is rebuilt on the fly
+        "fsmt": {"long": Variant("160 tokens, more than max_position_embeddings (128)", seq=160)},
+        # packed images of two grids: RADIO's packed patches and cu_seqlens attention
+        "radio": {"packed": Variant("two images of different grids, packed", prepare=_radio_packed)},
+        # speech features and labels beside the text ids: the speech encoder and its warnings
+        "seamless_m4t": {"speech": Variant("input_features + labels beside input_ids/inputs_embeds, layerdrop 0.5",
+                                           config=LAYERDROP, prepare=_seamless_speech)},
+        "seamless_m4t_v2": {"speech": Variant("input_features + labels beside input_ids/inputs_embeds, layerdrop 0.5",
+                                              config=LAYERDROP, prepare=_seamless_speech)},
+        # audio features with their expanded audio tokens: the audio tower and the feature merge
+        "qwen2_audio": {"audio": Variant("100 mel frames with 25 expanded audio tokens (32 tokens)", seq=32,
+                                         config={"max_source_positions": 50, "audio_token_index": 100},
+                                         prepare=_qwen2_audio)},
+        # a protein sequence beside the text: the protein encoder and the gated cross-attention
+        "evolla": {"protein": Variant("protein_input_ids with their mask", prepare=_evolla_protein)},
+        # audio features with their audio tokens: Phi-4-multimodal's audio embedding and merge
+        "phi4_multimodal": {"audio": Variant("64 audio frames with their audio tokens (the audio encoder shrunk too)",
+                                             config={"audio_token_id": 100, "num_blocks": 2, "ext_pw_out_channel": 32,
+                                                     "depthwise_separable_out_channel": 32, "nemo_conv_channels": 32},
+                                             prepare=_phi4_audio),
+                            "image": Variant("a 32x32 image per sequence with its image tokens (crop size 32)",
+                                             config={"image_token_id": 101, "crop_size": 32}, prepare=_phi4_image)},
+        # text labels without a text head (the default use_text_head=False): the ignored-labels warning
+        "higgs_audio_v2": {"labels": Variant("labels given (the text head is off by default)",
+                                             prepare=_adding(labels=lambda m, c, i: i["input_ids"]))},
+        # Phi-3.5-MoE's own RoPE: longrope with short/long mscale, chosen by the sequence length
+        "phimoe": {"longrope": Variant("rope_type longrope (original 8 positions: the long factors apply)",
+                                       config={"rope_parameters": {
+                                           "rope_type": "longrope", "rope_theta": 10000.0, "short_factor": [1.0] * 4,
+                                           "long_factor": [2.0] * 4, "short_mscale": 1.0, "long_mscale": 1.2,
+                                           "original_max_position_embeddings": 8}})},
+    },
+    "timm": {
+        # NaFlex dict input with padding patches: the grid sizes from coordinates, the padding masks
+        "naflexvit_base_patch16_gap": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
+        "gemma4_vit_167m": {"naflex": Variant("NaFlex dict input, the second image padded", prepare=_naflex)},
+    },
+    "diffusers": {
+        # a sample size no multiple of the upsampling factor: the forwarded upsample size
+        "UNetSpatioTemporalConditionModel": {
+            "odd": Variant("15x15 latents: not a multiple of the upsampling factor",
+                           prepare=lambda m, c, i: (m, dict(i, sample=__import__("torch").randn(1, 2, 8, 15, 15))))},
+    },
+}
+
+
+def _variants():
+    table = {lib: {name: dict(vs) for name, vs in per.items()} for lib, per in ONE_OFF.items()}
+    lib_of = {}
+    for name_list in (v[1] for v in GENERIC.values()):
+        for name in name_list:
+            lib_of[name] = "transformers"
+    for vname, (variant, model_names) in GENERIC.items():
+        for name in model_names:
+            table.setdefault(lib_of[name], {}).setdefault(name, {})[vname] = variant
+    return table
+
+
+VARIANTS = _variants()  # lib -> model name -> variant name -> Variant
+
+
+def variant_names(lib):
+    """{model name: [its variant names]} of the library."""
+    return {name: sorted(vs) for name, vs in sorted(VARIANTS.get(lib, {}).items())}

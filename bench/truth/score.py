@@ -27,6 +27,15 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
   `unexercised_findings` counts them;
+- where a truth file has variants files beside it (`<truth>.variants.json` and
+  `<truth>.variants.lines.json.gz`, run.py --variants: the same model run with a config or inputs
+  that open other paths), a model's findings are judged on ALL its runs: in a mode, a finding is true
+  if some run that executed it there (per that run's own lines) has a site of its kind within ±2
+  lines, false if some run executed it and none has, unexercised only if no run executed it (a
+  variant without a lines record judges nothing). `variant_runs` and `judged_by_variants` (findings
+  only a variant executed) are added. Sites, break/recompile-site recall, the clean-model alarm rates
+  and model-level accuracy stay defined on the default runs only; without variants files nothing
+  changes;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
@@ -122,25 +131,51 @@ def is_recompile_finding(finding: dict) -> bool:
         finding.get("kind") == "recompile"
 
 
-def score_model(model: dict, findings: list, lines=None) -> dict:
-    """Everything the totals need for one model. `lines`: its executed-lines record, if any.
-    A finding's verdict is True (a site of its kind near it, in a mode it claims), False (its line
-    ran in a claimed mode and did not break there) or None (unexercised: no claimed mode ran it)."""
-    findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
+def _run_sites(model: dict, lines) -> tuple:
+    """(valid modes, break sites per mode, recompile sites per mode) of one run."""
     modes = valid_modes(lines)
     fsites = {m: sites(model, m, BREAKS) if m in modes else set() for m in ("eval", "train")}
     rsites = {m: sites(model, m, ("recompile",)) if m in modes else set() for m in ("eval", "train")}
+    return modes, fsites, rsites
+
+
+def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
+    """Everything the totals need for one model. `lines`: its executed-lines record, if any.
+    A finding's verdict is True (a site of its kind near it, in a mode it claims), False (its line
+    ran in a claimed mode and did not break there) or None (unexercised: no claimed mode ran it).
+    `variants`: `(record, lines)` of the model's variant runs (run.py --variants); a finding is then
+    judged in a mode on every run (default and variants) that executed it there: true if one of them
+    has a site of its kind near it, false if none has, unexercised only if no run executed it.
+    Sites, recall and the clean-model figures stay those of the default run."""
+    findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
+    modes, fsites, rsites = _run_sites(model, lines)
+    runs = [("", lines, modes, fsites, rsites)]
+    for record, vlines in variants:
+        if lines is not None and vlines is None:
+            continue  # what the variant executed is not recorded: it can judge nothing
+        runs.append((record.get("variant", "?"), vlines, *_run_sites(record, vlines)))
     place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
     break_places = [place(f) for f in findings if not is_recompile_finding(f)]
     recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
-    verdicts, per_mode = [], {"eval": [], "train": []}
+    verdicts, per_mode, judged_by = [], {"eval": [], "train": []}, []
     for f in findings:
-        truth = rsites if is_recompile_finding(f) else fsites
+        recompile = is_recompile_finding(f)
         hidden = bool((f.get("region") or {}).get("hidden_by"))  # its frame is skipped earlier: untestable
-        by_mode = {m: (any(near(s, [place(f)]) for s in truth[m]) if executed(lines, m, f) and not hidden else None)
-                   for m in finding_modes(f) if m in modes}
+        by_mode, by = {}, set()
+        for m in finding_modes(f):
+            seen = []  # the verdict of each run that executed the finding in this mode
+            for name, run_lines, run_modes, run_f, run_r in runs:
+                if m not in run_modes:
+                    continue
+                by_mode.setdefault(m, None)
+                if executed(run_lines, m, f) and not hidden:
+                    seen.append(any(near(s, [place(f)]) for s in (run_r if recompile else run_f)[m]))
+                    by.add(name or "default")
+            if seen:
+                by_mode[m] = any(seen)
         values = list(by_mode.values())
         verdicts.append((f, True if True in values else False if False in values else None))
+        judged_by.append(sorted(by))
         for m, ok in by_mode.items():
             per_mode[m].append(ok)
     break_sites = fsites["eval"] | fsites["train"]
@@ -159,6 +194,9 @@ def score_model(model: dict, findings: list, lines=None) -> dict:
         "clean_eval": not eval_breaks,
         "alarm_eval": bool(eval_findings),
         "alarm_eval_judged": bool(judged_eval),
+        **({"variant_runs": [r[0] for r in runs[1:]], "judged_by": judged_by,
+            "judged_by_variants": sum(1 for (_, ok), by in zip(verdicts, judged_by) if ok is not None and "default" not in by)}
+           if variants else {}),
     }
 
 
@@ -191,6 +229,9 @@ def totals(scored: list) -> dict:
         "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
         "clean_model_judged_alarm_rate": pct(len(alarmed_judged), len(clean)),
         "model_accuracy": pct(right, len(scored)),
+        **({"variant_runs": sum(len(s.get("variant_runs", ())) for s in scored),
+            "judged_by_variants": sum(s.get("judged_by_variants", 0) for s in scored)}
+           if any("variant_runs" in s for s in scored) else {}),
     }
 
 
@@ -270,7 +311,27 @@ def load_truth(paths):
     for path in paths:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        out.append((os.path.basename(path), doc, load_lines(path)))
+        out.append((os.path.basename(path), doc, load_lines(path), load_variants(path)))
+    return out
+
+
+def load_variants(truth_path: str) -> dict:
+    """{model name: [(variant record, its executed-lines record or None)]} from
+    `<truth>.variants.json` (run.py --variants) and `<truth>.variants.lines.json.gz`; {} when absent.
+    Only variants that ran (status ok)."""
+    path = truth_path[: -len(".json")] + ".variants.json"
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        records = [m for m in json.load(f)["models"] if m["status"] == "ok"]
+    lines_path = path[: -len(".json")] + ".lines.json.gz"
+    lines = {}
+    if os.path.exists(lines_path):
+        with gzip.open(lines_path, "rt", encoding="utf-8") as f:
+            lines = {(m["name"], m.get("variant")): m for m in json.load(f)["models"] if m["status"] == "ok"}
+    out = {}
+    for record in records:
+        out.setdefault(record["name"], []).append((record, lines.get((record["name"], record.get("variant")))))
     return out
 
 
@@ -317,11 +378,11 @@ def main(argv=None):
     extra = [a for a in args.compilelint_args if a != "--"]
     site_packages = args.site_packages or site_packages_default()
     ROOT["dir"] = site_packages
-    paths = args.truth or sorted(glob.glob(os.path.join(HERE, "*.json")))
+    paths = args.truth or sorted(p for p in glob.glob(os.path.join(HERE, "*.json")) if not p.endswith(".variants.json"))
     only = set(filter(None, args.only.split(",")))
 
     all_scored, per_lib = [], {}
-    for fname, doc, lines in load_truth(paths):
+    for fname, doc, lines, variants in load_truth(paths):
         lib = doc["lib"]
         if args.lib and lib not in args.lib:
             continue
@@ -332,7 +393,8 @@ def main(argv=None):
         else:
             run = InProcess(lib, site_packages, extra, doc.get("torch", ""))
             results = [run(lib, m, site_packages, extra) for m in models]
-        scored = [score_model(m, r, lines.get(m["name"]) if lines else None) for m, r in zip(models, results)]
+        scored = [score_model(m, r, lines.get(m["name"]) if lines else None, variants.get(m["name"], ()))
+                  for m, r in zip(models, results)]
         per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
         all_scored += scored
     total = totals(all_scored)
@@ -344,8 +406,11 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"total": total, "per_file": {k: v[0] for k, v in per_lib.items()},
-                       "models": [{**s, "findings": [[f["filename"], f["location"]["row"], f["code"], ok, "/".join(finding_modes(f))]
-                                                     for f, ok in s["findings"]]} for s in all_scored]},
+                       "models": [{**{k: v for k, v in s.items() if k != "judged_by"},
+                                   "findings": [[f["filename"], f["location"]["row"], f["code"], ok, "/".join(finding_modes(f)),
+                                                 *([by] if "judged_by" in s else [])]
+                                                for (f, ok), by in zip(s["findings"], s.get("judged_by") or [None] * len(s["findings"]))]}
+                                  for s in all_scored]},
                       f, indent=1)
 
 
@@ -355,12 +420,13 @@ def render(per_lib, total, extra) -> str:
             "train_judged_precision", "unexercised_findings",
             "clean_model_alarm_rate", "clean_model_judged_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
+    keys += tuple(k for k in ("variant_runs", "judged_by_variants") if k in total)
     lines = ["# Truth score", "",
              "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "
              "findings against Dynamo's own breaks and recompiles (see the docstring of score.py for every definition).", "",
              "| | " + " | ".join(per_lib) + " | all |", "|---|" + "---|" * (len(per_lib) + 1)]
     for k in keys:
-        lines.append(f"| {k} | " + " | ".join(str(v[0][k]) for v in per_lib.values()) + f" | {total[k]} |")
+        lines.append(f"| {k} | " + " | ".join(str(v[0].get(k, "")) for v in per_lib.values()) + f" | {total[k]} |")
     for fname, (_, missed, false, unexercised, _) in per_lib.items():
         lines += ["", f"## {fname}: missed sites (most models first)", ""]
         lines += [f"- `{f}:{ln}` ({n} models)" for (f, ln), n in missed] or ["- none"]
