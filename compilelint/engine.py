@@ -257,7 +257,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
                     when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
-                                _hidden_by(c, skips))
+                                _hidden_by(c, skips, info))
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)
@@ -281,13 +281,24 @@ def _frame_skips(candidates, rules) -> list:
     return [c for c in candidates if c.in_loop and getattr(rules.get(c.code), "kind", "") == "break"]
 
 
-def _hidden_by(c, skips) -> int:
-    """The row of the first frame-skipping break before `c` that runs whenever `c` does (its guards
-    and condition are part of c's), or 0."""
+def _hidden_by(c, skips, info) -> int:
+    """The row of a frame-skipping break that Dynamo meets before `c` whenever it would meet `c`,
+    or 0: an earlier break that runs whenever `c` does (its guards and condition are part of c's);
+    else, for `c` in a loop, the break of the same outermost loop Dynamo meets first on the first
+    iteration: the one that needs no condition in the loop, else the first in the source
+    (measured in the truth corpus: BigBird's random-block plan breaks at the `if i == 1:` branch
+    and its `elif`s are never traced; a break after a nested loop that its first iteration skips
+    hides the one inside)."""
     for s in skips:
         if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and (not s.when or s.when in c.when):
             return s.span.row
-    return 0
+    loops = [(info.row + lo, info.row + hi) for lo, hi in info.loops if lo <= c.span.row - info.row <= hi]
+    if not loops:
+        return 0
+    lo, hi = min(loops, key=lambda span: span[0] - span[1])  # the outermost: the widest
+    group = [s for s in skips if lo <= s.span.row <= hi and set(s.guards) <= set(c.guards)]
+    first = min(group, key=lambda s: (bool(s.when), s.span.row), default=None)
+    return first.span.row if first is not None and first is not c and first.span.row != c.span.row else 0
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,

@@ -7,6 +7,11 @@ from compilelint.analysis.astutil import walk
 from compilelint.rule import ProjectContext, Rule
 
 
+# nn.Module methods that move or cast the module in place and return it.
+MODULE_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "type", "train", "eval",
+                          "requires_grad_"})
+
+
 def _root(node) -> Optional[str]:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -183,6 +188,23 @@ class FirstCallState(Rule):
                     out |= methods[sub.func.attr]
         return out
 
+    def _modules_moved(self, body) -> Set[str]:
+        """Submodules the body only moves or casts in place: `self.classifier =
+        self.classifier.to(self.dtype)` (nllb-moe's router) stores the same module object, so no
+        guard fails (measured on torch 2.11, the truth corpus's nllb-moe variant)."""
+        cls = self.ctx.cls
+        submodules = cls.info.submodules if cls is not None else {}
+        moved, other = set(), set()
+        for sub in (sub for stmt in body for sub in walk(stmt)):
+            if sub.__class__ is ast.Assign and len(sub.targets) == 1 and _state(sub.targets[0]):
+                target, value = sub.targets[0], sub.value
+                same = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                    target.value.id == "self" and target.attr in submodules and isinstance(value, ast.Call) and \
+                    isinstance(value.func, ast.Attribute) and value.func.attr in MODULE_MOVES and \
+                    ast.dump(value.func.value) == _load_dump(target)
+                (moved if same else other).add(_load_dump(target))
+        return moved - other
+
     def visit_If(self, node: ast.If):
         fn = self.ctx.function
         if fn is None or self.ctx.is_tensor(node.test):
@@ -195,6 +217,7 @@ class FirstCallState(Rule):
             return
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
         hits = {k for k in set(tested) & _assigned(node.body) if not _sized(node.test, tested[k])}
+        hits -= self._modules_moved(node.body)
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container

@@ -56,3 +56,16 @@ def test_a_break_behind_a_frame_skipping_break_says_so():
     first = next(i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "if not skip_the_layer:" in line
                  and i > 60)
     assert hidden[first] == 0 and hidden[first + 2] == first
+
+
+def test_breaks_in_one_loop_are_hidden_behind_the_one_dynamo_meets_first():
+    """BigBird's plans: the `if i == 1:` branch breaks on the first iteration, so its `elif`s are
+    never traced; an unconditional break after a nested loop hides the one inside it, which the
+    first iteration skips (fixtures/precision/loop_first_break.py; truth corpus, torch 2.11)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "loop_first_break.py")
+    rows = [(line.split("=")[0].strip(), i) for i, line in enumerate(open(path, encoding="utf-8"), 1)
+            if "# expect" in line]
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    (_, first), (_, second), (_, other), (_, counted), (_, current) = rows
+    assert hidden[first] == 0 and hidden[second] == first and hidden[other] in (first, second)
+    assert hidden[current] == 0 and hidden[counted] == current

@@ -167,9 +167,23 @@ class FileFacts:
                     for v in value.values):
                 self.class_registries[name] = [self.imports.resolve(v) for v in value.values]
             else:
-                aliased = self.imports.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                aliased = self._attribute_of(value)
                 if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
                     self.imports.aliases[name] = aliased  # tc = torch.compile
+
+    def _attribute_of(self, value) -> Optional[str]:
+        """The dotted name a module-level value stands for: `torch.compile`, or a guarded lookup
+        of one (timm: `getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`, the
+        fallback only for a torch without it)."""
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            return self.imports.resolve(value)
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            return self._attribute_of(value.values[0])
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
+                and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str):
+            base = self._attribute_of(value.args[0])
+            return f"{base}.{value.args[1].value}" if base else None
+        return None
 
     # ----- functions ------------------------------------------------------------------------------
     def function_info(self, node, cls: Optional[ClassFacts]) -> FunctionInfo:

@@ -225,16 +225,20 @@ class Project:
         return False
 
     # ----- stops ----------------------------------------------------------------------------------
-    def is_disabled(self, fid: str) -> bool:
+    def decorators(self, fid: str) -> List[str]:
+        """A function's decorators with re-exports and module-level aliases followed (timm's
+        `@disable_compiler`, `timm.layers` re-exporting `disable_compiler = ...torch.compiler.disable`)."""
         entry = self.functions.get(fid)
-        return bool(entry) and any(_bare(d) in DISABLE_DECORATORS for d in entry[1].decorators)
+        return [self.canonical(_bare(d)) + d[len(_bare(d)):] for d in entry[1].decorators] if entry else []
+
+    def is_disabled(self, fid: str) -> bool:
+        return any(_bare(d) in DISABLE_DECORATORS for d in self.decorators(fid))
 
     def is_stopped(self, fid: str) -> bool:
-        entry = self.functions.get(fid)
         if fid in self.opaque:
             return True
-        return bool(entry) and any(is_stop_decorator(d, self.extra_stops) or self.is_constant_decorator(d)
-                                   for d in entry[1].decorators)
+        return any(is_stop_decorator(d, self.extra_stops) or self.is_constant_decorator(d)
+                   for d in self.decorators(fid))
 
     def is_constant_decorator(self, decorator: str) -> bool:
         """`@assume_constant_result`, or a project decorator setting Dynamo's constant marker."""
