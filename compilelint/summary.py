@@ -77,6 +77,10 @@ class Call(tuple):
     # What the `if`s around the call need of the caller's own arguments (`passed_args.needed_params`).
     needs = property(itemgetter(8))
 
+    def unplaced(self) -> tuple:
+        """The call without its row and column: what the graph key and `Project.callees` read."""
+        return self[:3] + self[5:]
+
 
 @dataclass
 class Root:
@@ -187,7 +191,7 @@ class FileSummary:
     def compute_graph_key(self) -> str:
         parts = (
             self.module,
-            sorted((q, tuple(f.decorators), f.is_generator, tuple(c[:3] + c[5:] for c in f.calls), f.params,
+            sorted((q, tuple(f.decorators), f.is_generator, tuple(c.unplaced() for c in f.calls), f.params,
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),

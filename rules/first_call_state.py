@@ -32,17 +32,20 @@ def _tested(test) -> Dict[str, ast.AST]:
     return {ast.dump(sub): sub for sub in ast.walk(test) if _state(sub)}
 
 
-def _assigned(body) -> Set[str]:
+def _assigned(body, submodules=()) -> Set[str]:
     """The state a body stores to; `self.cache[key] = ...` stores to `self.cache[key]` and fills
-    the container `self.cache` (a `key not in self.cache` test reads that)."""
-    return _stored([sub for stmt in body for sub in walk(stmt)])
+    the container `self.cache` (a `key not in self.cache` test reads that). `submodules`: the
+    class's submodule attributes, whose in-place moves store nothing new."""
+    return _stored([sub for stmt in body for sub in walk(stmt)], submodules)
 
 
-def _stored(nodes) -> Set[str]:
+def _stored(nodes, submodules=()) -> Set[str]:
     out = set()
     for sub in nodes:
         cls = sub.__class__
         if cls is not ast.Assign and cls is not ast.AnnAssign and cls is not ast.AugAssign:
+            continue
+        if cls is ast.Assign and _module_moved(sub, submodules):
             continue
         for t in sub.targets if cls is ast.Assign else [sub.target]:
             if _state(t):
@@ -91,6 +94,17 @@ def _sized(test, state) -> bool:
 
 def _load_dump(node) -> str:
     return ast.dump(node).replace("ctx=Store()", "ctx=Load()")
+
+
+def _module_moved(node: ast.Assign, submodules) -> bool:
+    """`self.classifier = self.classifier.to(self.dtype)` on a submodule: `nn.Module.to` casts in
+    place and returns the same module, so no guard fails (nllb-moe's router; measured on torch
+    2.11, the truth corpus's nllb-moe variant)."""
+    target, value = node.targets[0], node.value
+    return len(node.targets) == 1 and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+        and target.value.id == "self" and target.attr in submodules and isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Attribute) and value.func.attr in MODULE_MOVES \
+        and ast.dump(value.func.value) == _load_dump(target)
 
 
 class FirstCallState(Rule):
@@ -188,23 +202,6 @@ class FirstCallState(Rule):
                     out |= methods[sub.func.attr]
         return out
 
-    def _modules_moved(self, body) -> Set[str]:
-        """Submodules the body only moves or casts in place: `self.classifier =
-        self.classifier.to(self.dtype)` (nllb-moe's router) stores the same module object, so no
-        guard fails (measured on torch 2.11, the truth corpus's nllb-moe variant)."""
-        cls = self.ctx.cls
-        submodules = cls.info.submodules if cls is not None else {}
-        moved, other = set(), set()
-        for sub in (sub for stmt in body for sub in walk(stmt)):
-            if sub.__class__ is ast.Assign and len(sub.targets) == 1 and _state(sub.targets[0]):
-                target, value = sub.targets[0], sub.value
-                same = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
-                    target.value.id == "self" and target.attr in submodules and isinstance(value, ast.Call) and \
-                    isinstance(value.func, ast.Attribute) and value.func.attr in MODULE_MOVES and \
-                    ast.dump(value.func.value) == _load_dump(target)
-                (moved if same else other).add(_load_dump(target))
-        return moved - other
-
     def visit_If(self, node: ast.If):
         fn = self.ctx.function
         if fn is None or self.ctx.is_tensor(node.test):
@@ -216,8 +213,8 @@ class FirstCallState(Rule):
         if not tested:
             return
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
-        hits = {k for k in set(tested) & _assigned(node.body) if not _sized(node.test, tested[k])}
-        hits -= self._modules_moved(node.body)
+        submodules = self.ctx.cls.info.submodules if self.ctx.cls is not None else {}
+        hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container

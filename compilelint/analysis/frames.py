@@ -126,8 +126,8 @@ class FramesMemo:
         return self._roots[1:]
 
     def reached_part(self, project, fid: str, mode_reached: str, reached) -> Dict[str, tuple]:
-        """`part`, its edges to functions outside `reached` left out: the same object while
-        neither the part nor `reached` (kept as it is between passes while reach holds) changes."""
+        """`part`, its edges to functions outside `reached` left out: the same object while the
+        part is, and `reached` is or leaves those edges as they were."""
         part = self.part(project, fid, mode_reached)
         entry = self.in_reach.get(fid)
         if entry is not None and entry[0] is part and entry[1] is reached:

@@ -5,9 +5,9 @@ reach a function).
 An answer is kept per function for as long as its calls are the same (the same `FunctionInfo`, or
 one the language server made again for an edit elsewhere in its file) and the project index
 answers name questions as before. A call's place (row, column) is not part of the question: calls
-moved by lines added or removed above them keep their callees, paired with the moved calls. `check` makes one per pass; the
-language server keeps one between edits while it patches the index, and starts a new one when it
-rebuilds the index.
+moved by lines added or removed above them keep their callees, paired with the moved calls.
+`check` makes one per pass; the language server keeps one between edits while it patches the
+index, and starts a new one when it rebuilds the index.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ResolvedCalls:
         if entry is not None:
             if entry[0] is calls or entry[0] == calls:
                 return entry[1]
-            if len(entry[0]) == len(calls) and all(_unplaced(a) == _unplaced(b) for a, b in zip(entry[0], calls)):
+            if len(entry[0]) == len(calls) and all(a.unplaced() == b.unplaced() for a, b in zip(entry[0], calls)):
                 answer = [(call, callees) for call, (_, callees) in zip(calls, entry[1])]
                 self._by_fid[fid] = (calls, answer)
                 return answer
@@ -46,7 +46,3 @@ class ResolvedCalls:
 def _by_callee(answer):
     return ((callee, call) for call, callees in answer for callee in callees)
 
-
-def _unplaced(call: Call) -> tuple:
-    """The call without its row and column: what `Project.callees` reads."""
-    return call[:3] + call[5:]

@@ -247,7 +247,7 @@ def reach_unchanged(project: Project, old: FileSummary, new: FileSummary, last) 
 
 
 def _edges(calls) -> list:
-    return [c[:3] + c[5:] for c in calls]  # as the graph key sees them: rows and columns left out
+    return [c.unplaced() for c in calls]  # as the graph key sees them
 
 
 def _followed(project: Project, fid: str, calls) -> list:
@@ -255,7 +255,7 @@ def _followed(project: Project, fid: str, calls) -> list:
     for call in calls:
         callees = project.callees(fid, call)
         if callees:
-            out.append((call[:3] + call[5:], tuple(callees)))
+            out.append((call.unplaced(), tuple(callees)))
     return out
 
 
