@@ -25,6 +25,7 @@ from compilelint.analysis.frames import Frames, FramesMemo, all_frames
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import module_name_for
 from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
+from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.notebook import decode_any, locate
 from compilelint.project import named_only, with_context
@@ -231,10 +232,10 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         if fid is None:
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
         entries.append(fid)
-    roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache)
+    frames_memo = frames_memo if frames_memo is not None else FramesMemo()
+    roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache, frames_memo.calls)
     builder = FindingBuilder(settings, judges)
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
-    frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     incoming = passed_args.Incoming(project, reached, root_ids.values(), frames_memo.calls)
     for summary in summaries:
         for qual, info in summary.with_candidates():  # most functions have nothing to place
@@ -302,8 +303,10 @@ def _hidden_by(c, skips, info) -> int:
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,
-                  cache: Optional[Cache]):
-    """Roots and reach, reused when no file's graph changed (an edit inside a function body)."""
+                  cache: Optional[Cache], calls: ResolvedCalls):
+    """Roots and reach, reused when no file's graph changed (an edit inside a function body).
+    The language server's memo may also know the roots still hold (an edit that changed calls
+    only): then reach alone is made again."""
     key = None
     if cache is not None:
         h = hashlib.blake2b(digest_size=20)
@@ -320,8 +323,8 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
                 summary, info = project.functions[caller]
                 disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
             return roots, reached, disabled
-    roots = compile_roots(project, entries, settings.scope, settings.follow_swapped)
-    reached, disabled = reach(project, roots, settings.follow_swapped)
+    roots = getattr(cache, "roots", None) or compile_roots(project, entries, settings.scope, settings.follow_swapped)
+    reached, disabled = reach(project, roots, settings.follow_swapped, calls)
     if key is not None:
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
         cache.put_run(key, (roots, reached, refs))

@@ -139,6 +139,21 @@ class FramesMemo:
         return out
 
 
+    def reached_parts(self, project, reached) -> List[tuple]:
+        """(fid, its reach, its `reached_part`) for every function of `reached`: the loop of
+        every pass, with its common case (nothing changed since the last pass) written out."""
+        functions, parts, in_reach = project.functions, self.parts, self.in_reach
+        out = []
+        for fid, r in reached.items():
+            entry, kept = parts.get(fid), in_reach.get(fid)
+            if entry is not None and kept is not None and kept[1] is reached and kept[0] is entry[2] \
+                    and entry[0] is functions[fid][1] and entry[1] == r.mode:
+                out.append((fid, r, kept[2]))
+            else:
+                out.append((fid, r, self.reached_part(project, fid, r.mode, reached)))
+        return out
+
+
 def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
                memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
     """The frames of each mode for the compiled models (`reached` from their roots)."""
@@ -146,7 +161,7 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots, memo.calls)
     root_of, config_roots = memo.root_facts(project, roots)
-    parts = [(fid, r, memo.reached_part(project, fid, r.mode, reached)) for fid, r in reached.items()]
+    parts = memo.reached_parts(project, reached)
     out = {}
     for mode in MODES:
         edges = memo.edges(mode, reached, ((fid, part[mode][0]) for fid, _, part in parts))

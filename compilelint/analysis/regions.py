@@ -362,9 +362,12 @@ def meet(a: str, b: str) -> str:
     return a if b == "any" else "never"
 
 
-def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
+def reach(project: Project, roots, follow_swapped: bool = False,
+          calls=None) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
     """Breadth-first from each root; the first (highest-priority) root to reach a function wins.
-    A function reached in train mode along one path and eval (or any) along another runs in any."""
+    A function reached in train mode along one path and eval (or any) along another runs in any.
+    `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else each call's
+    callees are asked of `project`)."""
     reached: Dict[str, Reach] = {}
     disabled: List[DisabledCall] = []
     seen_disabled = set()
@@ -383,11 +386,13 @@ def reach(project: Project, roots, follow_swapped: bool = False) -> Tuple[Dict[s
             current = queue.popleft()
             here = reached[current]
             summary, info = project.functions[current]
-            for index, call in enumerate(info.calls):
+            resolved = calls.of(project, current) if calls is not None else \
+                [(call, project.callees(current, call)) for call in info.calls]
+            for index, (call, callees) in enumerate(resolved):
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
-                for callee in project.callees(current, call):
+                for callee in callees:
                     flags = project.call_flags(current, call, callee)
                     if flags and not config_flags.decide(project, fid, flags)[0]:
                         continue  # a submodule the root model's config never builds

@@ -21,6 +21,7 @@ class ResolvedCalls:
     def __init__(self):
         self._by_fid: Dict[str, Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}  # fid → (its calls, answer)
         self._callers = Inverse(_by_callee)  # the calls reaching each function, kept between passes
+        self._callers_over = (None, None)  # the (project, reached) `_callers` was last brought up to date for
 
     def of(self, project, fid: str) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order."""
@@ -39,7 +40,11 @@ class ResolvedCalls:
 
     def callers(self, project, reached) -> Dict[str, List[Tuple[str, Call]]]:
         """callee → [(caller, call)] for the calls of the functions in `reached` (a dict), in
-        the order of `reached` and of each one's calls."""
+        the order of `reached` and of each one's calls. Asked again in the same pass (the same
+        index and reach), the answer is the one just made."""
+        if self._callers_over[0] is project and self._callers_over[1] is reached:
+            return self._callers.by_target
+        self._callers_over = (project, reached)
         return self._callers.over(reached, ((caller, self.of(project, caller)) for caller in reached)).by_target
 
 

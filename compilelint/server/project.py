@@ -40,14 +40,17 @@ class ReachMemo:
         self.last = None  # the result the latest pass used
         # Set by the caller when it has shown the latest result holds for the graph at hand too.
         self.carry = False
+        # The roots of the latest result, set by the caller when the graph at hand differs from
+        # its graph in calls only (roots come from decorators, classes and compile calls): then
+        # a pass that makes reach again does not look for roots again.
+        self.roots = None
 
     def get(self, key: str):
-        value = self._entries.get(key)
+        value = self._entries.pop(key, None)
         if value is None and self.carry and self.last is not None:
-            self.put(key, self.last)
             value = self.last
         if value is not None:
-            self.last = value
+            self.put(key, value)  # the most recently used is kept longest: undoing an edit finds it
         return value
 
     def put(self, key: str, value) -> None:
@@ -172,11 +175,12 @@ class ProjectContext:
             self._frames = FramesMemo()  # a new index may answer name questions otherwise
         self._project = project
         self._reach.carry = same_graph and reach_unchanged(project, old, new, self._reach.last)
+        self._reach.roots = self._reach.last[0] if same_graph and self._reach.last is not None else None
         try:
             findings = project_findings(summaries, self.settings, self._reach, project, self._judges,
                                         self._trees, self._frames)
         finally:
-            self._reach.carry = False
+            self._reach.carry, self._reach.roots = False, None
         by_path: Dict[str, List[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.path, []).append(finding)
@@ -260,5 +264,9 @@ def _followed(project: Project, fid: str, calls) -> list:
 
 
 def _graph_key_without_calls(summary: FileSummary) -> str:
-    bare = dataclasses.replace(summary, functions={q: dataclasses.replace(f, calls=[]) for q, f in summary.functions.items()})
-    return bare.compute_graph_key()
+    """Kept on the summary (never changed once made): the next edit compares with it again."""
+    found = summary.__dict__.get("_graph_key_without_calls")
+    if found is None:
+        bare = dataclasses.replace(summary, functions={q: dataclasses.replace(f, calls=[]) for q, f in summary.functions.items()})
+        found = summary.__dict__["_graph_key_without_calls"] = bare.compute_graph_key()
+    return found
