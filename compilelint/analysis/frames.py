@@ -138,7 +138,6 @@ class FramesMemo:
         self.in_reach[fid] = (part, reached, out)
         return out
 
-
     def reached_parts(self, project, reached) -> List[tuple]:
         """(fid, its reach, its `reached_part`) for every function of `reached`: the loop of
         every pass, with its common case (nothing changed since the last pass) written out."""
