@@ -323,6 +323,7 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
                 summary, info = project.functions[caller]
                 disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
             return roots, reached, disabled
+    # Only the language server's `ReachMemo` has `roots` (set when they still hold); the disk cache has none.
     roots = getattr(cache, "roots", None) or compile_roots(project, entries, settings.scope, settings.follow_swapped)
     reached, disabled = reach(project, roots, settings.follow_swapped, calls)
     if key is not None:
