@@ -145,6 +145,46 @@ def test_a_module_function_is_walked_again_when_a_caller_changes_and_reused_othe
     assert findings[5] == 0
 
 
+# A method annotated to take a tensor that every `self.` call passes an int (call_sites.py): the
+# annotation is not trusted, so `int(n)` is no finding; its walk depends on its callers' lines.
+ANNOTATION_CONTRADICTED = """\
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def out_len(self, n: torch.Tensor):
+        return int(n / 2)
+
+
+class Model(Base):
+    def forward(self, x):
+        return x[:, :self.out_len(x.shape[-1])]
+
+    def extra(self, x):
+        return x
+"""
+METHOD_CALLER_EDITS = [
+    ANNOTATION_CONTRADICTED.replace("return x\n", "return x + 1\n"),  # an edit elsewhere: out_len's walk is reused
+    ANNOTATION_CONTRADICTED.replace("x.shape[-1]", "x.sum()"),  # a tensor passed now: the annotation holds
+    ANNOTATION_CONTRADICTED,  # an int again
+    ANNOTATION_CONTRADICTED.replace("return x\n", "return x + self.out_len(x)\n"),  # a second caller, a tensor
+]
+
+
+def test_a_method_is_walked_again_when_a_self_call_of_it_changes_and_reused_otherwise(tmp_path):
+    name = str(tmp_path / "model.py")
+    _, first, memo = analyze_edit(name, ANNOTATION_CONTRADICTED, None)
+    findings = [len(first.functions["Base.out_len"].candidates)]
+    for edited in METHOD_CALLER_EDITS:
+        status, value, memo = analyze_edit(name, edited, memo)
+        assert status == "ok" and value == _without_fixes(analyze_bytes(name, edited.encode())[1])
+        findings.append(len(value.functions["Base.out_len"].candidates))
+        if edited is METHOD_CALLER_EDITS[0]:
+            assert memo.reused == 2  # out_len and forward: only `extra` changed
+    assert findings == [0, 0, 1, 0, 1]
+
+
 MODEL = """\
 import torch
 from torch import nn

@@ -59,7 +59,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
                       site_kinds: Optional[Dict[str, str]] = None) -> Bindings:
     """Tensor inference over a function's bindings: its parameters and locals,
     name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges.
-    `site_kinds`: parameter → kind every call of the function passes (`call_sites`).
+    `site_kinds`: parameter → kind every call of the function passes (`call_sites`); a Python value
+    passed for a parameter annotated as a tensor makes it unknown.
     Function-local imports are added to the file's import table (they rebind names for the walk)."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
@@ -71,7 +72,10 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     params = _parameters(node.args)
     kinds = _parameter_kinds(node.args, params, tensor_by_default, non_tensor_names, resolve, out)
     for name, kind in (site_kinds or {}).items():
-        if kinds.get(name) in ({None}, {T.NONE}):  # untyped (or defaulting to None): what callers pass
+        if kind == T.SCALAR:
+            if kinds.get(name) == {T.TENSOR}:  # every caller passes a Python value: annotation or default is wrong
+                kinds[name] = {None}
+        elif kinds.get(name) in ({None}, {T.NONE}):  # untyped (or defaulting to None): what callers pass
             kinds[name] = {kind}
     assignments = _assignments(nodes, node, kinds, resolve, out)
     for _, target, _, _ in assignments:

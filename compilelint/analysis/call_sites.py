@@ -1,10 +1,14 @@
-"""Parameter kinds of a module function from its calls in the same file.
+"""Parameter kinds of a function from its calls in the same file.
 
 A helper like VITS's `_unconstrained_rational_quadratic_spline(inputs, widths, ...)` has untyped
 parameters, so on its own nothing in it is known to be a tensor, and `inputs[inside_mask]` says
 nothing. When every call of it in its file passes a tensor for a parameter (`spline(second_half,
-...)` from a `forward`), the parameter holds a tensor. Bindings are computed once per function and
-shared with the walk; a helper called only from helpers is resolved through them (cycles stop).
+...)` from a `forward`), the parameter holds a tensor. The other way round, an annotation every
+call contradicts is not trusted: Moonshine's `_get_feat_extract_output_lengths(self, input_lengths:
+torch.LongTensor)` is only ever called with `attention_mask.shape[-1]`, an int, so `int(...)` of it
+is not a tensor's `int()` (methods: every `<x>.name(...)` call in the file counts as a caller, which
+can only make the callers disagree more). Bindings are computed once per function and shared with
+the walk; a helper called only from helpers is resolved through them (cycles stop).
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS
+from compilelint.analysis.astutil import FUNCS, is_self
 from compilelint.analysis.bindings import Bindings, function_bindings
 from compilelint.analysis.facts import ClassFacts, FileFacts
 
@@ -24,57 +28,101 @@ class CallSites:
         self.facts = facts
         self._bindings: Dict[int, Bindings] = {}
         self._calls: Optional[Dict[str, List[Tuple[ast.AST, Optional[ClassFacts], ast.Call]]]] = None
+        self._method_calls: Dict[str, List[Tuple[ast.AST, Optional[ClassFacts], ast.Call]]] = {}
+        self._methods: set = set()  # ids of the methods of the file's top-level classes
+        self._parents: Dict[str, List[str]] = {}  # class → its bases defined in the file
         self._busy: set = set()
 
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
         if key not in self._bindings:
             self._busy.add(key)
-            sites = self._parameter_kinds(node) if cls is None else {}
+            sites = self._parameter_kinds(node, cls)
             self._bindings[key] = function_bindings(self.facts, node, cls, decorators, sites)
             self._busy.discard(key)
         return self._bindings[key]
 
     def _callers(self):
-        """Module function name → (calling function, its class, the call) for every call by name."""
+        """(module function name → its calls by name, method name → its `self.name(...)` calls),
+        each call as (calling function, its class, the call)."""
         if self._calls is None:
-            self._calls = {}
+            self._calls, self._method_calls = {}, {}
             functions = []
             for stmt in self.facts.top:
                 if isinstance(stmt, FUNCS):
                     functions.append((stmt, None))
                 elif isinstance(stmt, ast.ClassDef) and stmt.name in self.facts.classes:
-                    functions += [(m, self.facts.classes[stmt.name]) for m in stmt.body if isinstance(m, FUNCS)]
+                    functions += [(m, stmt.name) for m in stmt.body if isinstance(m, FUNCS)]
+                    self._parents[stmt.name] = [b.id for b in stmt.bases
+                                                if isinstance(b, ast.Name) and b.id in self.facts.classes]
+            self._methods = {id(fn) for fn, cname in functions if cname is not None}
             defs = self.facts.module_defs
-            for fn, cls in functions:
+            for fn, cname in functions:
                 for sub in self.facts.nodes(fn):
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in defs:
-                        self._calls.setdefault(sub.func.id, []).append((fn, cls, sub))
-        return self._calls
+                    if not isinstance(sub, ast.Call):
+                        continue
+                    if isinstance(sub.func, ast.Name) and sub.func.id in defs:
+                        self._calls.setdefault(sub.func.id, []).append((fn, cname, sub))
+                    elif cname is not None and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
+                        self._method_calls.setdefault(sub.func.attr, []).append((fn, cname, sub))
+        return self._calls, self._method_calls
 
-    def _parameter_kinds(self, node) -> Dict[str, str]:
-        """Parameter → TENSOR/BOOL when every call in the file that passes it passes one."""
-        if not any(node is stmt for stmt in self.facts.top):
-            return {}  # nested helpers: their calls are the enclosing function's business
-        calls = self._callers().get(node.name, [])
-        args = node.args
-        positional = [a.arg for a in args.posonlyargs + args.args]
-        names = set(positional) | {a.arg for a in args.kwonlyargs}
+    def _ancestors(self, cname: str) -> set:
+        """The class and its in-file bases, and theirs."""
+        out, todo = set(), [cname]
+        while todo:
+            name = todo.pop()
+            if name not in out:
+                out.add(name)
+                todo += self._parents.get(name, [])
+        return out
+
+    def _method_callers(self, node, cls: ClassFacts):
+        """The `self.name(...)` calls that may call this method: from its class, the classes it
+        derives from (in the file), and the in-file classes derived from it."""
+        mine = cls.info.qualname
+        return [(fn, cname, call) for fn, cname, call in self._callers()[1].get(node.name, [])
+                if cname in self._ancestors(mine) or mine in self._ancestors(cname)]
+
+    def _parameter_kinds(self, node, cls: Optional[ClassFacts]) -> Dict[str, str]:
+        """Parameter → TENSOR/BOOL when every call in the file that passes it passes one (module
+        functions), SCALAR when every one passes a Python value."""
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if cls is None:
+            if not any(node is stmt for stmt in self.facts.top):
+                return {}  # nested helpers: their calls are the enclosing function's business
+            calls = self._callers()[0].get(node.name, [])
+        else:
+            calls = self._method_callers(node, cls)
+            if not typed_by_callers(node.name) or id(node) not in self._methods or not positional:
+                return {}  # nested functions: their calls are the enclosing method's business
+            if "staticmethod" not in self._decorators(node):
+                positional = positional[1:]  # self.name(a, b) binds the parameters after self/cls
+        names = set(positional) | {a.arg for a in node.args.kwonlyargs}
         seen: Dict[str, set] = {}
-        for caller, cls, call in calls:
+        for caller, cname, call in calls:
             if id(caller) in self._busy or caller is node:
                 return {}  # a cycle: decide nothing
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return {}
-            inference = self.bindings(caller, cls, self._decorators(caller)).inference
+            caller_cls = self.facts.classes[cname] if cname is not None else None
+            inference = self.bindings(caller, caller_cls, self._decorators(caller)).inference
             passed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in names]
             for param, value in passed:
                 seen.setdefault(param, set()).add(inference.kind(value))
         out = {}
         for param, kinds in seen.items():
-            if kinds and kinds <= set(T.TENSORISH):
+            if kinds == {T.SCALAR}:
+                out[param] = T.SCALAR
+            elif kinds and kinds <= set(T.TENSORISH) and cls is None:
                 out[param] = T.BOOL if kinds == {T.BOOL} else T.TENSOR
         return out
 
     def _decorators(self, fn) -> List[str]:
         return [d for d in (self.facts.decorator_name(x) for x in fn.decorator_list) if d]
+
+
+def typed_by_callers(method: str) -> bool:
+    """Methods whose parameters their in-file calls may type: not the dunders (`__init__` is
+    called as `Class(...)`, `__call__` as `obj(...)`), which `<x>.name(...)` calls do not see."""
+    return not (method.startswith("__") and method.endswith("__"))

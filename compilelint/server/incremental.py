@@ -32,6 +32,7 @@ import warnings
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis.astutil import FUNCS
+from compilelint.analysis.call_sites import typed_by_callers
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.facts import FileFacts, scan_noqa
 from compilelint.analysis.walker import FileAnalyzer
@@ -198,12 +199,11 @@ class IncrementalAnalyzer(FileAnalyzer):
         lines = tuple(self.lines[row - 1:node.end_lineno])
         state, rest = self._current_state()
         before = self.memo.walked.get(key) if self.memo is not None else None
-        # A module function's parameters can be typed by its callers in the file (call_sites.py):
-        # its walk depends on its callers' lines too, so it is reused only when no changed function
-        # calls a module function.
+        # A function's parameters can be typed by its callers in the file (call_sites.py): its
+        # walk depends on its callers' lines too, so it is reused only when no changed function
+        # calls it (`_retyped`).
         if before is not None and before.replayable and state is not None and before.state == state \
-                and before.lines == lines and (cls is not None or (self.retyped is not None
-                                                                and qualname not in self.retyped)):
+                and before.lines == lines and self.retyped is not None and _call_name(qualname) not in self.retyped:
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -285,23 +285,43 @@ def _changed(memo: FileMemo, top, lines: List[str]):
     changed += ["".join(w.lines) for key, w in memo.walked.items() if new.get(key) != w.lines]
     texts: Dict[str, str] = {}
     for (qualname, _), text in new.items():
-        if "." not in qualname:
-            texts[qualname] = texts.get(qualname, "") + "".join(text)
+        name = _call_name(qualname)
+        if name is not None:
+            texts[name] = texts.get(name, "") + "".join(text)
     return changed, set(new), texts
 
 
+def _call_name(qualname: str) -> Optional[str]:
+    """How the function is called where its callers can type it (call_sites.py): `f(` for a module
+    function, `self.m(` for a method (a dunder's calls are not seen: None)."""
+    if "." not in qualname:
+        return qualname
+    method = qualname.rsplit(".", 1)[1]
+    return "self." + method if typed_by_callers(method) else None
+
+
 def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[str]:
-    """The module functions a changed function calls (in its old text or its new), and those they
-    call, and so on: their callers' bindings, which type their parameters, may differ. A name
-    followed by `(` counts as a call (`self.f(` too: more than needed, never less)."""
-    names = set(texts) | {qualname for qualname, _ in memo.walked if "." not in qualname}
+    """The functions a changed function calls (in its old text or its new), and those they call,
+    and so on, as `_call_name`s: their callers' bindings, which type their parameters, may differ.
+    A name followed by `(` counts as a call (`self.f(` too: more than needed, never less)."""
+    names = set(texts) | {name for name in (_call_name(qualname) for qualname, _ in memo.walked) if name}
     if not names or not changed:
         return set()
-    call = re.compile(r"\b(%s)\s*\(" % "|".join(sorted(map(re.escape, names))))
-    out = {name for text in changed for name in call.findall(text)}
+    bare = sorted({re.escape(name.rsplit(".", 1)[-1]) for name in names})
+    call = re.compile(r"(\bself\s*\.\s*)?\b(%s)\s*\(" % "|".join(bare))
+
+    def called(text: str) -> Set[str]:
+        found = set()
+        for prefix, name in call.findall(text):
+            found.add(name)  # a module function's call (`self.f(` too: more than needed, never less)
+            if prefix:
+                found.add("self." + name)
+        return found & names
+
+    out = {name for text in changed for name in called(text)}
     todo = list(out)
     while todo:
-        for name in call.findall(texts.get(todo.pop(), "")):
+        for name in called(texts.get(todo.pop(), "")):
             if name not in out:
                 out.add(name)
                 todo.append(name)
@@ -458,7 +478,7 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     try:
         analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines)
         summary = analyzer.run()
-        if analyzer.missed_functions and not analyzer.facts_changed:  # walk module functions again
+        if analyzer.missed_functions and not analyzer.facts_changed:  # walk the caller-typed functions again
             analyzer = IncrementalAnalyzer(path, source, tree, prefilter, memo, lines, prefer_module_reuse=False)
             summary = analyzer.run()
         if analyzer.facts_changed and memo is not None:  # walk every function, reusing nothing
