@@ -202,7 +202,7 @@ def _parameters(args: ast.arguments) -> List[Tuple[ast.arg, Optional[ast.AST]]]:
 
 # The nodes `_usage` and `_assignments` look at (most nodes are names, constants and operators).
 _USAGE_NODES = frozenset((ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Attribute, ast.Subscript,
-                          ast.Call, ast.Global, ast.Nonlocal))
+                          ast.Call, ast.Global, ast.Nonlocal, ast.Assign))
 _ASSIGNING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.ListComp,
                               ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.NamedExpr, ast.With, ast.AsyncWith,
                               ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ExceptHandler))
@@ -210,7 +210,7 @@ _ASSIGNING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For,
 
 def _usage(nodes) -> Tuple[Set[str], Set[str]]:
     """(names declared global or nonlocal, names used like a config, container or flag:
-    `p.seq_lens`, `p["k"]`, `p()`, `device=p`, `if p:`, `p and q`, `not p`)."""
+    `p.seq_lens`, `p["k"]`, `p()`, `device=p`, `if p:`, `p and q`, `not p`, `h, w = p`)."""
     global_names: Set[str] = set()
     non_tensor_names: Set[str] = set()
     for sub in nodes:
@@ -241,6 +241,10 @@ def _usage(nodes) -> Tuple[Set[str], Set[str]]:
                 non_tensor_names.add(sub.func.id)
                 if sub.func.id in ("isinstance", "callable", "hasattr") and sub.args and isinstance(sub.args[0], ast.Name):
                     non_tensor_names.add(sub.args[0].id)
+        elif cls is ast.Assign:
+            # `height, width = input_dimensions`: a parameter unpacked whole is a tuple (of sizes, mostly).
+            if isinstance(sub.value, ast.Name) and any(isinstance(t, (ast.Tuple, ast.List)) for t in sub.targets):
+                non_tensor_names.add(sub.value.id)
         else:  # global, nonlocal
             global_names.update(sub.names)
     return global_names, non_tensor_names
@@ -371,7 +375,8 @@ def bind(target, value, how, inference: T.TensorInference):
                 out.extend(bind(t, v, how, inference))
             return out
         vk = inference.kind(value)
-        elem = T.TENSOR if vk == T.SEQ else (T.SCALAR if vk == T.SCALAR else None)
+        # Unpacking a tensor iterates its first dimension: `height, width = image_sizes[idx]`.
+        elem = T.TENSOR if vk in (T.SEQ, T.TENSOR) else {T.SCALAR: T.SCALAR, T.BOOL: T.BOOL}.get(vk)
         return pairs(target, elem)
     if isinstance(target, ast.Starred):
         return pairs(target.value, None)
