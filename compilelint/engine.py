@@ -276,10 +276,15 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
 
 
 def _frame_skips(candidates, rules) -> list:
-    """Break candidates inside a loop: Dynamo cannot resume inside a loop, so a break there skips
-    the rest of the frame ("frame-skipped"; measured in the truth corpus, e.g. wav2vec2's
-    `_compute_mask_indices`)."""
-    return [c for c in candidates if c.in_loop and getattr(rules.get(c.code), "kind", "") == "break"]
+    """Break candidates after which Dynamo runs the rest of the frame eager: those inside a loop
+    (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. wav2vec2's
+    `_compute_mask_indices`), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    out = []
+    for c in candidates:
+        rule = rules.get(c.code)
+        if getattr(rule, "kind", "") == "break" and (c.in_loop or getattr(rule, "skips_frame", False)):
+            out.append(c)
+    return out
 
 
 def _hidden_by(c, skips, info) -> int:

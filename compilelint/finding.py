@@ -39,8 +39,8 @@ class Region:
     reason: str  # "Llama.forward → self.layers[i] → DecoderLayer.forward"
     mode: str = "any"  # "train" / "eval": the finding runs only in that mode (`if self.training:`)
     condition: str = ""  # another condition the path needs ("@use_experts_implementation keeps ...")
-    # The row of a break in a loop of the same function that Dynamo meets first: it skips the frame
-    # there ("graph break in a loop"), so this line runs in eager until that one is fixed. 0: none.
+    # The row of a break of the same function that Dynamo meets first and cannot resume after (one
+    # in a loop, or one of a `skips_frame` rule): this line runs in eager until that one is fixed. 0: none.
     hidden_by: int = 0
 
     def note(self) -> str:
@@ -49,8 +49,8 @@ class Region:
         parts += [self.condition] if self.condition else []
         when = "only when " + " and ".join(parts) if parts else ""
         if self.hidden_by:
-            hidden = (f"hidden today: the break at line {self.hidden_by} is in a loop and met first, so Dynamo "
-                      "runs this function in eager; this one breaks once that is fixed")
+            hidden = (f"hidden today: the break at line {self.hidden_by} is met first and Dynamo cannot resume "
+                      "after it, so it runs the rest of this function in eager; this one breaks once that is fixed")
             return f"{when}; {hidden}" if when else hidden
         return when
 

@@ -251,6 +251,9 @@ class Rule:
     # GB ids per torch version ("2.13" -> ("GB0124",)); ids are version specific, titles are not.
     gb_ids: ClassVar[Dict[str, Tuple[str, ...]]] = {}
     kind: ClassVar[str] = "break"  # "break" | "recompile" | "usage" (what verify looks for)
+    # A break Dynamo meets outside a call (loading an RNN submodule): it has no point to resume at,
+    # so the rest of the frame runs eager and later breaks in it are not met (engine._hidden_by).
+    skips_frame: ClassVar[bool] = False
     # The fixes it can make: "none" | "safe" | "unsafe" (only with --unsafe-fixes) | "sometimes" (safe for
     # some code, unsafe for other). A fix need not exist for every finding.
     fix: ClassVar[str] = "none"

@@ -41,6 +41,9 @@ class RnnModule(Rule):
                "the compiled region, or set torch._dynamo.config.allow_rnn = True")
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
     gb_ids = {"2.13": ("GB0014",), "2.11": ("GB0014",)}  # 2.11: the truth corpus (timm sequencer2d)
+    # Loading the submodule breaks, not calling it: a second RNN later in the frame is never met
+    # (sequencer2d's horizontal LSTM after its vertical one; measured on 2.11 and 2.13).
+    skips_frame = True
 
     def __init__(self, ctx):
         super().__init__(ctx)

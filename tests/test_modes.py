@@ -58,6 +58,15 @@ def test_a_break_behind_a_frame_skipping_break_says_so():
     assert hidden[first] == 0 and hidden[first + 2] == first
 
 
+def test_a_break_without_a_resume_point_hides_the_later_ones_of_its_function():
+    """The second LSTM of a forward is never met: the first one's load breaks and the rest of the
+    frame runs eager (CL216 `skips_frame`; measured, fixtures/precision/rnn_frame_skip.py)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "rnn_frame_skip.py")
+    first, second = [i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "# expect: CL216" in line]
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    assert hidden == {first: 0, second: first}
+
+
 def test_breaks_in_one_loop_are_hidden_behind_the_one_dynamo_meets_first():
     """BigBird's plans: the `if i == 1:` branch breaks on the first iteration, so its `elif`s are
     never traced; an unconditional break after a nested loop hides the one inside it, which the

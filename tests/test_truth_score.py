@@ -108,6 +108,22 @@ def test_a_finding_on_a_line_the_run_never_executed_is_unexercised_not_false():
     assert total["clean_model_alarm_rate"] == 100.0 and total["clean_model_judged_alarm_rate"] == 50.0
 
 
+def test_a_line_after_a_break_dynamo_cannot_resume_after_is_untested_in_that_run():
+    """An RNN submodule's load breaks with no point to resume at (CL216 `skips_frame`): the rest
+    of the function ran eager, so Dynamo said nothing of line 24 (the helper's print) in that run."""
+    score = _score_module()
+    rnn = {**_break(23), "gb_type": "Attempted to wrap RNN, GRU, or LSTM"}
+    other = {**_break(23), "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    verdict = lambda events, finding: [ok for _, ok in score.score_model(_model(events, events), [finding])["findings"]]  # noqa: E731
+    assert verdict([rnn], _finding(24, code="CL201")) == [None]
+    assert verdict([other], _finding(24, code="CL201")) == [True]
+    # in one mode only: the other mode's run judges it
+    assert [ok for _, ok in score.score_model(_model([rnn], []), [_finding(24, code="CL201")])["findings"]] == [False]
+    # a finding before the break, or outside its function, is judged as before
+    assert verdict([rnn], _finding(13)) == [False]
+    assert verdict([rnn], _finding(22)) == [True]
+
+
 def test_a_mode_whose_eager_run_raised_neither_gives_sites_nor_judges():
     score = _score_module()
     m = _model(train_events=[_break(13)])

@@ -22,7 +22,9 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   expression (`torch.isfinite(x).all()` after `x.dtype == torch.float16 and`), or a line of it
   when columns were not recorded; otherwise it is *unexercised* there (a `layerdrop > 0` branch
   with layerdrop 0: a claim the run never tested). So is a finding the engine says is hidden
-  behind an earlier break in a loop of its function (Dynamo skips the frame there). A mode whose eager run
+  behind an earlier break in a loop of its function (Dynamo skips the frame there), and, in a run,
+  one after a break of that run in its function that Dynamo cannot resume after (a `skips_frame`
+  rule's gb_type: the rest of the frame ran eager, Dynamo never saw the line). A mode whose eager run
   raised is not judged at all, and its events are not sites. `finding_precision` counts
   unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
@@ -44,6 +46,7 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import gzip
 import json
@@ -131,12 +134,34 @@ def is_recompile_finding(finding: dict) -> bool:
         finding.get("kind") == "recompile"
 
 
+@functools.lru_cache(maxsize=None)
+def no_resume_gb_types() -> frozenset:
+    """The gb_types of breaks Dynamo cannot resume after (the rules' `skips_frame`): the rest of
+    their frame runs eager."""
+    from compilelint.rule import registry
+
+    return frozenset(t for rule in registry().values() if rule.skips_frame for t in rule.gb_types)
+
+
+def shadowed(model: dict, mode: str) -> list:
+    """[(file, first, last)]: the lines Dynamo did not trace in `mode` because a break it cannot
+    resume after came first in their function (sequencer2d's second LSTM, after its first)."""
+    kinds, out = no_resume_gb_types(), []
+    for e in (model.get(mode) or {}).get("events", []):
+        if e["event"] in BREAKS and e.get("gb_type") in kinds and e.get("file"):
+            fn = FUNCTIONS.innermost(os.path.join(ROOT["dir"], e["file"]), e["line"])
+            if fn is not None and fn.start != e["line"]:
+                out.append((e["file"], e["line"] + 1, fn.end))
+    return out
+
+
 def _run_sites(model: dict, lines) -> tuple:
-    """(valid modes, break sites per mode, recompile sites per mode) of one run."""
+    """(valid modes, break sites per mode, recompile sites per mode, shadowed lines per mode) of one run."""
     modes = valid_modes(lines)
     fsites = {m: sites(model, m, BREAKS) if m in modes else set() for m in ("eval", "train")}
     rsites = {m: sites(model, m, ("recompile",)) if m in modes else set() for m in ("eval", "train")}
-    return modes, fsites, rsites
+    shadows = {m: shadowed(model, m) if m in modes else [] for m in ("eval", "train")}
+    return modes, fsites, rsites, shadows
 
 
 def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
@@ -148,8 +173,8 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
     has a site of its kind near it, false if none has, unexercised only if no run executed it.
     Sites, recall and the clean-model figures stay those of the default run."""
     findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
-    modes, fsites, rsites = _run_sites(model, lines)
-    runs = [("", lines, modes, fsites, rsites)]
+    modes, fsites, rsites, shadows = _run_sites(model, lines)
+    runs = [("", lines, modes, fsites, rsites, shadows)]
     for record, vlines in variants:
         if lines is not None and vlines is None:
             continue  # what the variant executed is not recorded: it can judge nothing
@@ -164,11 +189,13 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         by_mode, by = {}, set()
         for m in finding_modes(f):
             seen = []  # the verdict of each run that executed the finding in this mode
-            for name, run_lines, run_modes, run_f, run_r in runs:
+            for name, run_lines, run_modes, run_f, run_r, run_shadows in runs:
                 if m not in run_modes:
                     continue
                 by_mode.setdefault(m, None)
-                if executed(run_lines, m, f) and not hidden:
+                traced = not any(file == f["filename"] and lo <= f["location"]["row"] <= hi
+                                 for file, lo, hi in run_shadows[m])
+                if executed(run_lines, m, f) and not hidden and traced:
                     seen.append(any(near(s, [place(f)]) for s in (run_r if recompile else run_f)[m]))
                     by.add(name or "default")
             if seen:
