@@ -104,7 +104,8 @@ def run_mode(model, inputs, mode, lib):
 
 
 def eager_lines(lib, name, variant=None):
-    """The library lines the eager run executes, per mode (see lines.py), and whether it ran."""
+    """The library lines the eager run executes, per mode (see lines.py), after the eager call the
+    compiled runs follow too, and whether it ran."""
     import torch
 
     import models
@@ -118,6 +119,15 @@ def eager_lines(lib, name, variant=None):
         model, inputs = models.build(lib, name, variant)
     except Exception as e:
         return dict(record, status="build-error", error=one_line(e))
+    # The compiled runs (`main`) follow an eager call, and a first call can change the model
+    # (BigBird switches to full attention, FSMT grows its positions): what they execute is what a
+    # second call does, so the lines are recorded after the same eager call.
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(**inputs)
+    except Exception as e:
+        return dict(record, status="eager-error", error=one_line(e))
     record["status"] = "ok"
     for mode in ("eval", "train"):
         model.train(mode == "train")
