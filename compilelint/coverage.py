@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
-from compilelint.gb_reasons import REASONS, reason_for
+from compilelint.gb_reasons import REASONS, reason_for, reason_for_unregistered
 from compilelint.rule import KNOWN_TORCH_VERSIONS, registry
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -61,13 +61,12 @@ def rows() -> List[Row]:
 
 
 def truth_hits() -> Dict[str, Tuple[int, int]]:
-    """gb_type → (break events, models) over the truth corpus files (bench/truth/*.json)."""
+    """gb_type → (break events, models) over the truth corpus files (bench/truth/*.json), the
+    variant runs (`*.variants.json`: the same models on rarer paths) included."""
     events: Dict[str, int] = {}
     models: Dict[str, set] = {}
     for name in sorted(os.listdir(TRUTH)) if os.path.isdir(TRUTH) else []:
-        # the default runs only: the variant runs (`*.variants.json`) judge findings on rarer paths,
-        # and their gb_types are not assigned in this table yet
-        if not name.endswith(".json") or name.endswith(".variants.json"):
+        if not name.endswith(".json"):
             continue
         with open(os.path.join(TRUTH, name), encoding="utf-8") as f:
             data = json.load(f)
@@ -115,12 +114,15 @@ def render(table: List[Row]) -> str:
         by_title = {t: r for r in table for t in r.titles}
         lines += ["", "## What real models hit", "",
                   "Break gb_types in the truth corpus (`bench/truth/*.json`: transformers, timm and diffusers "
-                  "models run under Dynamo, eval and train), most frequent first.", "",
+                  "models run under Dynamo, eval and train, and their variant runs), most frequent first.", "",
                   "| gb_type | events | models | predicted by / reason |", "|---|---|---|---|"]
         for title, (n, m) in sorted(hits.items(), key=lambda kv: (-kv[1][0], kv[0])):
             r = by_title.get(title)
-            what = "**not in the registry**" if r is None else \
-                ", ".join(r.rules) if r.rules else REASONS[r.reason][0] if r.reason else "**unexplained**"
+            if r is None:
+                reason = reason_for_unregistered(title)
+                what = f"{REASONS[reason][0]} (no registry gb_type)" if reason else "**not in the registry**"
+            else:
+                what = ", ".join(r.rules) if r.rules else REASONS[r.reason][0] if r.reason else "**unexplained**"
             lines.append(f"| {_code(title)} | {n} | {m} | {what} |")
     lines += ["", "## Every registry id", "", "Measured: the snippets of `bench/measure/` (their `.out` files) and the truth probes "
               "(`truth/dynamo_probe.py`), collected by `bench/measure/collect.py`; the first two are named.",

@@ -176,3 +176,17 @@ def reason_for(gb_id: str, titles: List[str]) -> str:
         if any(pattern.search(t) for t in titles):
             return reason
     return ""
+
+
+# Breaks whose title is no registry gb_type: the message of an internal error, which the events carry
+# as their gb_type. Seen in the truth corpus's variant runs: I-BERT's quantized layers store
+# `SymmetricQuantFunction.apply` on `self` and call it in `forward` ("GetAttrVariable(
+# AutogradFunctionVariable(), setup_context) has no type", torch 2.11).
+UNREGISTERED: List[Tuple[str, str]] = [
+    ("internal", r"^\w+Variable\(.*\) has no type$"),
+]
+
+
+def reason_for_unregistered(title: str) -> str:
+    """The reason key for a break title outside every registry, or "" when nothing explains it."""
+    return next((reason for reason, pattern in UNREGISTERED if re.search(pattern, title)), "")
