@@ -5,8 +5,9 @@
     python bench/truth/child.py [--lines] LIB NAME VARIANT   # the model built as a variant (models.VARIANTS)
 
 The model is built small (models.py), run once in eager (a model that fails there is not in the
-corpus), then compiled with the `eager` backend (Dynamo alone decides breaks and recompiles; no
-code generation) in two modes, each on a fresh Dynamo:
+corpus; a `fresh` variant is then built again, never called), then compiled with the `eager`
+backend (Dynamo alone decides breaks and recompiles; no code generation) in two modes, each on a
+fresh Dynamo:
   eval:  `model.eval()`, under `torch.no_grad()`, called 3 times on the same inputs;
   train: `model.train()`, forward + backward of the outputs' sum, 2 times.
 Breaks and recompiles are read with compilelint's verify machinery (the graph_breaks/recompiles
@@ -121,13 +122,14 @@ def eager_lines(lib, name, variant=None):
         return dict(record, status="build-error", error=one_line(e))
     # The compiled runs (`main`) follow an eager call, and a first call can change the model
     # (BigBird switches to full attention, FSMT grows its positions): what they execute is what a
-    # second call does, so the lines are recorded after the same eager call.
-    try:
-        model.eval()
-        with torch.no_grad():
-            model(**inputs)
-    except Exception as e:
-        return dict(record, status="eager-error", error=one_line(e))
+    # second call does, so the lines are recorded after the same eager call (not for a fresh variant).
+    if not models.is_fresh(lib, name, variant):
+        try:
+            model.eval()
+            with torch.no_grad():
+                model(**inputs)
+        except Exception as e:
+            return dict(record, status="eager-error", error=one_line(e))
     record["status"] = "ok"
     for mode in ("eval", "train"):
         model.train(mode == "train")
@@ -166,6 +168,8 @@ def main(lib, name, variant=None):
         model.eval()
         with torch.no_grad():
             model(**inputs)
+        if models.is_fresh(lib, name, variant):  # that call checked eager; compile a model never called
+            model, inputs = models.build(lib, name, variant)
     except Exception as e:
         from compilelint.verify.events import one_line
         record["status"] = "eager-error"

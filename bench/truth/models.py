@@ -301,6 +301,11 @@ def names(lib):
     return LIBS[lib][0]()
 
 
+def is_fresh(lib, name, variant=None) -> bool:
+    """Is the run compiled with no eager call first (`Variant.fresh`)?"""
+    return variant is not None and VARIANTS[lib][name][variant].fresh
+
+
 def build(lib, name, variant=None):
     """`(model, inputs)` of the model, built as its named variant (VARIANTS) when one is given."""
     if variant is None:
@@ -325,10 +330,14 @@ class Variant:
     """A run beside a model's default one: config keys changed (transformers: on the config and
     every sub-config that has the key; timm: `create_model` keywords; diffusers: the class's
     keywords), a text length (`seq`, transformers), and `prepare(model, config, inputs) -> (model,
-    inputs)` for what is done to the built model or its inputs. `doc`: the path it opens."""
+    inputs)` for what is done to the built model or its inputs. `doc`: the path it opens.
+    `fresh`: compile the model as built, with no eager call first (the default runs make one): what
+    a user who compiles a new model runs, where the first call's one-time work (a fallback warning,
+    a table grown or a state set on first use) happens under Dynamo."""
 
-    def __init__(self, doc, config=None, seq=0, prepare=None):
+    def __init__(self, doc, config=None, seq=0, prepare=None, fresh=False):
         self.doc, self.config, self.seq, self.prepare = doc, dict(config or {}), seq, prepare
+        self.fresh = fresh
 
 
 def _params(model):
@@ -540,7 +549,9 @@ ONE_OFF = {
     "transformers": {
         # BigBird: block-sparse attention needs seq > (5 + 2 * num_random_blocks) * block_size; 46 is
         # padded to 48 (the padding warning), 12 blocks plan two random-block ranges (train draws them)
-        "big_bird": {"sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
+        "big_bird": {"fresh": Variant("the default config compiled fresh: the first call falls back from "
+                                      "block-sparse to full attention and logs it", fresh=True),
+                     "sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
                                        config={"attention_type": "block_sparse", "block_size": 4, "num_random_blocks": 2},
                                        seq=46),
                      # the paper's fixed plans for 1024/3072/4096 tokens: `_bigbird_block_rand_mask`, drawn
@@ -549,7 +560,9 @@ ONE_OFF = {
                                            config={"attention_type": "block_sparse", "block_size": 16,
                                                    "num_random_blocks": 2, "max_position_embeddings": 4096},
                                            seq=1024)},
-        "bigbird_pegasus": {"sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
+        "bigbird_pegasus": {"fresh": Variant("the default config compiled fresh: the first call falls back from "
+                                             "block-sparse to full attention and logs it", fresh=True),
+                            "sparse": Variant("block-sparse attention, 46 tokens padded to 48 (block 4, 2 random blocks)",
                                               config={"attention_type": "block_sparse", "block_size": 4,
                                                       "num_random_blocks": 2}, seq=46),
                             "sparse1024": Variant("block-sparse attention on 1024 tokens (the paper's fixed random plan)",
@@ -565,12 +578,16 @@ ONE_OFF = {
         # visual inputs with an unaligned region: the alignment average and its divide-by-zero guard
         "visual_bert": {"visual": Variant("visual embeddings with an image-text alignment", prepare=_visual)},
         # integer-only quantisation: IntLayerNorm's lazy `dim_sqrt` and overflow fallback, the shift log
-        "ibert": {"quant": Variant("quant_mode=True (integer-only inference)", config={"quant_mode": True})},
+        "ibert": {"quant": Variant("quant_mode=True (integer-only inference)", config={"quant_mode": True}),
+                  "quant_fresh": Variant("quant_mode=True, compiled fresh: IntLayerNorm sets dim_sqrt on its first "
+                                         "call", config={"quant_mode": True}, fresh=True)},
         # two sparse (MoE) layers of two: the router's classifier cast, the experts' `nonzero` dispatch
         "nllb-moe": {"sparse": Variant("every second layer an MoE layer (sparse_step 2 of 2 layers)",
                                        config={"encoder_sparse_step": 2, "decoder_sparse_step": 2})},
         # more tokens than positions: FSMT's sinusoidal table is rebuilt on the fly
-        "fsmt": {"long": Variant("160 tokens, more than max_position_embeddings (128)", seq=160)},
+        "fsmt": {"long": Variant("160 tokens, more than max_position_embeddings (128)", seq=160),
+                 "long_fresh": Variant("160 tokens, compiled fresh: the positional table grows on the first call",
+                                       seq=160, fresh=True)},
         # packed images of two grids: RADIO's packed patches and cu_seqlens attention
         "radio": {"packed": Variant("two images of different grids, packed", prepare=_radio_packed)},
         # speech features and labels beside the text ids: the speech encoder and its warnings
