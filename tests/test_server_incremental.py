@@ -185,6 +185,16 @@ def test_a_method_is_walked_again_when_a_self_call_of_it_changes_and_reused_othe
     assert findings == [0, 0, 1, 0, 1]
 
 
+def test_a_method_no_call_can_type_is_reused_when_its_caller_changes(tmp_path):
+    """`scale(self, n, k: int)` has no parameter a call could contradict (no tensor annotation, not
+    `forward`, not decorated): its walk does not depend on its callers (`typed_by_callers`)."""
+    text = ANNOTATION_CONTRADICTED.replace("def out_len(self, n: torch.Tensor):", "def out_len(self, n, k: int = 2):")
+    name = str(tmp_path / "model.py")
+    _, _, memo = analyze_edit(name, text, None)
+    status, value, memo = analyze_edit(name, text.replace("x.shape[-1]", "x.sum()"), memo)
+    assert status == "ok" and memo.reused == 2  # out_len and extra: only forward changed
+
+
 MODEL = """\
 import torch
 from torch import nn

@@ -94,7 +94,7 @@ class CallSites:
             calls = self._callers()[0].get(node.name, [])
         else:
             calls = self._method_callers(node, cls)
-            if not typed_by_callers(node.name) or id(node) not in self._methods or not positional:
+            if not typed_by_callers(node, method=True) or id(node) not in self._methods:
                 return {}  # nested functions: their calls are the enclosing method's business
             if "staticmethod" not in self._decorators(node):
                 positional = positional[1:]  # self.name(a, b) binds the parameters after self/cls
@@ -122,7 +122,30 @@ class CallSites:
         return [d for d in (self.facts.decorator_name(x) for x in fn.decorator_list) if d]
 
 
-def typed_by_callers(method: str) -> bool:
-    """Methods whose parameters their in-file calls may type: not the dunders (`__init__` is
-    called as `Class(...)`, `__call__` as `obj(...)`), which `<x>.name(...)` calls do not see."""
-    return not (method.startswith("__") and method.endswith("__"))
+def typed_by_callers(node, method: bool) -> bool:
+    """Can the calls of this function in its file change how its parameters are typed (and so its
+    walk: the language server walks it again when they change)? Module functions: yes. Methods:
+    only those with a parameter a call can contradict, one annotated as a tensor or a tensor by
+    default (`forward`, a decorated method); never the dunders, whose calls `self.name(...)` does
+    not show."""
+    if not method:
+        return True
+    name, args = node.name, node.args
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    params = args.posonlyargs + args.args + args.kwonlyargs
+    return len(params) > 1 and (name == "forward" or bool(node.decorator_list) or
+                                any(_names_a_tensor(a.annotation) for a in params[1:]))
+
+
+def _names_a_tensor(annotation) -> bool:
+    """Does the annotation name a tensor class (`torch.Tensor`, `LongTensor | None`)? Read from the
+    text, not through the imports, so the language server can ask it of a method alone."""
+    if annotation is None:
+        return False
+    for sub in ast.walk(annotation):
+        if isinstance(sub, ast.Name) and sub.id.endswith("Tensor") or \
+                isinstance(sub, ast.Attribute) and sub.attr.endswith("Tensor") or \
+                isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "Tensor" in sub.value:
+            return True
+    return False

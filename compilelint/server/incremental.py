@@ -153,8 +153,9 @@ class IncrementalAnalyzer(FileAnalyzer):
         # (None: every one). The functions walked must be those `_changed` found (see `run`).
         self.retyped: Optional[Set[str]] = None
         self._keys: Set[Tuple[str, int]] = set()
+        self._call_names: Dict[str, str] = {}  # qualname → how its callers call it, when they can type it
         if memo is not None and prefer_module_reuse:
-            changed, self._keys, texts = _changed(memo, self.facts.top, lines)
+            changed, self._keys, texts, self._call_names = _changed(memo, self.facts.top, lines)
             self.retyped = _retyped(changed, texts, memo)
         self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
@@ -203,7 +204,8 @@ class IncrementalAnalyzer(FileAnalyzer):
         # walk depends on its callers' lines too, so it is reused only when no changed function
         # calls it (`_retyped`).
         if before is not None and before.replayable and state is not None and before.state == state \
-                and before.lines == lines and self.retyped is not None and _call_name(qualname) not in self.retyped:
+                and before.lines == lines and self.retyped is not None \
+                and self._call_names.get(qualname) not in self.retyped:
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -265,46 +267,41 @@ _MISSING = object()
 
 def _changed(memo: FileMemo, top, lines: List[str]):
     """(the texts, old and new, of the functions whose lines changed, added or removed ones
-    included; the keys of the functions the walk will visit; each module function's text), for
-    the module's functions and the methods of its classes (`top`: its statements, as the walk
-    takes them)."""
+    included; the keys of the functions the walk will visit; the text of each function its callers
+    can type, by call name; those functions' call names by qualname), for the module's functions
+    and the methods of its classes (`top`: its statements, as the walk takes them)."""
     new: Dict[Tuple[str, int], Tuple[str, ...]] = {}
     seen: Dict[str, int] = {}
+    call_names: Dict[str, str] = {}
     for stmt in top:
         if isinstance(stmt, FUNCS):
-            items = [(stmt.name, stmt)]
+            items = [(stmt.name, stmt, False)]
         elif isinstance(stmt, ast.ClassDef):
-            items = [(f"{stmt.name}.{m.name}", m) for m in stmt.body if isinstance(m, FUNCS)]
+            items = [(f"{stmt.name}.{m.name}", m, True) for m in stmt.body if isinstance(m, FUNCS)]
         else:
             continue
-        for qualname, node in items:
+        for qualname, node, method in items:
             occurrence = seen.get(qualname, 0)
             seen[qualname] = occurrence + 1
             new[(qualname, occurrence)] = tuple(lines[first_row(node) - 1:node.end_lineno])
+            if typed_by_callers(node, method):
+                call_names[qualname] = "self." + node.name if method else node.name
     changed = ["".join(text) for key, text in new.items() if key not in memo.walked or memo.walked[key].lines != text]
     changed += ["".join(w.lines) for key, w in memo.walked.items() if new.get(key) != w.lines]
     texts: Dict[str, str] = {}
     for (qualname, _), text in new.items():
-        name = _call_name(qualname)
+        name = call_names.get(qualname)
         if name is not None:
             texts[name] = texts.get(name, "") + "".join(text)
-    return changed, set(new), texts
-
-
-def _call_name(qualname: str) -> Optional[str]:
-    """How the function is called where its callers can type it (call_sites.py): `f(` for a module
-    function, `self.m(` for a method (a dunder's calls are not seen: None)."""
-    if "." not in qualname:
-        return qualname
-    method = qualname.rsplit(".", 1)[1]
-    return "self." + method if typed_by_callers(method) else None
+    return changed, set(new), texts, call_names
 
 
 def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[str]:
-    """The functions a changed function calls (in its old text or its new), and those they call,
-    and so on, as `_call_name`s: their callers' bindings, which type their parameters, may differ.
-    A name followed by `(` counts as a call (`self.f(` too: more than needed, never less)."""
-    names = set(texts) | {name for name in (_call_name(qualname) for qualname, _ in memo.walked) if name}
+    """The functions its callers can type that a changed function calls (in its old text or its
+    new), and those they call, and so on, as call names (`f`, `self.m`): their callers' bindings,
+    which type their parameters, may differ. A name followed by `(` counts as a call (`self.f(` too:
+    more than needed, never less)."""
+    names = set(texts) | {qualname for qualname, _ in memo.walked if "." not in qualname}
     if not names or not changed:
         return set()
     bare = sorted({re.escape(name.rsplit(".", 1)[-1]) for name in names})
