@@ -6,9 +6,10 @@ nothing. When every call of it in its file passes a tensor for a parameter (`spl
 ...)` from a `forward`), the parameter holds a tensor. The other way round, an annotation every
 call contradicts is not trusted: Moonshine's `_get_feat_extract_output_lengths(self, input_lengths:
 torch.LongTensor)` is only ever called with `attention_mask.shape[-1]`, an int, so `int(...)` of it
-is not a tensor's `int()` (methods: every `<x>.name(...)` call in the file counts as a caller, which
-can only make the callers disagree more). Bindings are computed once per function and shared with
-the walk; a helper called only from helpers is resolved through them (cycles stop).
+is not a tensor's `int()`. A method's callers are the `self.name(...)` calls of its class, of its
+in-file bases and of its in-file subclasses; only methods a call can contradict are typed so
+(`typed_by_callers`). Bindings are computed once per function and shared with the walk; a helper
+called only from helpers is resolved through them (cycles stop).
 """
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ from compilelint.analysis.facts import ClassFacts, FileFacts
 
 
 class CallSites:
-    """Bindings of the functions of one file, with module functions' parameters typed by their callers."""
+    """Bindings of the functions of one file, with parameters typed by their callers in the file."""
 
     def __init__(self, facts: FileFacts):
         self.facts = facts
         self._bindings: Dict[int, Bindings] = {}
-        self._calls: Optional[Dict[str, List[Tuple[ast.AST, Optional[ClassFacts], ast.Call]]]] = None
-        self._method_calls: Dict[str, List[Tuple[ast.AST, Optional[ClassFacts], ast.Call]]] = {}
+        # name → (calling function, its class's name or None, the call), for module functions and methods
+        self._calls: Optional[Dict[str, List[Tuple[ast.AST, Optional[str], ast.Call]]]] = None
+        self._method_calls: Dict[str, List[Tuple[ast.AST, Optional[str], ast.Call]]] = {}
         self._methods: set = set()  # ids of the methods of the file's top-level classes
         self._parents: Dict[str, List[str]] = {}  # class → its bases defined in the file
         self._busy: set = set()
@@ -81,8 +83,9 @@ class CallSites:
         """The `self.name(...)` calls that may call this method: from its class, the classes it
         derives from (in the file), and the in-file classes derived from it."""
         mine = cls.info.qualname
+        bases = self._ancestors(mine)
         return [(fn, cname, call) for fn, cname, call in self._callers()[1].get(node.name, [])
-                if cname in self._ancestors(mine) or mine in self._ancestors(cname)]
+                if cname in bases or mine in self._ancestors(cname)]
 
     def _parameter_kinds(self, node, cls: Optional[ClassFacts]) -> Dict[str, str]:
         """Parameter → TENSOR/BOOL when every call in the file that passes it passes one (module

@@ -149,8 +149,9 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
         self.facts_changed = False
-        # The module functions whose callers may type their parameters otherwise than last time
-        # (None: every one). The functions walked must be those `_changed` found (see `run`).
+        # The functions whose callers may type their parameters otherwise than last time, by call
+        # name (`f`, `self.m`; None: every one). The functions walked must be those `_changed`
+        # found (see `run`).
         self.retyped: Optional[Set[str]] = None
         self._keys: Set[Tuple[str, int]] = set()
         self._call_names: Dict[str, str] = {}  # qualname → how its callers call it, when they can type it
