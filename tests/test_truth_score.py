@@ -110,18 +110,19 @@ def test_a_finding_on_a_line_the_run_never_executed_is_unexercised_not_false():
 
 def test_a_line_after_a_break_dynamo_cannot_resume_after_is_untested_in_that_run():
     """An RNN submodule's load breaks with no point to resume at (CL216 `skips_frame`): the rest
-    of the function ran eager, so Dynamo said nothing of line 24 (the helper's print) in that run."""
+    of the function ran eager, so Dynamo said nothing of line 33 (`long_helper`'s return, past the
+    break's own ±2 lines) in that run."""
     score = _score_module()
-    rnn = {**_break(23), "gb_type": "Attempted to wrap RNN, GRU, or LSTM"}
-    other = {**_break(23), "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    rnn = {**_break(29), "gb_type": "Attempted to wrap RNN, GRU, or LSTM"}
+    other = {**_break(29), "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
     verdict = lambda events, finding: [ok for _, ok in score.score_model(_model(events, events), [finding])["findings"]]  # noqa: E731
-    assert verdict([rnn], _finding(24, code="CL201")) == [None]
-    assert verdict([other], _finding(24, code="CL201")) == [True]
+    assert verdict([rnn], _finding(33, code="CL201")) == [None]
+    assert verdict([other], _finding(33, code="CL201")) == [False]
     # in one mode only: the other mode's run judges it
-    assert [ok for _, ok in score.score_model(_model([rnn], []), [_finding(24, code="CL201")])["findings"]] == [False]
-    # a finding before the break, or outside its function, is judged as before
+    assert [ok for _, ok in score.score_model(_model([rnn], []), [_finding(33, code="CL201")])["findings"]] == [False]
+    # a finding within the break's ±2 lines, or outside its function, is judged as before
+    assert verdict([rnn], _finding(31)) == [True]
     assert verdict([rnn], _finding(13)) == [False]
-    assert verdict([rnn], _finding(22)) == [True]
 
 
 def test_a_mode_whose_eager_run_raised_neither_gives_sites_nor_judges():

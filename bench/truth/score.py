@@ -150,8 +150,8 @@ def shadowed(model: dict, mode: str) -> list:
     for e in (model.get(mode) or {}).get("events", []):
         if e["event"] in BREAKS and e.get("gb_type") in kinds and e.get("file"):
             fn = FUNCTIONS.innermost(os.path.join(ROOT["dir"], e["file"]), e["line"])
-            if fn is not None and fn.start != e["line"]:
-                out.append((e["file"], e["line"] + 1, fn.end))
+            if fn is not None and fn.start != e["line"]:  # past the ±2 lines that are the break's own
+                out.append((e["file"], e["line"] + NEAR + 1, fn.end))
     return out
 
 
