@@ -9,13 +9,25 @@ FACTORIES = frozenset(f"torch.{n}" for n in (
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "as_tensor",
 ))
 
+# nn layers whose constructor makes parameters by default (measured on 2.13: `nn.Linear(4, 4)` and
+# `nn.LayerNorm(4)` in forward break in their `__init__`, `nn.Dropout(0.1)` does not).
+PARAMETERIZED_LAYERS = frozenset(f"torch.nn.{n}" for n in (
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "MultiheadAttention", "PReLU",
+))
+# Keywords that leave such a layer without parameters (`nn.LayerNorm(d, elementwise_affine=False)`).
+NO_PARAMETERS = ("elementwise_affine", "affine")
+
 
 class ParameterInRegion(Rule):
     """
     ## What it does
     Finds trainable leaf tensors created inside compiled code: `nn.Parameter(...)` (also a lazily
-    created `self.w = nn.Parameter(...)` in `forward`) and tensor factories called with
-    `requires_grad=True` (`torch.zeros(n, requires_grad=True)`).
+    created `self.w = nn.Parameter(...)` in `forward`), nn layers that make parameters built there
+    (`nn.Linear(...)`, `nn.LayerNorm(...)` in `forward`, or in the `__init__` of a module a
+    compiled `forward` constructs) and tensor factories called with `requires_grad=True`
+    (`torch.zeros(n, requires_grad=True)`).
 
     ## Why is this bad?
     Dynamo does not trace the creation of a new leaf that requires grad. Measured on torch 2.13:
@@ -41,17 +53,29 @@ class ParameterInRegion(Rule):
 
     code = "CL214"
     name = "parameter-in-region"
-    triggers = ("Parameter", "requires_grad")
+    triggers = ("Parameter", "requires_grad", "Linear", "Conv", "Embedding", "Norm", "Bilinear",
+                "MultiheadAttention", "PReLU")
     message = ("`nn.Parameter(...)` inside compiled code graph-breaks (GB0264 on torch 2.13): create the parameter in "
                "__init__, outside the compiled region")
     gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
                 "Attempted to use tensor creation function with requires_grad=True")
     gb_ids = {"2.13": ("GB0264", "GB0225")}  # measured on 2.13 CPU only
 
+    def _in_init(self) -> bool:
+        """In an `__init__`: reach enters one for every class a traced function names, built or
+        only tested (`isinstance(block, AttnBlock)`), so a layer built there is no claim."""
+        fn = self.ctx.function
+        return fn is not None and fn.qualname.rsplit(".", 1)[-1] == "__init__"
+
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
         if name in PARAMETER:
             self.report(node)
+        elif name in PARAMETERIZED_LAYERS and not self._in_init() and not any(
+                kw.arg in NO_PARAMETERS and isinstance(kw.value, ast.Constant) and kw.value.value is False
+                for kw in node.keywords):
+            self.report(node, f"`{name[6:]}(...)` built inside compiled code makes its parameters there and "
+                              "graph-breaks (GB0264 on torch 2.13): build the layer in __init__ and reuse it")
         elif name in FACTORIES:
             for kw in node.keywords:
                 if kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
@@ -79,6 +103,15 @@ def affine(x):
     b = torch.zeros(8, requires_grad=True)  # <-
     return x * w + b
 """,
+        """
+import torch
+from torch import nn
+
+class OnTheFly(nn.Module):
+    def forward(self, x):
+        proj = nn.Linear(x.shape[-1], 8)  # <-
+        return nn.LayerNorm(8)(proj(x))  # <-
+""",
     ]
     VALID = [
         """
@@ -94,5 +127,14 @@ class Scale(nn.Module):
     def forward(self, x):
         mask = torch.zeros(x.shape, requires_grad=False)
         return x * self.scale + self.bias + mask
+""",
+        """
+import torch
+from torch import nn
+
+class Stateless(nn.Module):
+    def forward(self, x):
+        x = nn.Dropout(0.1)(x)
+        return nn.LayerNorm(x.shape[-1], elementwise_affine=False)(x)
 """,
     ]
