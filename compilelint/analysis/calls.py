@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from compilelint.analysis.walker import Scope
 
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
+# Builtins that look at what they are given without calling it: `isinstance(block, AttnBlock)` does
+# not run `AttnBlock.__init__`.
+NOT_CALLING = frozenset(f"builtins.{n}" for n in (
+    "isinstance", "issubclass", "hasattr", "getattr", "setattr", "callable", "type", "id", "repr", "str"))
 
 
 class CallRecorder:
@@ -49,7 +53,7 @@ class CallRecorder:
         args = None if starred else (len(node.args), tuple(k.arg for k in node.keywords))
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
-        for arg in node.args:
+        for arg in (node.args if name not in NOT_CALLING else ()):
             if isinstance(arg, ast.Attribute) and is_self(arg.value):
                 targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
