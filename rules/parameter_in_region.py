@@ -25,9 +25,8 @@ class ParameterInRegion(Rule):
     ## What it does
     Finds trainable leaf tensors created inside compiled code: `nn.Parameter(...)` (also a lazily
     created `self.w = nn.Parameter(...)` in `forward`), nn layers that make parameters built there
-    (`nn.Linear(...)`, `nn.LayerNorm(...)` in `forward`, or in the `__init__` of a module a
-    compiled `forward` constructs) and tensor factories called with `requires_grad=True`
-    (`torch.zeros(n, requires_grad=True)`).
+    (`nn.Linear(...)`, `nn.LayerNorm(...)` in `forward`; not in an `__init__`) and tensor factories
+    called with `requires_grad=True` (`torch.zeros(n, requires_grad=True)`).
 
     ## Why is this bad?
     Dynamo does not trace the creation of a new leaf that requires grad. Measured on torch 2.13:
@@ -62,8 +61,9 @@ class ParameterInRegion(Rule):
     gb_ids = {"2.13": ("GB0264", "GB0225")}  # measured on 2.13 CPU only
 
     def _in_init(self) -> bool:
-        """In an `__init__`: reach enters one for every class a traced function names, built or
-        only tested (`isinstance(block, AttnBlock)`), so a layer built there is no claim."""
+        """In an `__init__`: reach enters one for every class a traced function may build, also
+        where an argument decides it never is (BigBird's `set_attention_type(value)` builds either
+        attention class; its forward only ever asks for one): a layer built there is no claim."""
         fn = self.ctx.function
         return fn is not None and fn.qualname.rsplit(".", 1)[-1] == "__init__"
 
