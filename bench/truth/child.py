@@ -104,6 +104,15 @@ def run_mode(model, inputs, mode, lib):
     return {"events": events, "error": error, "seconds": round(time.perf_counter() - t0, 2)}
 
 
+def _eager_call(model, inputs):
+    """One eval call without grad: the check that a model runs, which the compiled runs follow."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        model(**inputs)
+
+
 def eager_lines(lib, name, variant=None):
     """The library lines the eager run executes, per mode (see lines.py), after the eager call the
     compiled runs follow too, and whether it ran."""
@@ -125,9 +134,7 @@ def eager_lines(lib, name, variant=None):
     # second call does, so the lines are recorded after the same eager call (not for a fresh variant).
     if not models.is_fresh(lib, name, variant):
         try:
-            model.eval()
-            with torch.no_grad():
-                model(**inputs)
+            _eager_call(model, inputs)
         except Exception as e:
             return dict(record, status="eager-error", error=one_line(e))
     record["status"] = "ok"
@@ -165,9 +172,7 @@ def main(lib, name, variant=None):
         record["error"] = one_line(e)
         return record
     try:
-        model.eval()
-        with torch.no_grad():
-            model(**inputs)
+        _eager_call(model, inputs)
         if models.is_fresh(lib, name, variant):  # that call checked eager; compile a model never called
             model, inputs = models.build(lib, name, variant)
     except Exception as e:

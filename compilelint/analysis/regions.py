@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
@@ -366,8 +367,8 @@ def reach(project: Project, roots, follow_swapped: bool = False,
           calls=None) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
     """Breadth-first from each root; the first (highest-priority) root to reach a function wins.
     A function reached in train mode along one path and eval (or any) along another runs in any.
-    `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else each call's
-    callees are asked of `project`)."""
+    `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else a new one)."""
+    calls = calls if calls is not None else ResolvedCalls()
     reached: Dict[str, Reach] = {}
     disabled: List[DisabledCall] = []
     seen_disabled = set()
@@ -386,9 +387,7 @@ def reach(project: Project, roots, follow_swapped: bool = False,
             current = queue.popleft()
             here = reached[current]
             summary, info = project.functions[current]
-            resolved = calls.of(project, current) if calls is not None else \
-                [(call, project.callees(current, call)) for call in info.calls]
-            for index, (call, callees) in enumerate(resolved):
+            for index, (call, callees) in enumerate(calls.of(project, current)):
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
