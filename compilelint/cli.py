@@ -100,7 +100,8 @@ def selection_options(f):
         click.option("--mode", type=click.Choice(["any", "eval", "train"]), default=None,
                      help="Keep the findings that can run in this mode: code under `if self.training:` is train only."),
         click.option("--follow-swapped", is_flag=True, default=None,
-                     help="Also follow forwards a decorator may replace at run time (@use_experts_implementation)."),
+                     help="Also follow implementations picked at run time: forwards a decorator may replace "
+                          "(@use_experts_implementation), flash attention (attn_implementation=\"flash_attention_2\")."),
         click.option("--follow-misuse", is_flag=True, default=None,
                      help="Also report code that runs only when a caller passes a deprecated or unexpected argument."),
         click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
@@ -180,6 +181,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
     """Check PATHS (files or folders; `-` for stdin) for code that breaks or recompiles torch.compile."""
     from compilelint.engine import UsageError, check_paths
     from compilelint.file_errors import with_file_findings
+    from compilelint.hidden import folded
     from compilelint.report import render, render_statistics
 
     fix = fix or fix_only
@@ -241,7 +243,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
 
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
-    report, unreadable = with_file_findings(report)
+    report, unreadable = with_file_findings(folded(report))
 
     fmt = output_format or "concise"
     color = _color(output_file)
@@ -395,10 +397,11 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
     except (VerifyUsageError, UsageError) as e:
         _fail(str(e))
     from compilelint.file_errors import with_file_findings
+    from compilelint.hidden import folded
 
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
-    report, unreadable = with_file_findings(report)
+    report, unreadable = with_file_findings(folded(report))
     text = render(report, output_format or "concise", color=_color(output_file), torch_version=settings.torch_version)
     if output_file:
         with open(output_file, "w", encoding="utf-8", errors="backslashreplace") as f:

@@ -42,7 +42,8 @@ class Settings:
     scope: str = "modules"
     profile: str = "default"
     mode: str = "any"  # "eval" / "train": keep only the findings that can run in that mode
-    follow_swapped: bool = False  # follow forwards a decorator may replace (@use_experts_implementation)
+    # follow forwards a decorator may replace (@use_experts_implementation), and flash attention
+    follow_swapped: bool = False
     follow_misuse: bool = False  # follow branches taken only on a deprecated or unexpected argument
     extra_roots: List[str] = field(default_factory=list)
     extra_stops: List[str] = field(default_factory=list)

@@ -226,6 +226,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     answering name questions as `project` does."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
+    project.follow_swapped = settings.follow_swapped
     entries = []
     for entry in settings.entries:
         fid = resolve_entry(project, entry)

@@ -72,6 +72,9 @@ class Finding:
     verification: Optional[dict] = None  # filled in by `compilelint verify`
     # In a notebook: (cell number, the row where that cell starts in the cells joined as one module).
     cell: Optional[Tuple[int, int]] = None
+    # The findings of this function that Dynamo does not meet until this one is fixed (their
+    # `region.hidden_by` is this row): reported with it, not alone (`compilelint.hidden`).
+    hidden: Tuple["Finding", ...] = ()
 
     @property
     def sort_key(self):

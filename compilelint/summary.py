@@ -61,8 +61,8 @@ class Call(tuple):
     @classmethod
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
            guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
-           needs: Tuple[str, ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args, needs))
+           needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs, forwards))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -76,6 +76,10 @@ class Call(tuple):
     args = property(itemgetter(7))
     # What the `if`s around the call need of the caller's own arguments (`passed_args.needed_params`).
     needs = property(itemgetter(8))
+    # The caller's own optional parameters it hands on unchanged, as (positional index or keyword
+    # name, parameter): `_compute_mask_indices(..., attention_mask=attention_mask)` gives
+    # `attention_mask` only when its own caller gave it (`passed_args.Incoming`).
+    forwards = property(itemgetter(9))
 
     def unplaced(self) -> tuple:
         """The call without its row and column: what the graph key and `Project.callees` read."""
@@ -148,6 +152,9 @@ class ClassInfo:
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
     built_under: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Tuple[int, bool], ...]]]] = field(default_factory=dict)
+    # The key of a module-level dict of classes that picks this class when the user asks for that
+    # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
+    chosen_by: str = ""
 
 
 @dataclass

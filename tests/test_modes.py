@@ -25,9 +25,14 @@ def check(path, *args):
     return json.loads(proc.stdout)
 
 
+def flat(findings):
+    """The findings with the hidden ones each carries (compilelint.hidden) beside them."""
+    return [g for f in findings for g in [f] + f.get("hidden", [])]
+
+
 def test_each_finding_carries_its_mode():
     path = os.path.join(MODES, "layerdrop.py")
-    got = {(f["location"]["row"], f["code"]): (f["region"] or {}).get("mode") for f in check(path)}
+    got = {(f["location"]["row"], f["code"]): (f["region"] or {}).get("mode") for f in flat(check(path))}
     assert got == marked(path)
 
 
@@ -35,7 +40,7 @@ def test_each_finding_carries_its_mode():
 def test_mode_keeps_what_can_run(mode):
     path = os.path.join(MODES, "layerdrop.py")
     want = {k for k, m in marked(path).items() if m in ("any", mode)}
-    got = {(f["location"]["row"], f["code"]) for f in check(path, "--mode", mode)}
+    got = {(f["location"]["row"], f["code"]) for f in flat(check(path, "--mode", mode))}
     assert got == want
 
 
@@ -52,7 +57,7 @@ def test_the_text_output_names_the_condition():
 
 def test_a_break_behind_a_frame_skipping_break_says_so():
     path = os.path.join(MODES, "layerdrop.py")
-    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
     first = next(i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "if not skip_the_layer:" in line
                  and i > 60)
     assert hidden[first] == 0 and hidden[first + 2] == first
@@ -63,8 +68,35 @@ def test_a_break_without_a_resume_point_hides_the_later_ones_of_its_function():
     frame runs eager (CL216 `skips_frame`; measured, fixtures/precision/rnn_frame_skip.py)."""
     path = os.path.join(os.path.dirname(MODES), "precision", "rnn_frame_skip.py")
     first, second = [i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "# expect: CL216" in line]
-    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
     assert hidden == {first: 0, second: first}
+
+
+def test_a_hidden_break_is_reported_with_the_break_that_hides_it():
+    """Dynamo reports one break for the frame, and so does every output: the hidden finding rides
+    on the one that hides it (JSON `hidden`, the one-line formats' "hides 1 more break")."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "rnn_frame_skip.py")
+    first, second = [i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "# expect: CL216" in line]
+    found = check(path)
+    assert [f["location"]["row"] for f in found] == [first]
+    assert [h["location"]["row"] for h in found[0]["hidden"]] == [second]
+    text = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero"],
+                          capture_output=True, text=True, check=True).stdout
+    assert f"(hides 1 more break of this function: line {second})" in text and "Found 1 error." in text
+
+
+def test_opt_in_attention_is_followed_only_when_asked():
+    """Flash attention's class (a registry's "flash_attention_2" entry) and the branches under
+    `is_flash_attention_requested(config)` run only when the user opts in: `--follow-swapped`
+    reports them, the class with the opt-in named in its note (fixtures/precision/opt_in_attention.py)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "opt_in_attention.py")
+    default = {f["location"]["row"] for f in check(path)}
+    followed = {f["location"]["row"]: f["region"]["condition"]
+                for f in check(path, "--follow-swapped", "--entry", f"{path}:Model") if f["region"]}
+    assert len(default) == 1 and default < set(followed)
+    flash_class = next(i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "max_len = int(" in line)
+    assert len(set(followed) - default) == 2
+    assert followed[flash_class] == 'attn_implementation="flash_attention_2" picks it'
 
 
 def test_breaks_in_one_loop_are_hidden_behind_the_one_dynamo_meets_first():
@@ -74,7 +106,7 @@ def test_breaks_in_one_loop_are_hidden_behind_the_one_dynamo_meets_first():
     path = os.path.join(os.path.dirname(MODES), "precision", "loop_first_break.py")
     rows = [(line.split("=")[0].strip(), i) for i, line in enumerate(open(path, encoding="utf-8"), 1)
             if "# expect" in line]
-    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in check(path)}
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
     (_, first), (_, second), (_, other), (_, counted), (_, current) = rows
     assert hidden[first] == 0 and hidden[second] == first and hidden[other] in (first, second)
     assert hidden[current] == 0 and hidden[counted] == current

@@ -111,6 +111,21 @@ async def test_the_path_condition_is_the_messages_second_line(client: LanguageCl
 
 
 @pytest.mark.asyncio
+async def test_a_hidden_break_is_related_information_of_the_one_that_hides_it(client: LanguageClient, tmp_path):
+    """A break in a loop makes Dynamo run the rest of the frame eager: the later break is shown on
+    the first one's diagnostic (compilelint.hidden), not as a diagnostic of its own."""
+    (tmp_path / "helpers.py").write_text(HELPERS.replace(
+        "    return F.one_hot(ids) + x\n",
+        "    for i in range(2):\n        x = x + x.sum().item()\n    print(x.tolist())\n    return x\n"))
+    uri = _open(client, tmp_path / "helpers.py")
+    [d] = await diagnostics(client, uri, lambda ds: ds)
+    assert d.code == "CL101" and d.range.start.line == 7
+    hidden = [r for r in d.related_information if r.location.uri == uri]
+    assert [r.location.range.start.line for r in hidden] == [8]
+    assert "1 more break in it follows once this is fixed: line 9 (CL201)" in d.message
+
+
+@pytest.mark.asyncio
 async def test_a_safe_fix_is_a_preferred_code_action_and_applying_it_clears_the_diagnostic(
         client: LanguageClient, tmp_path):
     uri = _open(client, tmp_path / "helpers.py")

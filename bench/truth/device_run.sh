@@ -13,7 +13,7 @@ export PYTHONPATH=/tmp/site:$PWD
 v=${VARIANTS:+.variants}
 for lib in "$@"; do
   if [ -n "${LINES:-}" ]; then
-    python3 bench/truth/run.py --lib "$lib" --lines --only-ok ${VARIANTS:+--variants} -j "${JOBS:-16}" --timeout "${TIMEOUT:-120}" \
+    python3 bench/truth/run.py --lib "$lib" --lines --only-ok ${ONLY:+--only "$ONLY"} ${VARIANTS:+--variants} -j "${JOBS:-16}" --timeout "${TIMEOUT:-120}" \
       --out "$OUT/$lib$v.lines.json.gz" > "$OUT/$lib$v.lines.log" 2>&1
     tail -1 "$OUT/$lib$v.lines.log"
   else

@@ -611,6 +611,10 @@ ONE_OFF = {
         # text labels without a text head (the default use_text_head=False): the ignored-labels warning
         "higgs_audio_v2": {"labels": Variant("labels given (the text head is off by default)",
                                              prepare=_adding(labels=lambda m, c, i: i["input_ids"]))},
+        # compiled as built: the first eval call rescales the layers and flips `layers_are_rescaled`,
+        # which the compiled forward's guard reads (the default runs make that call eagerly first)
+        "rwkv": {"fresh": Variant("the default config compiled fresh: the first call rescales the layers",
+                                  fresh=True)},
         # Phi-3.5-MoE's own RoPE: longrope with short/long mscale, chosen by the sequence length
         "phimoe": {"longrope": Variant("rope_type longrope (original 8 positions: the long factors apply)",
                                        config={"rope_parameters": {

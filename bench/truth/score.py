@@ -21,8 +21,11 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   mode), a finding is judged in a mode only if its run executed an instruction of its flagged
   expression (`torch.isfinite(x).all()` after `x.dtype == torch.float16 and`), or a line of it
   when columns were not recorded; otherwise it is *unexercised* there (a `layerdrop > 0` branch
-  with layerdrop 0: a claim the run never tested). So is a finding the engine says is hidden
-  behind an earlier break in a loop of its function (Dynamo skips the frame there), and, in a run,
+  with layerdrop 0: a claim the run never tested). A finding the engine says is hidden behind an
+  earlier break in a loop of its function (Dynamo skips the frame there) rides on that break's
+  finding, as in every output of `check` (`compilelint.hidden`): it is not a finding of its own
+  (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
+  unexercised. So is, in a run,
   one after a break of that run in its function that Dynamo cannot resume after (a `skips_frame`
   rule's gb_type: the rest of the frame ran eager, Dynamo never saw the line). A mode whose eager run
   raised is not judged at all, and its events are not sites. `finding_precision` counts
@@ -217,6 +220,7 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         "recompile_sites": sorted(recompile_sites),
         "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places)),
         "findings": verdicts,
+        "hidden_findings": sum(len(f.get("hidden") or ()) for f in findings),
         "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
         "alarm_eval": bool(eval_findings),
@@ -249,6 +253,7 @@ def totals(scored: list) -> dict:
         "eval_precision": pct(per_mode["eval"].count(True), len(per_mode["eval"])),
         "train_precision": pct(per_mode["train"].count(True), len(per_mode["train"])),
         "judged_findings": judged, "unexercised_findings": nf - judged, "judged_precision": pct(tf, judged),
+        "hidden_findings": sum(s.get("hidden_findings", 0) for s in scored),
         "eval_judged_precision": pct(per_mode["eval"].count(True), len(per_mode["eval"]) - per_mode["eval"].count(None)),
         "train_judged_precision": pct(per_mode["train"].count(True),
                                       len(per_mode["train"]) - per_mode["train"].count(None)),
@@ -319,6 +324,7 @@ class InProcess:
 
         from compilelint.engine import project_findings
         from compilelint.finding import Report
+        from compilelint.hidden import fold_hidden
         from compilelint.report.json_output import finding_dicts
 
         settings = replace(self.settings, entries=[f"{model['file']}:{model['class']}"],
@@ -329,7 +335,7 @@ class InProcess:
             findings = project_findings(self.summaries, settings, None, self.project)
         finally:
             os.chdir(cwd)
-        return list(finding_dicts(Report(findings=findings, errors=[], files_checked=len(self.summaries)),
+        return list(finding_dicts(Report(findings=fold_hidden(findings), errors=[], files_checked=len(self.summaries)),
                                   settings.torch_version))
 
 
@@ -444,7 +450,7 @@ def main(argv=None):
 def render(per_lib, total, extra) -> str:
     keys = ("models", "breaking_models", "break_site_recall", "recompile_site_recall", "finding_precision",
             "eval_precision", "train_precision", "judged_precision", "eval_judged_precision",
-            "train_judged_precision", "unexercised_findings",
+            "train_judged_precision", "unexercised_findings", "hidden_findings",
             "clean_model_alarm_rate", "clean_model_judged_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
     keys += tuple(k for k in ("variant_runs", "judged_by_variants") if k in total)

@@ -7,9 +7,12 @@ nothing. When every call of it in its file passes a tensor for a parameter (`spl
 call contradicts is not trusted: Moonshine's `_get_feat_extract_output_lengths(self, input_lengths:
 torch.LongTensor)` is only ever called with `attention_mask.shape[-1]`, an int, so `int(...)` of it
 is not a tensor's `int()`. A method's callers are the `self.name(...)` calls of its class, of its
-in-file bases and of its in-file subclasses; only methods a call can contradict are typed so
-(`typed_by_callers`). Bindings are computed once per function and shared with the walk; a helper
-called only from helpers is resolved through them (cycles stop).
+in-file bases and of its in-file subclasses; a `forward`'s also the `self.attr(...)` calls of the
+in-file classes whose attribute holds the module, when that attribute is only ever called there
+(ProphetNet's `self.position_embeddings((batch_size, sequence_length), device=...)` passes sizes,
+not a tensor); only methods a call can contradict are typed so (`typed_by_callers`). Bindings are
+computed once per function and shared with the walk; a helper called only from helpers is
+resolved through them (cycles stop).
 """
 from __future__ import annotations
 
@@ -84,8 +87,44 @@ class CallSites:
         derives from (in the file), and the in-file classes derived from it."""
         mine = cls.info.qualname
         bases = self._ancestors(mine)
-        return [(fn, cname, call) for fn, cname, call in self._callers()[1].get(node.name, [])
-                if cname in bases or mine in self._ancestors(cname)]
+        out = [(fn, cname, call) for fn, cname, call in self._callers()[1].get(node.name, [])
+               if cname in bases or mine in self._ancestors(cname)]
+        if node.name == "forward":
+            out += self._submodule_callers(cls)
+        return out
+
+    def _submodule_callers(self, cls: ClassFacts):
+        """The `self.attr(...)` calls of the file's classes whose `attr` holds this module. None is
+        taken when such an attribute is also used otherwise (`self.layers[i](x)`, `for layer in
+        self.layers`): calls the file does not show as calls would be missed."""
+        dotted_name = f"{self.facts.module}.{cls.info.qualname}"
+        calls = self._callers()[1]
+        out = []
+        for cname, holder in self.facts.classes.items():
+            for attr, built in holder.info.submodules.items():
+                if dotted_name not in built:
+                    continue
+                mine = [(fn, c, call) for fn, c, call in calls.get(attr, []) if c == cname]
+                if self._uses(cname, attr) != len(mine):
+                    return []
+                out += mine
+        return out
+
+    def _uses(self, cname: str, attr: str) -> int:
+        """How often the methods of a class read `self.attr` outside `__init__`, other than for
+        another of its attributes (`self.position_embeddings._forward(ids)` does not call forward)."""
+        node = next((s for s in self.facts.top if isinstance(s, ast.ClassDef) and s.name == cname), None)
+        if node is None:
+            return -1
+        n = 0
+        for m in node.body:
+            if not isinstance(m, FUNCS) or m.name == "__init__":
+                continue
+            subs = self.facts.nodes(m)
+            inner = {id(sub.value) for sub in subs if isinstance(sub, ast.Attribute) and sub.attr != "forward"}
+            n += sum(1 for sub in subs if isinstance(sub, ast.Attribute) and sub.attr == attr and is_self(sub.value)
+                     and isinstance(sub.ctx, ast.Load) and id(sub) not in inner)
+        return n
 
     def _parameter_kinds(self, node, cls: Optional[ClassFacts]) -> Dict[str, str]:
         """Parameter → TENSOR/BOOL when every call in the file that passes it passes one (module

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
-from compilelint.analysis.passed_args import needed_params
+from compilelint.analysis.passed_args import forwarded_params, needed_params
 from compilelint.summary import Call, FileSummary, Root
 
 if TYPE_CHECKING:
@@ -60,15 +60,16 @@ class CallRecorder:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
         needs = needed_params(scope.conditions, scope.node, self.facts.nodes)
+        forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:
                 continue  # never a function of the checked project
-            key = (kind, target, member, guards, passed, needs)
+            key = (kind, target, member, guards, passed, needs, forwards)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs))
+                                                passed, needs, forwards))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

@@ -26,9 +26,13 @@ from compilelint.summary import ClassInfo, FunctionInfo
 
 # Modes whose compiled code is captured in CUDA graphs.
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
-# Calls whose name suggests a compile predicate; only these are kept as guards (keeps summaries small).
+# Calls whose name suggests a compile predicate, or an opt-in implementation's
+# (`regions.OPT_IN_PREDICATES`); only these are kept as guards (keeps summaries small).
 MARKED_CONSTANT = "_dynamo_marked_constant"
-PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export", re.I)
+PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export|flash_attention_requested", re.I)
+# Registry keys of implementations a user opts into (transformers' `attn_implementation=
+# "flash_attention_2"`): the default configuration never picks them.
+OPT_IN_KEY = re.compile(r"^flash_attention(_\d)?$")
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
@@ -75,6 +79,7 @@ class FileFacts:
         self.global_lists: Set[str] = set()
         self.module_defs: Set[str] = set()
         self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
+        self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._module_constructed: Optional[Dict[str, str]] = None
@@ -166,6 +171,10 @@ class FileFacts:
                     isinstance(v, (ast.Name, ast.Attribute)) and is_class_name(self.imports.resolve(v) or "")
                     for v in value.values):
                 self.class_registries[name] = [self.imports.resolve(v) for v in value.values]
+                for key, v in zip(value.keys, value.values):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and OPT_IN_KEY.search(key.value) \
+                            and isinstance(v, ast.Name):
+                        self.opt_in_classes[v.id] = key.value
             else:
                 aliased = self._attribute_of(value)
                 if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
@@ -291,6 +300,7 @@ class ClassCollector:
             bases=[b for b in (facts.imports.resolve(x) or dotted(x) for x in node.bases) if b],
             decorators=[d for d in (facts.decorator_name(x) for x in node.decorator_list) if d],
             methods=[m.name for m in node.body if isinstance(m, FUNCS)],
+            chosen_by=facts.opt_in_classes.get(node.name, ""),
         )
         cls = ClassFacts(info)
         # Attributes inherited from a base class defined earlier in this file.

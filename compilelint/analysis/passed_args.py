@@ -8,7 +8,11 @@ verbose=False)` logs only `if ... and verbose:`, and no model's call passes `ver
 time a finding keeps the parameters (defaulting to None, or tested bare and defaulting to False,
 0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
-them out. A function that is itself a root gets its arguments from the user: nothing is dropped.
+them out. A call that hands on an optional parameter of its own unchanged gives it only when its
+own callers did: HuBERT's `_mask_hidden_states(hidden_states, mask_time_indices=...)` never passes
+`attention_mask`, so the `attention_mask.sum(-1).tolist() if attention_mask is not None else ...`
+of the `_compute_mask_indices(..., attention_mask=attention_mask)` it calls never runs.
+A function that is itself a root gets its arguments from the user: nothing is dropped.
 """
 from __future__ import annotations
 
@@ -86,20 +90,42 @@ def _rebound(fn: ast.AST, nodes) -> frozenset:
     return got
 
 
+def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tuple[object, str], ...]:
+    """The arguments of `call` that are optional parameters of `fn` handed on unchanged (never
+    rebound in `fn`), as (positional index or keyword name, parameter)."""
+    if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ()
+    optional = _optional_params(fn)
+    out = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in optional]
+    out += [(k.arg, k.value.id) for k in call.keywords
+            if k.arg and isinstance(k.value, ast.Name) and k.value.id in optional]
+    if out:
+        rebound = _rebound(fn, nodes)
+        out = [(slot, name) for slot, name in out if name not in rebound]
+    return tuple(out)
+
+
+def _slot(call: Call, callee: FunctionInfo, param: str):
+    """Where `call` gives `param`: its keyword, its positional index, or None (not given)."""
+    npos, keywords = call.args
+    if param in keywords:
+        return param
+    if param not in callee.params:
+        return None  # keyword-only, and not given by keyword
+    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
+    index = callee.params.index(param) - (1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0)
+    return index if index < npos else None
+
+
 def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     """Could this call give `param` to `callee`? Unknown arguments could."""
     if call.args is None:
         return True
-    npos, keywords = call.args
-    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
-    offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
     if param.startswith("*"):  # "*2": exactly two extra positional arguments
-        return npos - (len(callee.params) - offset) == int(param[1:])
-    if param in keywords:
-        return True
-    if param not in callee.params:
-        return False  # keyword-only, and not given by keyword
-    return callee.params.index(param) - offset < npos
+        bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"
+        offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
+        return call.args[0] - (len(callee.params) - offset) == int(param[1:])
+    return _slot(call, callee, param) is not None
 
 
 class Incoming:
@@ -112,17 +138,35 @@ class Incoming:
         self.calls = calls if calls is not None else ResolvedCalls()
         self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
         self._live: Dict[Tuple[str, Call], bool] = {}
+        self._asking: set = set()  # (function, parameter) being decided: a cycle gives up
 
     def unpassed(self, fid: str, needs: Tuple[str, ...]) -> bool:
         """True when something in `needs` is given by no live traced call of `fid`."""
         if not needs or fid in self.roots:
             return False
         incoming = self._incoming().get(fid, [])
-        calls = [call for caller, call in incoming if self.live(caller, call)]
+        calls = [(caller, call) for caller, call in incoming if self.live(caller, call)]
         if not calls:  # reached only through calls that never run (or, with no calls, as a root)
             return bool(incoming)
         callee = self.project.functions[fid][1]
-        return any(not any(passes(c, callee, p) for c in calls) for p in needs)
+        return any(not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
+
+    def _gives(self, caller: str, call: Call, callee: FunctionInfo, param: str) -> bool:
+        """Does this call give `param`: passed, and not an optional parameter of the caller that
+        no traced call of the caller gives in turn."""
+        if not passes(call, callee, param):
+            return False
+        if call.args is None or not call.forwards or param.startswith("*"):
+            return True
+        slot = _slot(call, callee, param)
+        own = next((name for at, name in call.forwards if at == slot), None)
+        if own is None or (caller, own) in self._asking:
+            return True  # a value of the caller's own making; or a cycle, which decides nothing
+        self._asking.add((caller, own))
+        try:
+            return not self.unpassed(caller, (own,))
+        finally:
+            self._asking.discard((caller, own))
 
     def live(self, caller: str, call: Call) -> bool:
         """A call runs unless it sits under `if`s needing what no call of its caller gives

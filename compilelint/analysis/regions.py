@@ -38,6 +38,10 @@ CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.
 # (transformers): by default the eager body is not what runs, so it is not followed
 # (`--follow-swapped` follows it, with the decorator named as the path's condition).
 SWAP_CLASS_DECORATORS = ("use_experts_implementation", "use_kernel_forward_from_hub")
+# Predicates of an implementation the user opts into, with their value in the default
+# configuration (transformers' `is_flash_attention_requested(config)`: False unless the model was
+# loaded with `attn_implementation="flash_attention_2"`); `--follow-swapped` leaves them open.
+OPT_IN_PREDICATES = {"is_flash_attention_requested": False}
 # Value each predicate has while Dynamo traces.
 PREDICATES = {
     "torch.compiler.is_compiling": True,
@@ -92,6 +96,8 @@ class Project:
         self.summaries = summaries
         # Follow branches that run only when a caller misuses an argument (`--follow-misuse`).
         self.follow_misuse = follow_misuse
+        # Follow implementations a user opts into (`--follow-swapped`): flash attention's branches.
+        self.follow_swapped = False
         self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
         self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)
         self.modules: Dict[str, FileSummary] = {}
@@ -220,6 +226,11 @@ class Project:
                 if not self.follow_misuse:
                     return True
                 continue
+            opt_in = OPT_IN_PREDICATES.get(name.rsplit(".", 1)[-1])
+            if opt_in is not None:
+                if not self.follow_swapped and opt_in != needed:
+                    return True
+                continue
             value = self.predicate_value(name)
             if value is not None and value != needed:
                 return True
@@ -250,12 +261,16 @@ class Project:
         return bool(entry) and entry[1].marks_constant
 
     def swapped_by(self, fid: str) -> str:
-        """The decorator that may replace this `forward` at run time, or ""."""
+        """What may put this `forward` in place of the default at run time, as the path's condition
+        says it: `@use_experts_implementation keeps the eager forward`, `attn_implementation=
+        "flash_attention_2" picks it`; or "". Not followed unless `--follow-swapped`."""
         cls, _, method = fid.rpartition(".")
         entry = self.classes.get(cls)
         if method != "forward" or entry is None:
             return ""
-        return next((_bare(d).rsplit(".", 1)[-1] for d in entry[1].decorators
+        if entry[1].chosen_by:
+            return f'attn_implementation="{entry[1].chosen_by}" picks it'
+        return next((f"@{_bare(d).rsplit('.', 1)[-1]} keeps the eager forward" for d in entry[1].decorators
                      if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")
 
     # ----- resolution of calls --------------------------------------------------------------------
@@ -418,7 +433,7 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                     own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
                     plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
                     hop = callee_qual if plain else f"{call.label} → {callee_qual}"
-                    condition = f"@{swapped} keeps the eager forward" if swapped else here.condition
+                    condition = swapped or here.condition
                     if (MISUSE, True) in call.guards and MISUSE_NOTE not in condition:
                         condition = " and ".join(x for x in (condition, MISUSE_NOTE) if x)
                     reached[callee] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)

@@ -319,7 +319,9 @@ class TensorInference:
             return SCALAR
         if isinstance(node, (ast.Tuple, ast.List)):
             kinds = {self.kind(e) for e in node.elts}
-            return SEQ if kinds and kinds <= {TENSOR, BOOL} else None
+            if kinds and kinds <= {TENSOR, BOOL}:
+                return SEQ
+            return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
         if isinstance(node, ast.NamedExpr):
             return self.kind(node.value)
         return None

@@ -331,7 +331,8 @@ class FileAnalyzer(RuleContext):
         return out
 
     def _short_circuit_conditions(self, path: List[ast.AST]) -> List[Tuple[ast.AST, bool]]:
-        """`a and b`: `b` runs only when `a` is true (`a or b`: when it is false), as (test, branch)."""
+        """`a and b`: `b` runs only when `a` is true (`a or b`: when it is false); `x if a else y`:
+        `x` only when `a` is true, `y` when it is false; as (test, branch)."""
         out: List[Tuple[ast.AST, bool]] = []
         for parent, child in zip(path, path[1:]):
             if isinstance(parent, ast.BoolOp):
@@ -339,18 +340,13 @@ class FileAnalyzer(RuleContext):
                     if value is child:
                         break
                     out.append((value, isinstance(parent.op, ast.And)))
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                out.append((parent.test, child is parent.body))
         return out
 
     def _short_circuit_texts(self, path: List[ast.AST]) -> List[str]:
         """`x is not None and x.any()`: the operands that must let the flagged one run, for the note."""
-        out: List[str] = []
-        for parent, child in zip(path, path[1:]):
-            if isinstance(parent, ast.BoolOp):
-                for value in parent.values:
-                    if value is child:
-                        break
-                    out.append(self._test_text(value, isinstance(parent.op, ast.And)))
-        return out
+        return [self._test_text(test, branch) for test, branch in self._short_circuit_conditions(path)]
 
     def is_global_number(self, name: str) -> bool:
         return name in self.facts.global_numbers and name not in self.scope.locals_only

@@ -1,6 +1,8 @@
 """`--output-format concise`: `path:row:col: CODE [*] message`, one line per finding, then the summary."""
 from __future__ import annotations
 
+from compilelint.hidden import hidden_suffix
+
 from ._style import Style
 from .location import where
 from .summary import is_fixable, summary_lines
@@ -25,7 +27,7 @@ def finding_line(finding, *, unsafe_fixes: bool, style: Style) -> str:
     where_ = f"{place}{colon}"
     star = f" [{style('*', 'cyan')}]" if is_fixable(finding.fix, unsafe_fixes) else ""
     code = style(finding.code, "red", "bold")
-    return f"{where_} {code}{star} {finding.message}{verification_tag(finding, style)}"
+    return f"{where_} {code}{star} {finding.message}{hidden_suffix(finding)}{verification_tag(finding, style)}"
 
 
 def render(report, *, unsafe_fixes: bool = False, color: bool = False, **_) -> str:

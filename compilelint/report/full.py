@@ -18,6 +18,7 @@ import difflib
 from typing import List, Optional
 
 from compilelint.fix.edits import apply_fixes
+from compilelint.hidden import hidden_note
 
 from . import _text
 from ._rules import help_text, load_rules
@@ -89,6 +90,8 @@ def finding_block(finding, *, rule, source, unsafe_fixes: bool, style: Style) ->
         out.append(f"  = note: reached from {finding.region.root} via {finding.region.reason}")
         if finding.region.note():
             out.append(f"  = note: {finding.region.note()}")
+    if finding.hidden:
+        out.append(f"  = note: {hidden_note(finding)}")
     if finding.fix is not None:
         title = "" if advice == finding.fix.message else finding.fix.message  # said once is enough
         out += _fix(finding, source, unsafe_fixes, style, title)

@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+from compilelint.hidden import hidden_suffix
+
 from .location import cell_of
 
 
@@ -28,7 +30,7 @@ def finding_line(finding) -> str:
     }
     command = {"warning": "warning", "info": "notice"}.get(finding.severity, "error")
     joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
-    return f"::{command} {joined}::{escape_data(f'{finding.code} {finding.message}')}"
+    return f"::{command} {joined}::{escape_data(f'{finding.code} {finding.message}{hidden_suffix(finding)}')}"
 
 
 def error_line(error) -> str:

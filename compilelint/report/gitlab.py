@@ -10,6 +10,8 @@ import hashlib
 import json
 from collections import Counter
 
+from compilelint.hidden import hidden_suffix
+
 from .location import cell_of
 
 _SEVERITY = {"error": "major", "warning": "minor"}
@@ -26,7 +28,7 @@ def render(report, **_) -> str:
         identity = (f.code, f.path, f.function, f.message)
         seen[identity] += 1
         cell, row, end_row = cell_of(f)
-        description = f"{f.code} {f.message}" + (f" (cell {cell})" if cell else "")
+        description = f"{f.code} {f.message}{hidden_suffix(f)}" + (f" (cell {cell})" if cell else "")
         rows.append({
             "description": description,
             "check_name": f.code,

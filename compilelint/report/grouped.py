@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from compilelint.hidden import hidden_suffix
+
 from ._style import Style
 from .concise import verification_tag
 from .location import where
@@ -24,7 +26,7 @@ def render(report, *, unsafe_fixes: bool = False, color: bool = False, **_) -> s
         for f in group:
             star = f" [{style('*', 'cyan')}]" if is_fixable(f.fix, unsafe_fixes) else ""
             out.append(f"  {where(f, with_path=False)} {style(f.code, 'red', 'bold')}{star} {f.message}"
-                       f"{verification_tag(f, style)}")
+                       f"{hidden_suffix(f)}{verification_tag(f, style)}")
         out.append("")
     out += summary_lines(report, unsafe_fixes=unsafe_fixes, style=style)
     return "\n".join(out) + "\n"

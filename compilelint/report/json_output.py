@@ -51,6 +51,9 @@ def finding_dict(finding, rule=None, torch_version: str = DEFAULT_TORCH_VERSION)
     }
     if region is not None and region.hidden_by:  # behind a frame-skipping break at that row
         out["region"]["hidden_by"] = region.hidden_by
+    if finding.hidden:  # the findings it hides, each whole (compilelint.hidden)
+        rules = load_rules()
+        out["hidden"] = [finding_dict(h, rules.get(h.code), torch_version) for h in finding.hidden]
     if finding.verification is not None:
         out["verification"] = finding.verification
     if cell:  # a notebook: rows are counted inside this cell (Ruff's `cell`)

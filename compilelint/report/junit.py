@@ -9,6 +9,8 @@ import re
 import xml.etree.ElementTree as ET
 from itertools import groupby
 
+from compilelint.hidden import hidden_suffix
+
 from .location import cell_of
 
 # Characters XML 1.0 cannot hold at all, even escaped.
@@ -31,7 +33,8 @@ def _testcase(suite, finding):
                          file=_clean(finding.path), line=str(row), column=str(span.col))
     failure = ET.SubElement(case, "failure", message=_clean(finding.message), type=finding.code)
     where = f"cell {cell}, " if cell else ""
-    failure.text = _clean(f"{where}line {row}, col {span.col}, {finding.code} {finding.message}")
+    failure.text = _clean(f"{where}line {row}, col {span.col}, {finding.code} {finding.message}"
+                          f"{hidden_suffix(finding)}")
 
 
 def render(report, **_) -> str:

@@ -82,6 +82,10 @@ def _result(finding, index: int) -> dict:
             "region": _region(finding.span, finding.cell[1] if finding.cell else 1),
         }}],
     }
+    if finding.hidden:  # breaks Dynamo meets once this one is fixed (compilelint.hidden)
+        out["relatedLocations"] = [{"id": i, "message": {"text": f"{h.code} {h.message}"}, "physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(h.path)},
+            "region": _region(h.span, h.cell[1] if h.cell else 1)}} for i, h in enumerate(finding.hidden)]
     if finding.fix is not None:
         out["fixes"] = [_fix(finding)]
     props = {"gb_type": finding.gb_type} if finding.gb_type else {}

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import List
 
+from compilelint.hidden import with_hidden
+
 from ._style import Style
 
 
@@ -27,7 +29,7 @@ def summary_lines(report, *, unsafe_fixes: bool = False, style: Style = Style())
         out = [f"Found {total} error{_s(total)} ({fixed} fixed, {remaining} remaining)."]
     else:
         out = [f"Found {remaining} error{_s(remaining)}."]
-    fixes = [f.fix for f in report.findings if f.fix is not None]
+    fixes = [f.fix for f in with_hidden(report.findings) if f.fix is not None]  # --fix applies those too
     applicable = sum(is_fixable(fix, unsafe_fixes) for fix in fixes)
     hidden = len(fixes) - applicable
     star = f"[{style('*', 'cyan')}]"

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from compilelint.finding import Finding, Fix, Span
+from compilelint.hidden import hidden_note
 from compilelint.fix.text import lines_with_ends
 
 SOURCE = "compilelint"
@@ -33,14 +34,20 @@ class Lines:
         return lsp.Range(start=self.position(span.row, span.col), end=self.position(span.end_row, span.end_col))
 
 
-def diagnostic(finding: Finding, lines: Lines, root: Optional[lsp.Location]) -> lsp.Diagnostic:
+def diagnostic(finding: Finding, lines: Lines, root: Optional[lsp.Location], uri: str = "") -> lsp.Diagnostic:
     """Severity from the finding (rules that only recompile are warnings); the reach path, from the
     compiled root to the function the finding is in, as related information at that root; the path
-    condition (`only when x.ndim == 3`), when there is one, as the message's second line."""
-    related = None
+    condition (`only when x.ndim == 3`), when there is one, as the message's second line; the
+    breaks it hides (compilelint.hidden) as related information at their lines, and a line saying so."""
+    related = []
     if finding.region is not None and root is not None:
-        related = [lsp.DiagnosticRelatedInformation(location=root, message=f"reached via {finding.region.reason}")]
-    note = finding.region.note() if finding.region is not None else ""
+        related.append(lsp.DiagnosticRelatedInformation(location=root, message=f"reached via {finding.region.reason}"))
+    if uri:
+        related += [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=lines.range(h.span)),
+                                                     message=f"{h.code} {h.message} (once this one is fixed)")
+                    for h in finding.hidden]
+    region_note = finding.region.note() if finding.region is not None else ""
+    note = "\n".join(x for x in (region_note, hidden_note(finding)) if x)
     return lsp.Diagnostic(
         range=lines.range(finding.span),
         message=f"{finding.message}\n{note}" if note else finding.message,
@@ -48,7 +55,7 @@ def diagnostic(finding: Finding, lines: Lines, root: Optional[lsp.Location]) -> 
         code=finding.code,
         code_description=lsp.CodeDescription(href=finding.url) if finding.url else None,
         source=SOURCE,
-        related_information=related,
+        related_information=related or None,
     )
 
 

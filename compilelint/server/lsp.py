@@ -22,6 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from compilelint import __version__
 from compilelint.config import ConfigError
 from compilelint.finding import Finding
+from compilelint.hidden import fold_hidden
 from compilelint.rule import registry, rule_page
 from compilelint.server import convert
 from compilelint.server.contexts import Contexts
@@ -117,7 +118,8 @@ class CompilelintServer(LanguageServer):
         if path in context.errors:
             return [convert.error_diagnostic(context.errors[path])]
         lines = convert.Lines(document.source, document.position_codec)
-        return [convert.diagnostic(f, lines, self._root_location(context, f)) for f in context.findings.get(path, [])]
+        return [convert.diagnostic(f, lines, self._root_location(context, f), document.uri)
+                for f in fold_hidden(context.findings.get(path, []))]
 
     def _root_location(self, context: ProjectContext, finding: Finding) -> Optional[lsp.Location]:
         if finding.region is None:
