@@ -17,6 +17,7 @@ resolved through them (cycles stop).
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
@@ -37,6 +38,7 @@ class CallSites:
         self._methods: set = set()  # ids of the methods of the file's top-level classes
         self._parents: Dict[str, List[str]] = {}  # class → its bases defined in the file
         self._busy: set = set()
+        self._self_reads: Dict[str, Counter] = {}  # class → how often its methods read each `self.attr`
 
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
@@ -113,18 +115,18 @@ class CallSites:
     def _uses(self, cname: str, attr: str) -> int:
         """How often the methods of a class read `self.attr` outside `__init__`, other than for
         another of its attributes (`self.position_embeddings._forward(ids)` does not call forward)."""
-        node = next((s for s in self.facts.top if isinstance(s, ast.ClassDef) and s.name == cname), None)
-        if node is None:
-            return -1
-        n = 0
-        for m in node.body:
-            if not isinstance(m, FUNCS) or m.name == "__init__":
-                continue
-            subs = self.facts.nodes(m)
-            inner = {id(sub.value) for sub in subs if isinstance(sub, ast.Attribute) and sub.attr != "forward"}
-            n += sum(1 for sub in subs if isinstance(sub, ast.Attribute) and sub.attr == attr and is_self(sub.value)
-                     and isinstance(sub.ctx, ast.Load) and id(sub) not in inner)
-        return n
+        if cname not in self._self_reads:  # once per class: asked for each forward it holds
+            node = next((s for s in self.facts.top if isinstance(s, ast.ClassDef) and s.name == cname), None)
+            reads: Counter = Counter()
+            for m in node.body if node is not None else ():
+                if not isinstance(m, FUNCS) or m.name == "__init__":
+                    continue
+                attrs = [sub for sub in self.facts.nodes(m) if sub.__class__ is ast.Attribute]
+                inner = {id(sub.value) for sub in attrs if sub.attr != "forward"}
+                reads.update(sub.attr for sub in attrs if is_self(sub.value) and sub.ctx.__class__ is ast.Load
+                             and id(sub) not in inner)
+            self._self_reads[cname] = reads
+        return self._self_reads[cname][attr]
 
     def _parameter_kinds(self, node, cls: Optional[ClassFacts]) -> Dict[str, str]:
         """Parameter → TENSOR/BOOL when every call in the file that passes it passes one (module

@@ -90,15 +90,22 @@ def _rebound(fn: ast.AST, nodes) -> frozenset:
     return got
 
 
+_OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
+
+
 def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tuple[object, str], ...]:
     """The arguments of `call` that are optional parameters of `fn` handed on unchanged (never
     rebound in `fn`), as (positional index or keyword name, parameter)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ()
-    optional = _optional_params(fn)
-    out = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in optional]
-    out += [(k.arg, k.value.id) for k in call.keywords
-            if k.arg and isinstance(k.value, ast.Name) and k.value.id in optional]
+    out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
+    out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
+    if not out:
+        return ()
+    optional = _OPTIONAL.get(fn)
+    if optional is None:  # once per function: asked for each of its calls
+        optional = _OPTIONAL[fn] = _optional_params(fn)
+    out = [(slot, name) for slot, name in out if name in optional]
     if out:
         rebound = _rebound(fn, nodes)
         out = [(slot, name) for slot, name in out if name not in rebound]
