@@ -25,11 +25,10 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   earlier break in a loop of its function (Dynamo skips the frame there) rides on that break's
   finding, as in every output of `check` (`compilelint.hidden`): it is not a finding of its own
   (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
-  unexercised. So is, in a run,
-  one after a break of that run in its function that Dynamo cannot resume after (a `skips_frame`
-  rule's gb_type: the rest of the frame ran eager, Dynamo never saw the line). A mode whose eager run
-  raised is not judged at all, and its events are not sites. `finding_precision` counts
-  unexercised findings as false (the issue's literal definition); `judged_precision`,
+  unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
+  resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
+  the line). A mode whose eager run raised is not judged at all, and its events are not sites.
+  `finding_precision` counts unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
   `unexercised_findings` counts them;
 - where a truth file has variants files beside it (`<truth>.variants.json` and
