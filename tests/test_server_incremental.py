@@ -195,6 +195,43 @@ def test_a_method_no_call_can_type_is_reused_when_its_caller_changes(tmp_path):
     assert status == "ok" and memo.reused == 2  # out_len and extra: only forward changed
 
 
+# A module's `forward` typed by the `self.attr(...)` calls of the class holding it (call_sites.py):
+# `Decoder` passes sizes, so `int(inputs_shape[1] + 1)` reads no tensor; its walk depends on those calls.
+SUBMODULE_CALLER = """\
+import torch
+from torch import nn
+
+
+class Positions(nn.Module):
+    def forward(self, inputs_shape):
+        return torch.arange(int(inputs_shape[1] + 1))
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.positions = Positions()
+
+    def forward(self, x):
+        return x + self.positions(x.shape[:2])[:x.shape[1]]
+
+    def extra(self, x):
+        return x
+"""
+
+
+def test_a_forward_is_walked_again_when_the_call_of_its_holder_changes(tmp_path):
+    name = str(tmp_path / "model.py")
+    _, first, memo = analyze_edit(name, SUBMODULE_CALLER, None)
+    findings = [len(first.functions["Positions.forward"].candidates)]
+    for edited in (SUBMODULE_CALLER.replace("self.positions(x.shape[:2])", "self.positions(x)"),  # a tensor now
+                   SUBMODULE_CALLER):
+        status, value, memo = analyze_edit(name, edited, memo)
+        assert status == "ok" and value == _without_fixes(analyze_bytes(name, edited.encode())[1])
+        findings.append(len(value.functions["Positions.forward"].candidates))
+    assert findings == [0, 1, 0]
+
+
 MODEL = """\
 import torch
 from torch import nn

@@ -112,6 +112,12 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     return tuple(out)
 
 
+def _offset(call: Call, callee: FunctionInfo) -> int:
+    """1 when the receiver fills the callee's `self`/`cls` (a method call, a class built), else 0."""
+    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"
+    return 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
+
+
 def _slot(call: Call, callee: FunctionInfo, param: str):
     """Where `call` gives `param`: its keyword, its positional index, or None (not given)."""
     npos, keywords = call.args
@@ -119,8 +125,7 @@ def _slot(call: Call, callee: FunctionInfo, param: str):
         return param
     if param not in callee.params:
         return None  # keyword-only, and not given by keyword
-    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"  # the receiver fills self
-    index = callee.params.index(param) - (1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0)
+    index = callee.params.index(param) - _offset(call, callee)
     return index if index < npos else None
 
 
@@ -129,9 +134,7 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return True
     if param.startswith("*"):  # "*2": exactly two extra positional arguments
-        bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"
-        offset = 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
-        return call.args[0] - (len(callee.params) - offset) == int(param[1:])
+        return call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
     return _slot(call, callee, param) is not None
 
 

@@ -155,9 +155,12 @@ class IncrementalAnalyzer(FileAnalyzer):
         self.retyped: Optional[Set[str]] = None
         self._keys: Set[Tuple[str, int]] = set()
         self._call_names: Dict[str, str] = {}  # qualname → how its callers call it, when they can type it
+        self._self_calls: Set[str] = set()  # `self.<attr>(` calls in the changed and retyped functions
         if memo is not None and prefer_module_reuse:
             changed, self._keys, texts, self._call_names = _changed(memo, self.facts.top, lines)
             self.retyped = _retyped(changed, texts, memo)
+            # a `forward` is typed by the `self.attr(...)` calls of the classes holding it too
+            self._self_calls = _self_calls(changed + [texts[n] for n in self.retyped if n in texts])
         self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
@@ -206,7 +209,7 @@ class IncrementalAnalyzer(FileAnalyzer):
         # calls it (`_retyped`).
         if before is not None and before.replayable and state is not None and before.state == state \
                 and before.lines == lines and self.retyped is not None \
-                and self._call_names.get(qualname) not in self.retyped:
+                and self._call_names.get(qualname) not in self.retyped and not self._holder_called(node, cls):
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -226,6 +229,15 @@ class IncrementalAnalyzer(FileAnalyzer):
         imported = {k: v for k, v in now.items() if aliases.get(k, _MISSING) != v}
         replayable = state is not None and state_out is not None and rest_out == rest and aliases.keys() <= now.keys()
         self.walked[key] = Walked(lines, row, state, state_out, replayable, imported, info, added)
+
+    def _holder_called(self, node, cls) -> bool:
+        """Did a changed (or retyped) function call the attribute of a class that holds this
+        `forward`'s module? Those calls type its parameters (call_sites._submodule_callers)."""
+        if node.name != "forward" or cls is None or not self._self_calls:
+            return False
+        dotted = f"{self.facts.module}.{cls.info.qualname}"
+        return any(attr in self._self_calls for holder in self.facts.classes.values()
+                   for attr, built in holder.info.submodules.items() if dotted in built)
 
     def _reuse(self, key, before: Walked, row: int) -> None:
         delta = row - before.row
@@ -295,6 +307,14 @@ def _changed(memo: FileMemo, top, lines: List[str]):
         if name is not None:
             texts[name] = texts.get(name, "") + "".join(text)
     return changed, set(new), texts, call_names
+
+
+_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(")
+
+
+def _self_calls(texts: List[str]) -> Set[str]:
+    """The attributes these texts call on `self` (`self.positions(` → positions)."""
+    return {name for text in texts for name in _SELF_CALL.findall(text)}
 
 
 def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[str]:
