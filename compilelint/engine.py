@@ -6,12 +6,14 @@ the project pass decides what is compiled; suppressions and selection come last.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import os
 import re
 import sys
 import traceback
 import warnings
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
@@ -82,7 +84,26 @@ def _newer_syntax_hint(text: str, e: SyntaxError) -> str:
 
 def _worker(args):
     path, data, debug, prefilter = args
-    return analyze_bytes(path, data, debug, prefilter)
+    # One young-generation collection per file instead of the automatic ones: a file's analysis
+    # allocates a tree and its indexes by the hundred thousand, and every automatic collection
+    # it triggers traverses the summaries of the files before it too (a third of the CPU, measured).
+    # The file's own cycles (rules hold the analyzer, closures hold scopes) are freed at its end.
+    with _no_collection():
+        result = analyze_bytes(path, data, debug, prefilter)
+    gc.collect(0)
+    return result
+
+
+@contextmanager
+def _no_collection():
+    """No automatic cycle collection inside (the caller says when to collect)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
@@ -131,7 +152,8 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         try:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
+                # unpickling the summaries makes no cycles: collections there only traverse them
                 results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
         except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
             results = [_worker(w) for w in work]
@@ -145,6 +167,9 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         else:
             errors.append(FileError(path, value))
     ordered = [summaries[p] for p in paths if p in summaries]
+    # The summaries live as long as the run: the collections of the project pass need not
+    # traverse them again and again (they are still freed by reference counting).
+    gc.freeze()
     return ordered, errors
 
 

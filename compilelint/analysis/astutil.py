@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.names import ImportTable, dotted
@@ -13,19 +13,40 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
+# The fields that never hold a node to walk: names, numbers, flags, and the operator and context
+# singletons. A Name's two fields are both of them: it has no children to look for.
+_NO_CHILDREN = frozenset(("ctx", "op", "id", "attr", "name", "arg", "asname", "module", "level", "kind",
+                          "type_comment", "conversion", "is_async", "simple", "tag", "rest"))
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> Tuple[str, ...]:
+    """The fields of a node class that may hold nodes (a list or one node), in `_fields` order."""
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in _NO_CHILDREN)
+        _CHILD_FIELDS[cls] = fields
+    return fields
+
+
 def walk(node: ast.AST) -> List[ast.AST]:
     """All nodes under `node` (itself included), in no particular order; faster than ast.walk."""
     out = []
     todo = [node]
     AST = ast.AST
+    fields_of = _CHILD_FIELDS
     while todo:
         n = todo.pop()
         out.append(n)
-        for name in n._fields:
+        cls = n.__class__
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = child_fields(cls)
+        for name in fields:
             v = getattr(n, name, None)
             if v.__class__ is list:
-                todo.extend(x for x in v if isinstance(x, AST))
-            elif isinstance(v, AST) and not isinstance(v, LEAVES):
+                todo.extend([x for x in v if isinstance(x, AST)])
+            elif isinstance(v, AST):
                 todo.append(v)
     return out
 

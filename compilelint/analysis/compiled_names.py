@@ -8,14 +8,20 @@ tensor inference (bindings.function_bindings).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Optional, Set
 
 from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
+# The words `compile` and `optimize` with the name before them: `torch.compile`, `from torch
+# import compile`, `dynamo.optimize`; `re.compile(...)`, the commonest, names no compiler.
+_MENTION = re.compile(r"(\b\w+\.)?\b(?:compile|optimize)\b")
+
+
 def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]]) -> Set[str]:
-    if "compile" not in text and "optimize" not in text:
+    if not any(m.group(1) != "re." for m in _MENTION.finditer(text)):
         return set()  # most files: no walk at all
     out: Set[str] = set()
     for node in walk(tree):

@@ -625,14 +625,13 @@ def _is_super_init(func) -> bool:
         isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
-def scan_noqa(source: SourceFile, comments_of=comments) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:
-    """(row → codes or None for all, file-level codes: None none, () every code). `comments_of`:
-    the text's comments, as `comments.comments` finds them (the language server remembers them)."""
+def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:
+    """(row → codes or None for all, file-level codes: None none, () every code)."""
     noqa: Dict[int, Optional[Tuple[str, ...]]] = {}
     file_noqa: Optional[Tuple[str, ...]] = None
     if "noqa" not in source.text.lower():
         return noqa, file_noqa
-    for i, line in comments_of(source.text):  # real comments only, never text in a string
+    for i, line in comments(source.text):  # real comments only, never text in a string
         if "noqa" not in line.lower():
             continue
         m = FILE_NOQA.search(line)

@@ -12,7 +12,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, LEAVES, enclosing_tests, exits, is_self
+from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, is_self
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
@@ -60,7 +60,7 @@ class FileAnalyzer(RuleContext):
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
         self.sites = CallSites(facts)
-        self.summary.noqa, self.summary.file_noqa = self.scan_noqa()
+        self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
@@ -81,9 +81,6 @@ class FileAnalyzer(RuleContext):
                         self._function(item, facts.classes[stmt.name])
         self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
-
-    def scan_noqa(self):
-        return scan_noqa(self.source)
 
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
@@ -116,7 +113,7 @@ class FileAnalyzer(RuleContext):
         elif cls is ast.Assign:
             self._note_flag(node)
         if cls not in _SPECIAL:  # most nodes: their children, in order
-            for name in node._fields:
+            for name in child_fields(cls):
                 value = getattr(node, name, None)
                 if isinstance(value, list):
                     if value and isinstance(value[0], ast.stmt):
@@ -125,7 +122,7 @@ class FileAnalyzer(RuleContext):
                         for item in value:
                             if isinstance(item, ast.AST):
                                 self._visit(item)
-                elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
+                elif isinstance(value, ast.AST):
                     self._visit(value)
         elif isinstance(node, ast.If):
             self._visit(node.test)

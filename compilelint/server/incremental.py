@@ -13,8 +13,7 @@ a reuse adds them again. A module function's walk also depends on its callers in
 type its parameters, `call_sites`): it is reused unless a function whose lines changed calls it
 (in its old text or its new), directly or through other module functions. Facts, the
 module-level walk, noqa and the graph key are computed afresh every time, as `check` computes
-them, from a tree that re-parses only the changed statements (`reparse`) and comments tokenized
-only where the text changed.
+them, from a tree that re-parses only the changed statements (`reparse`).
 
 What it leaves out: fixes. Candidates come out without them (a fix may edit lines outside its
 function, e.g. to import torch, so it cannot be moved with it); the server builds fixes when a
@@ -25,18 +24,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import io
 import re
-import tokenize
 import warnings
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis.astutil import FUNCS
 from compilelint.analysis.call_sites import typed_by_callers
 from compilelint.analysis.compiled_names import compiled_names
-from compilelint.analysis.facts import FileFacts, scan_noqa
+from compilelint.analysis.facts import FileFacts
 from compilelint.analysis.walker import FileAnalyzer
-from compilelint.comments import comments
 from compilelint.finding import Span
 from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
@@ -74,7 +70,6 @@ class FileMemo:
     nodes: Dict[int, list]  # FileFacts' per-function node lists, for the functions kept in `tree`
     compiled: Dict[int, tuple]  # IncrementalFacts' compiled names per function
     aliases: Optional[dict]  # and the import table they were found with
-    comments: Dict[str, list]  # IncrementalAnalyzer's comments per piece of text
     reused: int = 0  # functions whose walk was reused (for tests and benchmarks)
 
 
@@ -161,39 +156,10 @@ class IncrementalAnalyzer(FileAnalyzer):
             self.retyped = _retyped(changed, texts, memo)
             # a `forward` is typed by the `self.attr(...)` calls of the classes holding it too
             self._self_calls = _self_calls(changed + [texts[n] for n in self.retyped if n in texts])
-        self.comments: Dict[str, list] = {}  # a piece of the text → its comments (rows within it)
 
     @property
     def fixes(self) -> FixContext:
         return self._cheap_fixes
-
-    def scan_noqa(self):
-        return scan_noqa(self.source, self._comments)
-
-    def _comments(self, text: str):
-        """`comments.comments(text)`, tokenizing only the pieces of the file that changed: every
-        top-level statement, and every statement directly in a top-level class, starts with the
-        tokenizer in no bracket or string, so each piece from one to the next has the comments
-        it has in the whole file."""
-        starts = {1}
-        for stmt in self.tree.body:
-            starts.add(first_row(stmt))
-            if isinstance(stmt, ast.ClassDef) and stmt.col_offset == 0:
-                starts.update(first_row(item) for item in stmt.body)
-        starts = sorted(starts)
-        known = self.memo.comments if self.memo is not None else {}
-        out = []
-        for start, end in zip(starts, starts[1:] + [len(self.lines) + 1]):
-            piece = "".join(self.lines[start - 1:end - 1])
-            found = known.get(piece)
-            if found is None:
-                try:
-                    found = [(row, tok.string) for row, tok in _comment_tokens(piece)]
-                except (tokenize.TokenError, SyntaxError):
-                    return comments(text)  # its own answer for a text the tokenizer rejects
-            self.comments[piece] = found
-            out.extend((row + start - 1, comment) for row, comment in found)
-        return iter(out)
 
     def _function(self, node, cls):
         qualname = f"{cls.info.qualname}.{node.name}" if cls else node.name
@@ -344,12 +310,6 @@ def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[s
                 out.add(name)
                 todo.append(name)
     return out
-
-
-def _comment_tokens(text: str):
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type == tokenize.COMMENT:
-            yield tok.start[0], tok
 
 
 # ----- the shared state, by value -------------------------------------------------------------------
@@ -512,7 +472,7 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
     kept = {id(n): analyzer.facts._nodes[id(n)] for n in function_nodes(tree) if id(n) in analyzer.facts._nodes}
     facts = analyzer.facts
     return "ok", summary, FileMemo(lines, tree, analyzer.walked, kept, facts.remembered, facts.aliases,
-                                   analyzer.comments, analyzer.reused)
+                                   analyzer.reused)
 
 
 def _reparse(memo: FileMemo, lines: List[str], text: str) -> Optional[ast.Module]:
