@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.analysis.astutil import walk_in_order
 from compilelint.rule import Rule
 
 
@@ -52,8 +53,9 @@ class GlobalScalarMutation(Rule):
             self._say(node.target.id, node)
 
     def visit_Assign(self, node: ast.Assign):
-        for t in node.targets:
-            if isinstance(t, ast.Name) and any(isinstance(n, ast.Name) and n.id == t.id for n in ast.walk(node.value)):
+        for t in node.targets:  # `n = n + 1`: the walk last, as most assignments are to locals
+            if isinstance(t, ast.Name) and self.ctx.function is not None and self.ctx.is_global_number(t.id) and \
+                    any(isinstance(n, ast.Name) and n.id == t.id for n in walk_in_order(node.value)):
                 self._say(t.id, node)
 
     INVALID = [

@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.analysis.astutil import walk_in_order
 from compilelint.rule import Rule
 
 # The dimensions that vary between calls (batch, sequence/tokens); a fixed feature dim never recompiles.
@@ -98,7 +99,7 @@ class ShapeSpecialization(Rule):
     def _check(self, test: ast.AST):
         if isinstance(test, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops):
             return
-        for sub in ast.walk(test):
+        for sub in walk_in_order(test):
             if self._size_expr(sub):
                 self.report(test)
                 return

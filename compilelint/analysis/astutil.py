@@ -51,6 +51,29 @@ def walk(node: ast.AST) -> List[ast.AST]:
     return out
 
 
+def walk_in_order(node: ast.AST) -> List[ast.AST]:
+    """`ast.walk`'s nodes in its order (breadth first), less the operator and context singletons,
+    at half its cost."""
+    out = [node]
+    AST = ast.AST
+    fields_of = _CHILD_FIELDS
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        cls = n.__class__
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = child_fields(cls)
+        for name in fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                out.extend([x for x in v if isinstance(x, AST)])
+            elif isinstance(v, AST):
+                out.append(v)
+    return out
+
+
 def is_class_name(name: str) -> bool:
     return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
 

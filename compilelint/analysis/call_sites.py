@@ -137,9 +137,12 @@ class CallSites:
                 return {}  # nested helpers: their calls are the enclosing function's business
             calls = self._callers()[0].get(node.name, [])
         else:
-            calls = self._method_callers(node, cls)
-            if not typed_by_callers(node, method=True) or id(node) not in self._methods:
+            if not typed_by_callers(node, method=True):
+                return {}
+            self._callers()  # knows the methods
+            if id(node) not in self._methods:
                 return {}  # nested functions: their calls are the enclosing method's business
+            calls = self._method_callers(node, cls)
             if "staticmethod" not in self._decorators(node):
                 positional = positional[1:]  # self.name(a, b) binds the parameters after self/cls
         names = set(positional) | {a.arg for a in node.args.kwonlyargs}

@@ -15,13 +15,23 @@ from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
-# The words `compile` and `optimize` with the name before them: `torch.compile`, `from torch
-# import compile`, `dynamo.optimize`; `re.compile(...)`, the commonest, names no compiler.
-_MENTION = re.compile(r"(\b\w+\.)?\b(?:compile|optimize)\b")
+_WORD = re.compile(r"(?:compile|optimize)\b")
+
+
+def _mentions_a_compiler(text: str) -> bool:
+    """The word `compile` or `optimize` (`torch.compile`, `from torch import compile`,
+    `dynamo.optimize`), other than in `re.compile`, the commonest, which names no compiler."""
+    for m in _WORD.finditer(text):
+        before = text[max(0, m.start() - 4):m.start()]
+        if before[-1:].isalnum() or before[-1:] == "_":
+            continue  # `torch_compile`, `recompile`: not the word
+        if not before.endswith("re.") or len(before) == 4 and (before[0].isalnum() or before[0] == "_"):
+            return True  # not `re.` (`pre.compile` is not `re` either)
+    return False
 
 
 def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]]) -> Set[str]:
-    if not any(m.group(1) != "re." for m in _MENTION.finditer(text)):
+    if not _mentions_a_compiler(text):
         return set()  # most files: no walk at all
     out: Set[str] = set()
     for node in walk(tree):

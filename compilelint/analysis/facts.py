@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
-    parameter_defaults, self_attr, self_targets, walk,
+    parameter_defaults, self_attr, self_targets, walk, walk_in_order,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
@@ -207,16 +207,21 @@ class FileFacts:
         )
         self._predicate_returns(node, info)
         nodes = self.nodes(node)
-        info.marks_constant = marks_constant(nodes)
-        info.loops = [(n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno)
-                      for n in nodes if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
-        stores = [t for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign))
-                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
-        info.stores_attribute_items = any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)
-                                          for t in stores)
+        info.marks_constant = MARKED_CONSTANT in self.source.text and marks_constant(nodes)
+        # One pass for the loops, `self.x[i] = ...` stores and `x = None` rows (`carried_none`).
+        none_rows: List[int] = []
+        for n in nodes:
+            kind = n.__class__
+            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
+            elif kind is ast.Assign:
+                info.stores_attribute_items = info.stores_attribute_items or any(map(_attribute_item, n.targets))
+                if n.value.__class__ is ast.Constant and n.value.value is None:
+                    none_rows.append(n.end_lineno or n.lineno)
+            elif kind is ast.AugAssign:
+                info.stores_attribute_items = info.stores_attribute_items or _attribute_item(n.target)
         last_loop = max((node.lineno + hi for _, hi in info.loops), default=0)
-        info.none_before_loop = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
-                                    and n.value.value is None and (n.end_lineno or n.lineno) < last_loop for n in nodes)
+        info.none_before_loop = any(row < last_loop for row in none_rows)
         return info
 
     def _is_generator(self, func) -> bool:
@@ -260,6 +265,11 @@ class FileFacts:
         info.returns_predicates = preds
         info.returns_only_predicates = only and bool(preds)
         info.or_returns = or_returns if or_returns and all(or_returns) else []
+
+
+def _attribute_item(target) -> bool:
+    """`self.x[i] = ...`: an item of an attribute."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
 
 
 def marks_constant(nodes) -> bool:
@@ -457,7 +467,7 @@ class ClassCollector:
                     subs.append(c)
 
     def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
-        for sub in ast.walk(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
+        for sub in walk_in_order(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.facts.classes:
                 callee = self.facts.classes[sub.func.id]
                 self._constructor_flow(callee, callee, sub)
@@ -498,7 +508,7 @@ class ClassCollector:
     def _constructed_classes(self, value: ast.AST) -> List[str]:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
-        for sub in ast.walk(value):
+        for sub in walk_in_order(value):
             if isinstance(sub, ast.Call):
                 registry = self._registry_of(sub.func)
                 if registry:
@@ -563,29 +573,28 @@ class ClassCollector:
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
         """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
         (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
-        imports = self.facts.imports
-
-        def classes(expr) -> List[str]:
-            if isinstance(expr, ast.IfExp):
-                return classes(expr.body) + classes(expr.orelse)
-            if isinstance(expr, ast.Subscript):
-                return list(self._registry_of(expr))
-            if isinstance(expr, (ast.Name, ast.Attribute)):
-                name = imports.resolve(expr)
-                return [name] if name and is_class_name(name) else []
-            return []
-
         out: Dict[str, List[str]] = {}
         for arg, default in parameter_defaults(method.args):
-            found = classes(default)
+            found = self._classes_of(default)
             if found:
                 out[arg.arg] = found
         for sub in self.facts.nodes(method):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = classes(sub.value)
+                found = self._classes_of(sub.value)
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
         return out
+
+    def _classes_of(self, expr) -> List[str]:
+        """The classes an expression names: `A`, `mod.A`, `A if c else B`, `REGISTRY[key]`."""
+        if isinstance(expr, ast.IfExp):
+            return self._classes_of(expr.body) + self._classes_of(expr.orelse)
+        if isinstance(expr, ast.Subscript):
+            return list(self._registry_of(expr))
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            name = self.facts.imports.resolve(expr)
+            return [name] if name and is_class_name(name) else []
+        return []
 
 
 def built_under(init, class_row: int) -> Dict[str, list]:

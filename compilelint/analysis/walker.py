@@ -9,6 +9,7 @@ the rules see.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
@@ -34,7 +35,17 @@ _SPECIAL = frozenset((ast.If, ast.BoolOp, ast.IfExp, ast.ClassDef) + FUNCS + LOO
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
     if tree is None:
         tree = ast.parse(source.text, filename=path)
-    return FileAnalyzer(path, source, tree, prefilter).run()
+    analyzer = FileAnalyzer(path, source, tree, prefilter)
+    summary = analyzer.run()
+    # The rules hold the analyzer: this frees the file's tree now, not when a collection finds the cycle
+    analyzer.hooks.clear()
+    return summary
+
+
+@functools.lru_cache(maxsize=None)
+def _visit_methods(rule_class) -> Tuple[str, ...]:
+    """A rule class's `visit_<Node>` methods (`dir` is too slow to call per file)."""
+    return tuple(name for name in dir(rule_class) if name.startswith("visit_"))
 
 
 class FileAnalyzer(RuleContext):
@@ -66,9 +77,8 @@ class FileAnalyzer(RuleContext):
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
         self.hooks: Dict[str, list] = {}
         for rule in rules:
-            for name in dir(rule):
-                if name.startswith("visit_"):
-                    self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
+            for name in _visit_methods(rule.__class__):
+                self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
         self.scope = Scope(facts, None, None, None)
         self._walk_block(self.tree.body)
         self.summary.aliases = dict(self.imports.aliases)
