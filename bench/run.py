@@ -7,8 +7,10 @@
 Every tool runs as a subprocess and is measured the same way: wall clock, CPU
 (user+sys of the whole process tree, from os.wait4, which includes reaped
 worker processes) and peak RSS (ru_maxrss of the tree's largest process).
-Each number is the median of --runs runs. Lines are physical lines of the .py
-files. See bench/README.md.
+Each number is the median of --runs runs. The parse and the cold check take
+turns, run by run; the cold row's note gives the median of their paired CPU
+ratios, which a drift of a shared machine's speed moves least. Lines are
+physical lines of the .py files. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -92,7 +94,10 @@ def measure_once(cmd: list[str], cwd: Path | None = None, env: dict | None = Non
 
 def measure(cmd: list[str], runs: int, cwd: Path | None = None, env: dict | None = None) -> Measure:
     """Median wall and median CPU of `runs` runs; the largest RSS; the last run's output."""
-    results = [measure_once(cmd, cwd, env) for _ in range(runs)]
+    return summary([measure_once(cmd, cwd, env) for _ in range(runs)])
+
+
+def summary(results: list[Measure]) -> Measure:
     last = results[-1]
     bad = [r for r in results if r.rc != 0]
     return Measure(wall=statistics.median(r.wall for r in results),
@@ -188,17 +193,24 @@ def bench_target(name: str, paths: list[Path], files: list[Path], args, cl: Comp
 
     listing = workdir / f"{name}.files"
     listing.write_text("\n".join(map(str, files)) + "\n")
-    say(f"{PARSE}: {len(files)} files, {lines} lines")
-    m = measure([sys.executable, str(BENCH / "libcst_parse.py"), "-j", jobs, "--files-from", str(listing)],
-                args.runs)
-    rows.append(row_from(base, PARSE, m))
+    say(f"{PARSE}: {len(files)} files, {lines} lines" + (", and compilelint --no-cache" if cl.available else ""))
+    # The parse and the cold check take turns, so that a drift of the shared machine's speed falls
+    # on both; each pair's CPU ratio is kept, and their median is the row's "paired" ratio.
+    parse_cmd = [sys.executable, str(BENCH / "libcst_parse.py"), "-j", jobs, "--files-from", str(listing)]
+    parses, colds = [], []
+    for _ in range(args.runs):
+        parses.append(measure_once(parse_cmd))
+        if cl.available:
+            colds.append(measure_once(cl.check(paths, "--no-cache", "-j", jobs), cl.workdir, cl.env))
+    rows.append(row_from(base, PARSE, summary(parses)))
 
     if cl.available:
-        say("compilelint --no-cache")
-        cold = cl.run(paths, args.runs, "--no-cache", "-j", jobs)
+        cold = summary(colds)
         if cold.rc != 0:
             say("compilelint failed:\n" + tail(cold.stderr))
-        cold_row = row_from(base, "compilelint", cold, "cold, --no-cache")
+        paired = statistics.median(c.cpu / p.cpu for c, p in zip(colds, parses) if p.cpu)
+        cold_row = row_from(base, "compilelint", cold, f"cold, --no-cache; paired {paired:.2f}x")
+        cold_row.extra["paired_cpu_ratios"] = [round(c.cpu / p.cpu, 3) for c, p in zip(colds, parses) if p.cpu]
         rows.append(cold_row)
 
         say("compilelint warm (cache on; a first run fills the cache)")
