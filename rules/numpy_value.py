@@ -65,6 +65,7 @@ class NumpyValue(Rule):
         super().__init__(ctx)
         self.helpers: Set[str] = set()  # module functions that return a NumPy value
         self.names: Dict[int, Set[str]] = {}  # function (by id) → locals holding a NumPy value
+        self.seen: Set[int] = set()  # the `and`/`or` (by id) whose tests were looked at already
 
     # ----- what holds a NumPy value ---------------------------------------------------------------
     def _locals(self) -> Set[str]:
@@ -139,9 +140,30 @@ class NumpyValue(Rule):
             self._numpy_valued(func.value, self._locals())
 
     # ----- where it breaks ------------------------------------------------------------------------
+    def _tested(self, expr, truth_tested: bool) -> list:
+        """The operands whose truth Python tests, in order: every operand of `a and b` but the
+        last, and the last too when the whole is tested (`if a and b:`); `not` flips a test.
+        Nested `and`/`or` are noted as seen, so that `visit_BoolOp` leaves them to this test."""
+        if isinstance(expr, ast.BoolOp):
+            self.seen.add(id(expr))
+            last = len(expr.values) - 1
+            return [o for i, v in enumerate(expr.values) for o in self._tested(v, truth_tested or i < last)]
+        if truth_tested and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            return self._tested(expr.operand, True)
+        return [expr] if truth_tested else []
+
+    def _first_break(self, expr, truth_tested: bool):
+        # Dynamo breaks at the first test of a NumPy value; the tests after it ran past the break
+        # without one (measured: fixtures/precision/numpy_short_circuit.py), so one finding
+        if self.ctx.function is None:
+            return
+        names = self._locals()
+        hit = next((o for o in self._tested(expr, truth_tested) if self._numpy_valued(o, names)), None)
+        if hit is not None:
+            self.report(hit)
+
     def _condition(self, test):
-        if self.ctx.function is not None and self._numpy_valued(test, self._locals()):
-            self.report(test)
+        self._first_break(test, True)
 
     def visit_If(self, node: ast.If):
         self._condition(node.test)
@@ -153,12 +175,9 @@ class NumpyValue(Rule):
         self._condition(node.test)
 
     def visit_BoolOp(self, node: ast.BoolOp):
-        # `a and b` tests the truth of every operand but the last (Reformer: `len % np.lcm(...) != 0 and ...`)
-        if self.ctx.function is None:
-            return
-        for value in node.values[:-1]:
-            if self._numpy_valued(value, self._locals()):
-                self.report(value)
+        # `a and b` as a value tests every operand but the last (Reformer: `len % np.lcm(...) != 0 and ...`)
+        if id(node) not in self.seen:
+            self._first_break(node, False)
 
     def visit_Call(self, node: ast.Call):
         if self.ctx.function is None:
