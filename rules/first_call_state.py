@@ -3,7 +3,7 @@ import weakref
 from typing import Dict, Optional, Set
 
 from compilelint.analysis import frames as F
-from compilelint.analysis.astutil import walk, walk_in_order
+from compilelint.analysis.astutil import walk
 from compilelint.rule import ProjectContext, Rule
 
 
@@ -29,7 +29,7 @@ def _state(node) -> bool:
 
 
 def _tested(test) -> Dict[str, ast.AST]:
-    return {ast.dump(sub): sub for sub in walk_in_order(test) if _state(sub)}
+    return {ast.dump(sub): sub for sub in walk(test) if _state(sub)}
 
 
 def _assigned(body, submodules=()) -> Set[str]:
@@ -70,7 +70,7 @@ def _self_state(method, nodes) -> frozenset:
 def _only_state(test) -> bool:
     """A test of `self`'s attributes and constants only: a method setting one of them flips the
     test on the next call, whatever the input (unlike `if seq_len > self.weights.size(0):`)."""
-    nodes = walk_in_order(test)
+    nodes = walk(test)
     names = [n for n in nodes if isinstance(n, ast.Name)]
     calls = [n for n in nodes if isinstance(n, ast.Call)]
     return bool(names) and not calls and all(n.id == "self" for n in names)

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint.analysis.astutil import walk_in_order
+from compilelint.analysis.astutil import walk
 from compilelint.rule import Rule
 
 
@@ -55,7 +55,7 @@ class GlobalScalarMutation(Rule):
     def visit_Assign(self, node: ast.Assign):
         for t in node.targets:  # `n = n + 1`: the walk last, as most assignments are to locals
             if isinstance(t, ast.Name) and self.ctx.function is not None and self.ctx.is_global_number(t.id) and \
-                    any(isinstance(n, ast.Name) and n.id == t.id for n in walk_in_order(node.value)):
+                    any(isinstance(n, ast.Name) and n.id == t.id for n in walk(node.value)):
                 self._say(t.id, node)
 
     INVALID = [

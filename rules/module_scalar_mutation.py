@@ -1,13 +1,13 @@
 import ast
 
-from compilelint.analysis.astutil import self_attr, walk_in_order
+from compilelint.analysis.astutil import self_attr, walk
 from compilelint.fix.builders import buffer_counter
 from compilelint.fix.rewrites.notes import BUFFER, explained
 from compilelint.rule import Rule
 
 
 def _reads(value: ast.AST, attr: str) -> bool:
-    return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in walk_in_order(value))
+    return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in walk(value))
 
 
 class ModuleScalarMutation(Rule):

@@ -1,7 +1,7 @@
 import ast
 from typing import Dict, Set
 
-from compilelint.analysis.astutil import walk_in_order
+from compilelint.analysis.astutil import walk
 from compilelint.rule import Rule
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
@@ -113,7 +113,7 @@ class NumpyValue(Rule):
 
     def visit_FunctionDef(self, node):
         if self.ctx.function is None:  # module level: note helpers that return NumPy values
-            for sub in walk_in_order(node):
+            for sub in walk(node):
                 if isinstance(sub, ast.Return) and sub.value is not None and self._is_numpy_call(sub.value):
                     self.helpers.add(node.name)
                     return

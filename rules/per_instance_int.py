@@ -2,7 +2,7 @@ import ast
 import re
 from typing import Dict, Optional, Set
 
-from compilelint.analysis.astutil import walk_in_order
+from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
@@ -93,7 +93,7 @@ class PerInstanceInt(Rule):
             return
         params = _int_params(init)
         attrs, compiled = set(), set()
-        for sub in walk_in_order(init):
+        for sub in walk(init):
             if not isinstance(sub, ast.Assign):
                 continue
             for target in sub.targets:

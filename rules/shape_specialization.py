@@ -1,6 +1,6 @@
 import ast
 
-from compilelint.analysis.astutil import walk_in_order
+from compilelint.analysis.astutil import walk
 from compilelint.rule import Rule
 
 # The dimensions that vary between calls (batch, sequence/tokens); a fixed feature dim never recompiles.
@@ -99,7 +99,7 @@ class ShapeSpecialization(Rule):
     def _check(self, test: ast.AST):
         if isinstance(test, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops):
             return
-        for sub in walk_in_order(test):
+        for sub in walk(test):
             if self._size_expr(sub):
                 self.report(test)
                 return

@@ -30,30 +30,8 @@ def child_fields(cls: type) -> Tuple[str, ...]:
 
 
 def walk(node: ast.AST) -> List[ast.AST]:
-    """All nodes under `node` (itself included), in no particular order; faster than ast.walk."""
-    out = []
-    todo = [node]
-    AST = ast.AST
-    fields_of = _CHILD_FIELDS
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        cls = n.__class__
-        fields = fields_of.get(cls)
-        if fields is None:
-            fields = child_fields(cls)
-        for name in fields:
-            v = getattr(n, name, None)
-            if v.__class__ is list:
-                todo.extend([x for x in v if isinstance(x, AST)])
-            elif isinstance(v, AST):
-                todo.append(v)
-    return out
-
-
-def walk_in_order(node: ast.AST) -> List[ast.AST]:
-    """`ast.walk`'s nodes in its order (breadth first), less the operator and context singletons,
-    at half its cost."""
+    """All nodes under `node` (itself included), in `ast.walk`'s order (breadth first), less the
+    operator and context singletons, at half its cost."""
     out = [node]
     AST = ast.AST
     fields_of = _CHILD_FIELDS

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
-    parameter_defaults, self_attr, self_targets, walk, walk_in_order,
+    parameter_defaults, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
@@ -82,6 +82,7 @@ class FileFacts:
         self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self._nodes: Dict[int, List[ast.AST]] = {}
+        self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
         self._module_constructed: Optional[Dict[str, str]] = None
 
     def collect(self) -> "FileFacts":
@@ -207,7 +208,7 @@ class FileFacts:
         )
         self._predicate_returns(node, info)
         nodes = self.nodes(node)
-        info.marks_constant = MARKED_CONSTANT in self.source.text and marks_constant(nodes)
+        info.marks_constant = self._marks_constants and marks_constant(nodes)
         # One pass for the loops, `self.x[i] = ...` stores and `x = None` rows (`carried_none`).
         none_rows: List[int] = []
         for n in nodes:
@@ -467,7 +468,7 @@ class ClassCollector:
                     subs.append(c)
 
     def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
-        for sub in walk_in_order(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
+        for sub in walk(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.facts.classes:
                 callee = self.facts.classes[sub.func.id]
                 self._constructor_flow(callee, callee, sub)
@@ -508,7 +509,7 @@ class ClassCollector:
     def _constructed_classes(self, value: ast.AST) -> List[str]:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
-        for sub in walk_in_order(value):
+        for sub in walk(value):
             if isinstance(sub, ast.Call):
                 registry = self._registry_of(sub.func)
                 if registry:
