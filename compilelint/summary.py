@@ -155,6 +155,9 @@ class ClassInfo:
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
+    # The file's model overrides transformers' experts dispatch to default to "eager", so a
+    # `@use_experts_implementation` forward runs as written unless the user asks for a kernel.
+    eager_by_default: bool = False
 
 
 @dataclass
@@ -204,7 +207,7 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), c.eager_by_default)
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

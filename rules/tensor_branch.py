@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.fix.builders import where_for_if, where_for_ifexp
+from compilelint.fix.rewrites.assert_split import split_assert
 from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
 from compilelint.fix.rewrites.paths import tensor_on_every_path
 from compilelint.fix.rewrites.tensor_raise import raise_to_assert_async
@@ -85,11 +86,13 @@ class TensorBranch(Rule):
         test = node.test
         if isinstance(test, ast.BoolOp):
             op = "and" if isinstance(test.op, ast.And) else "or"
+            fix = split_assert(self.ctx, node)  # one fix for the statement: on its first finding
             for value in test.values[:-1]:
                 for expr in truth_tested(value):
                     if self.ctx.is_tensor(expr):
                         self.report(expr, f"`assert ... {op} ...` calls bool() on a tensor and graph-breaks ({{gb}}): "
-                                          "assert each condition on its own, or combine them with `&`")
+                                          "assert each condition on its own, or combine them with `&`", fix=fix)
+                        fix = None
 
     def visit_BoolOp(self, node: ast.BoolOp):
         # Inside a condition the whole test is checked by the statement; here only values used as data.
@@ -137,6 +140,31 @@ class Gate(nn.Module):
     def forward(self, x):
         y = torch.where(x.sum() > 0, x * 2, x - 1)
         return torch.where(y.mean() > 0, y, -y)
+""",
+        ),
+        (
+            """
+import torch
+from torch import nn
+
+class Act(nn.Module):
+    def forward(self, x):
+        x_min, x_max = x.min(), x.max()
+        assert x_max.isnan().sum() == 0 and x_min.isnan().sum() == 0, (
+            "NaN detected"
+        )
+        return x
+""",
+            """
+import torch
+from torch import nn
+
+class Act(nn.Module):
+    def forward(self, x):
+        x_min, x_max = x.min(), x.max()
+        assert x_max.isnan().sum() == 0, "NaN detected"
+        assert x_min.isnan().sum() == 0, "NaN detected"
+        return x
 """,
         ),
     ]

@@ -19,7 +19,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("requires_grad_input", "train"),
-         ("item_name", "eval"), ("item_name", "train")]
+         ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train")]
 
 
 def _load(path, name):
@@ -75,6 +75,15 @@ def test_assert_async_still_raises():
     module, (ids, _), _ = after[0]
     with pytest.raises(RuntimeError):
         module(ids, 1)  # a row has 2 or 3 tokens: lengths.max() <= 1 is false
+
+
+def test_split_assert_raises_as_before():
+    """Eager, a NaN still fails the first check with AssertionError and the same message."""
+    module, (x,), _ = _targets("assert_split", ".fixed")[0]
+    with torch.no_grad():
+        module.proj.bias.fill_(float("nan"))
+    with pytest.raises(AssertionError, match="NaN detected"):
+        module(x)
 
 
 def test_raise_check_still_raises_on_bad_data():

@@ -37,7 +37,18 @@ NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
+# transformers' hook that picks a model's experts implementation; a model that overrides it to
+# default to "eager" runs the eager forward of its `@use_experts_implementation` classes.
+EAGER_EXPERTS_DEFAULT = "get_correct_experts_implementation"
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
+
+
+def _defaults_experts_to_eager(top) -> bool:
+    """Does a class here override `get_correct_experts_implementation` with "eager" in it
+    (`requested = "eager" if requested is None else requested`)?"""
+    return any(isinstance(m, FUNCS) and m.name == EAGER_EXPERTS_DEFAULT
+               and any(isinstance(n, ast.Constant) and n.value == "eager" for n in walk(m))
+               for c in top if isinstance(c, ast.ClassDef) for m in c.body)
 
 
 class ClassFacts:
@@ -83,6 +94,7 @@ class FileFacts:
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
+        self.experts_default_eager = EAGER_EXPERTS_DEFAULT in source.text and _defaults_experts_to_eager(self.top)
         self._module_constructed: Optional[Dict[str, str]] = None
 
     def collect(self) -> "FileFacts":
@@ -312,6 +324,7 @@ class ClassCollector:
             decorators=[d for d in (facts.decorator_name(x) for x in node.decorator_list) if d],
             methods=[m.name for m in node.body if isinstance(m, FUNCS)],
             chosen_by=facts.opt_in_classes.get(node.name, ""),
+            eager_by_default=facts.experts_default_eager,
         )
         cls = ClassFacts(info)
         # Attributes inherited from a base class defined earlier in this file.

@@ -20,9 +20,11 @@ from compilelint.verify.prove import breaks, run_target
 
 # setting → (rule codes that point to it, words of the gb_types it answers)
 KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
-    "capture_scalar_outputs": (frozenset({"CL101", "CL102", "CL103"}), ("capture_scalar_outputs", "Tensor.item")),
-    "capture_dynamic_output_shape_ops": (frozenset({"CL301", "CL302", "CL105"}),
-                                         ("Dynamic shape operator", "Data dependent operator")),
+    # GB0033 "Data dependent operator" is `_local_scalar_dense`: a number read out of a tensor
+    # (`.item()`, `.tolist()`), which capture_scalar_outputs traces; GB0036's output shapes are the other.
+    "capture_scalar_outputs": (frozenset({"CL101", "CL102", "CL103"}),
+                               ("capture_scalar_outputs", "Tensor.item", "Data dependent operator")),
+    "capture_dynamic_output_shape_ops": (frozenset({"CL301", "CL302", "CL105"}), ("Dynamic shape operator",)),
     "reorderable_logging_functions": (frozenset({"CL201", "CL203"}), ("Failed to trace builtin operator",)),
     "dynamic": (frozenset({"CL401", "CL402", "CL403", "CL405"}), ()),
 }
