@@ -38,8 +38,11 @@ class TensorItem(Rule):
     triggers = ('item',)
     message = ("`.item()` on a tensor graph-breaks ({gb}): keep the 0-d tensor, or set "
                "torch._dynamo.config.capture_scalar_outputs = True")
-    gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False",)
-    gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0124",)}
+    # On a NumPy array Dynamo traces (its values come from tensors) the same read-out is reported
+    # as GB0033, "Data dependent operator" (`_local_scalar_dense`; transformers' SpecAugment,
+    # `np.random.rand(1).item()`, measured on torch 2.13).
+    gb_types = ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Data dependent operator")
+    gb_ids = {"2.13": ("GB0124", "GB0033"), "2.11": ("GB0124", "GB0033")}
     fix = "unsafe"  # when it applies: `y * t.item()` with y a tensor → `y * t.detach()`
 
     def visit_Call(self, node: ast.Call):

@@ -275,3 +275,14 @@ def test_reached_asks_whether_the_flagged_expression_ran(src):
     taken = {M.norm(src): {(2, 4), (2, 7), (2, col)}}
     assert M.reached(t, lines, taken)
     assert M.reached(t, lines, {})  # no column recorded in its file (Python < 3.11): the lines decide
+
+
+def test_item_on_a_traced_numpy_array_confirms_cl101(src):
+    """`np.random.rand(1).item()` (transformers' SpecAugment) breaks as GB0033, not GB0124 (torch 2.13)."""
+    from compilelint.rule import registry
+
+    idx = M.FunctionIndex()
+    item = _t(0, "CL101", "break", src, 6, tuple(registry()["CL101"].gb_types))
+    missed = M.match([item], [dict(_ev("graph-break", src, 6, "Data dependent operator"), gb_id="GB0033")],
+                     {M.norm(src)}, idx)
+    assert item.events and not missed
