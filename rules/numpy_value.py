@@ -2,6 +2,7 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
+from compilelint.fix.rewrites.numpy_planner import disable_numpy_planner
 from compilelint.rule import Rule
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
@@ -60,12 +61,14 @@ class NumpyValue(Rule):
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
                 "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
     gb_ids = {"2.13": ("GB0170", "GB0033", "GB0059", "GB0294", "GB0208")}  # measured on 2.13 CPU only
+    fix = "safe"  # `@torch.compiler.disable` on a module-level helper planning with np.random (rewrites/numpy_planner.py)
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.helpers: Set[str] = set()  # module functions that return a NumPy value
         self.names: Dict[int, Set[str]] = {}  # function (by id) → locals holding a NumPy value
         self.seen: Set[int] = set()  # the `and`/`or` (by id) whose tests were looked at already
+        self.disabled: Set[int] = set()  # functions (by id) whose random planning got its fix
 
     # ----- what holds a NumPy value ---------------------------------------------------------------
     def _locals(self) -> Set[str]:
@@ -184,14 +187,49 @@ class NumpyValue(Rule):
             return
         name = self.ctx.resolve(node.func)
         if name in RANDOM_CALLS:
+            # one fix per helper: on its first random call
+            fix = disable_numpy_planner(self.ctx) if id(self.ctx.function) not in self.disabled else None
+            self.disabled.add(id(self.ctx.function))
             self.report(node, f"`{name.replace('numpy', 'np')}()` inside compiled code graph-breaks "
-                              f"({RANDOM_CALLS[name]}): use torch.randperm / torch.randint, or plan outside the region")
+                              f"({RANDOM_CALLS[name]}): use torch.randperm / torch.randint, or plan outside the region",
+                        fix=fix)
         elif name in SIZED and node.args and any(self._integer_reduction(sub) for sub in ast.walk(node.args[0])):
             self.report(node, f"`{name.replace('numpy', 'np')}()` sized by a NumPy reduction reads a traced tensor and "
                               "graph-breaks (GB0033 on torch 2.13): compute the size with Python numbers (sum(), math.lcm)")
         elif name in CASTS and node.args and self._integer_reduction(node.args[0]):
             self.report(node, f"`{CASTS[name]}()` of a NumPy value reads a traced tensor and graph-breaks "
                               "(GB0033 on torch 2.13): compute it with Python numbers, or outside the compiled region")
+
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import numpy as np
+import torch
+
+def _span_starts(length, n):
+    return np.random.choice(np.arange(length), n, replace=False)
+
+@torch.compile
+def mask_spans(x):
+    starts = _span_starts(x.shape[1], 2)
+    return x * 2, starts
+""",
+            """
+import numpy as np
+import torch
+
+@torch.compiler.disable
+def _span_starts(length, n):
+    return np.random.choice(np.arange(length), n, replace=False)
+
+@torch.compile
+def mask_spans(x):
+    starts = _span_starts(x.shape[1], 2)
+    return x * 2, starts
+""",
+        ),
+    ]
 
     INVALID = [
         """

@@ -57,7 +57,7 @@ class TensorBranch(Rule):
                "or torch.cond")
     gb_types = ("Data-dependent branching",)
     gb_ids = {"2.13": ("GB0170",), "2.11": ("GB0170",)}
-    fix = "unsafe"  # when it applies: torch.where rewrites of assignment-only if/else and ternaries
+    fix = "sometimes"  # safe: `assert a and b` split; unsafe: torch.where for assignment-only if/else and ternaries
 
     def _check(self, test: ast.AST, what: str, build=None, owner=None):
         for expr in truth_tested(test):
