@@ -48,7 +48,8 @@ from compilelint.fix.rewrites._shared import delete_lines, int_const, names_load
 
 MESSAGE = ("Run every expert on every token, weighted by the routing mask (no data-dependent shapes). "
            "Eager change: each expert computes all tokens (E× the expert FLOPs; assumes experts act on each "
-           "token row alone, as MLPs do); an unpicked token adds 0·output (NaN if that output is inf); "
+           "token row alone, as MLPs do); the sums run in another order (equal up to rounding); an unpicked "
+           "token adds 0·output (NaN if that output is inf); "
            "dropout in the loop draws over all tokens; an expert no token picked gets zero gradients instead of none "
            "(optimizers then apply weight decay and momentum to it)")
 
