@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.analysis.astutil import is_self
+from compilelint.fix.rewrites.buffer_local import buffer_to_local
 from compilelint.rule import Rule
 
 
@@ -49,6 +50,7 @@ class BufferAliasAssign(Rule):
                "keep the converted buffer in a local, or update it in place with add_/copy_")
     gb_types = ("Unsupported python_type() call", "Data-dependent branching")
     gb_ids = {"2.13": ("GB4841",), "2.11": ("GB0170",)}
+    fix = "unsafe"  # `self.b = self.b.to(...)` → a local (rewrites/buffer_local.py)
 
     def visit_Assign(self, node: ast.Assign):
         if len(node.targets) != 1:
@@ -57,11 +59,43 @@ class BufferAliasAssign(Rule):
         value = node.value
         if attr and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
                 value.func.attr == "to" and _buffer(self.ctx, value.func.value) == attr:
-            self.report(node)
+            self.report(node, fix=buffer_to_local(self.ctx, node, attr))
 
     def visit_AugAssign(self, node: ast.AugAssign):
         if _buffer(self.ctx, node.target):
             self.report(node)
+
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Positional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Buffer(torch.randn(16, 8))
+
+    def forward(self, x, ids):
+        self.pos = self.pos.to(device=x.device, dtype=x.dtype)
+        return x + self.pos[ids]
+""",
+            """
+import torch
+from torch import nn
+
+class Positional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Buffer(torch.randn(16, 8))
+
+    def forward(self, x, ids):
+        pos = self.pos.to(device=x.device, dtype=x.dtype)
+        return x + pos[ids]
+""",
+        ),
+    ]
 
     INVALID = [
         """

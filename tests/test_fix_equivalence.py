@@ -19,7 +19,8 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("requires_grad_input", "train"),
-         ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train")]
+         ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
+         ("buffer_local", "eval"), ("buffer_local", "train")]
 
 
 def _load(path, name):
