@@ -9,13 +9,15 @@ Measured on wav2vec2 in train mode (torch 2.13, CPU): 16 → 13 breaks, and the 
 gradients go from differing from eager to bitwise equal.
 
 Safe: `torch.compiler.disable` does nothing outside torch.compile. What the source must show (else
-no fix): the call sits in a module-level `def` (not a method, not nested) with no decorator.
+no fix): the call sits in a module-level `def` (not a method, not nested) with no decorator, which
+the file does not hand to `torch.compile` itself.
 """
 from __future__ import annotations
 
 import ast
 from typing import Optional
 
+from compilelint.analysis.compiled_names import compiled_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.builders._common import newline, torch_name
 from compilelint.fix.rewrites._shared import never_raise
@@ -34,6 +36,9 @@ def disable_numpy_planner(ctx) -> Optional[Fix]:
         return None
     if func.col_offset:
         return None  # a `def` under an `if` or `try` at module level: left alone
+    compiled = ctx.fixes.once("compiled_names", lambda: compiled_names(ctx.fixes.tree, ctx.fixes.text.text, ctx.resolve))
+    if func.name in compiled:
+        return None  # `torch.compile(helper)`: disabling it would undo the user's compile
     t = torch_name(ctx)
     if t is None:
         return None
