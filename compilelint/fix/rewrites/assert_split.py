@@ -18,7 +18,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import file_text
+from compilelint.fix.builders._common import file_text, newline
 from compilelint.fix.rewrites._shared import never_raise, whole_lines
 
 MESSAGE = ("Assert each condition on its own: Dynamo traces an `assert` on one tensor. Eager behaviour is "
@@ -47,4 +47,4 @@ def split_assert(ctx, stmt: ast.Assert) -> Optional[Fix]:
         if isinstance(value, NEEDS_PARENS) or "\n" in text:
             text = f"({text})"
         parts.append(f"assert {text}{msg}")
-    return Fix("safe", MESSAGE, (Edit(f"\n{indent}".join(parts), span),))
+    return Fix("safe", MESSAGE, (Edit(f"{newline(ctx)}{indent}".join(parts), span),))
