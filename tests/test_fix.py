@@ -196,3 +196,14 @@ def test_rule_fix_examples():
                 with open(path) as f:
                     assert f.read() == textwrap.dedent(after).lstrip("\n"), code
     assert seen >= 8
+
+
+def test_split_assert_keeps_crlf(tmp_path):
+    path = tmp_path / "crlf_assert.py"
+    path.write_bytes(b'import torch\r\n\r\n@torch.compile\r\ndef f(x, y):\r\n'
+                     b'    assert x.sum() > 0 and y.sum() > 0, "bad"\r\n    return x\r\n')
+    settings = Settings(cache=False, select=["CL104"])
+    run_fixes(check_paths([str(path)], settings), settings, unsafe=False, write=True, add_noqa=False,
+              paths=[str(path)])
+    assert path.read_bytes() == (b'import torch\r\n\r\n@torch.compile\r\ndef f(x, y):\r\n'
+                                 b'    assert x.sum() > 0, "bad"\r\n    assert y.sum() > 0, "bad"\r\n    return x\r\n')
