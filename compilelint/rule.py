@@ -141,6 +141,7 @@ class FixContext:
         self.module = module
         self.imports = imports  # ImportTable
         self.classes = classes  # class qualname → ClassInfo, this file's
+        self.compiled_names: Set[str] = set()  # module functions the file hands to torch.compile
         self._text: Optional[FileText] = None
         self.memo: Dict[str, object] = {}  # per-file results of builders, by name
 

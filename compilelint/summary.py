@@ -155,9 +155,6 @@ class ClassInfo:
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
-    # The file's model overrides transformers' experts dispatch to default to "eager", so a
-    # `@use_experts_implementation` forward runs as written unless the user asks for a kernel.
-    eager_by_default: bool = False
 
 
 @dataclass
@@ -176,6 +173,9 @@ class FileSummary:
     aliases: Dict[str, str] = field(default_factory=dict)
     # Functions registered as custom ops here (vLLM direct_register_custom_op): opaque to Dynamo.
     opaque: List[str] = field(default_factory=list)
+    # The file's model overrides transformers' experts dispatch to default to "eager", so its
+    # `@use_experts_implementation` forwards run as written unless the user asks for a kernel.
+    experts_default_eager: bool = False
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
@@ -207,10 +207,11 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), c.eager_by_default)
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),
+            self.experts_default_eager,
         )
         return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

@@ -324,7 +324,6 @@ class ClassCollector:
             decorators=[d for d in (facts.decorator_name(x) for x in node.decorator_list) if d],
             methods=[m.name for m in node.body if isinstance(m, FUNCS)],
             chosen_by=facts.opt_in_classes.get(node.name, ""),
-            eager_by_default=facts.experts_default_eager,
         )
         cls = ClassFacts(info)
         # Attributes inherited from a base class defined earlier in this file.

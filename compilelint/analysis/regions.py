@@ -270,7 +270,7 @@ class Project:
             return ""
         if entry[1].chosen_by:
             return f'attn_implementation="{entry[1].chosen_by}" picks it'
-        if entry[1].eager_by_default:
+        if entry[0].experts_default_eager:
             return ""
         return next((f"@{_bare(d).rsplit('.', 1)[-1]} keeps the eager forward" for d in entry[1].decorators
                      if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")

@@ -18,13 +18,11 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import file_text, newline
+from compilelint.fix.builders._common import expr_text, file_text, newline
 from compilelint.fix.rewrites._shared import never_raise, whole_lines
 
 MESSAGE = ("Assert each condition on its own: Dynamo traces an `assert` on one tensor. Eager behaviour is "
            "unchanged; under compile a failed check raises RuntimeError, as any traced tensor assert does")
-# Operands whose text cannot stand alone after `assert` without parentheses.
-NEEDS_PARENS = (ast.NamedExpr, ast.Lambda, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.BoolOp)
 
 
 @never_raise
@@ -43,8 +41,8 @@ def split_assert(ctx, stmt: ast.Assert) -> Optional[Fix]:
     msg = f", ({msg})" if "\n" in msg else f", {msg}" if msg else ""
     parts = []
     for value in test.values:
-        text = ft.segment(ft.span(value))
-        if isinstance(value, NEEDS_PARENS) or "\n" in text:
+        text = expr_text(ft, value)
+        if "\n" in text:  # a continued line needs brackets around it
             text = f"({text})"
         parts.append(f"assert {text}{msg}")
     return Fix("safe", MESSAGE, (Edit(f"{newline(ctx)}{indent}".join(parts), span),))

@@ -70,18 +70,18 @@ def buffer_to_local(ctx, stmt: ast.Assign, attr: str) -> Optional[Fix]:
             return None  # the name is taken (a global, a closure, a comprehension variable)
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             return None
-        if _is_attr(node, attr) and node is not stmt.targets[0]:
-            if not isinstance(node.ctx, ast.Load):
-                return None  # another write or a del
-            if node.lineno > block_end:
-                return None  # read where the conversion may not have run
-            if node.lineno > stmt.end_lineno:
-                reads.append(node)
-    for node in ast.walk(func):  # `self.b += v`, `self.b[i] = v`, `self.b.data = v` write the buffer itself
+        # `self.b += v`, `self.b[i] = v`, `self.b.data = v` write the buffer itself
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) else []
         if node is not stmt and any(_is_attr(t, attr) for target in targets for t in ast.walk(target)):
             return None
+        if _is_attr(node, attr) and node is not stmt.targets[0]:
+            if not isinstance(node.ctx, ast.Load):
+                return None  # a del
+            if node.lineno > block_end:
+                return None  # read where the conversion may not have run
+            if node.lineno > stmt.end_lineno:
+                reads.append(node)
     ft = file_text(ctx)
     if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
         return None

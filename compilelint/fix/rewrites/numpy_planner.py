@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from compilelint.analysis.compiled_names import compiled_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix.builders._common import newline, torch_name
 from compilelint.fix.rewrites._shared import never_raise
@@ -36,8 +35,7 @@ def disable_numpy_planner(ctx) -> Optional[Fix]:
         return None
     if func.col_offset:
         return None  # a `def` under an `if` or `try` at module level: left alone
-    compiled = ctx.fixes.once("compiled_names", lambda: compiled_names(ctx.fixes.tree, ctx.fixes.text.text, ctx.resolve))
-    if func.name in compiled:
+    if func.name in ctx.fixes.compiled_names:
         return None  # `torch.compile(helper)`: disabling it would undo the user's compile
     t = torch_name(ctx)
     if t is None:
