@@ -295,6 +295,32 @@ LIBS = {
     "timm": (timm_names, build_timm),
     "diffusers": (diffusers_names, build_diffusers),
 }
+# The import name of each library whose distribution is named otherwise (read by run.py).
+DISTRIBUTIONS = {}
+
+
+def _breadth_libraries():
+    """The breadth corpus: one module per library in `breadth/`, each with `DIST` (its distribution
+    name), `names()` and `build(name, variant=None) -> (model, inputs)`; imported only when used,
+    so a library that is not installed costs nothing to the others."""
+    import importlib
+    import os
+
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "breadth")
+    for file in sorted(os.listdir(folder)):
+        if not file.endswith(".py") or file.startswith("_"):
+            continue
+        lib = file[:-3]
+
+        def module(lib=lib):
+            return importlib.import_module(f"breadth.{lib}")
+
+        LIBS[lib] = (lambda module=module: module().names(),
+                     lambda name, variant=None, module=module: module().build(name, variant))
+        DISTRIBUTIONS[lib] = lambda module=module: module().DIST
+
+
+_breadth_libraries()
 
 
 def names(lib):

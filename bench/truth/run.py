@@ -35,7 +35,8 @@ MARK = "TRUTH-RESULT "
 
 
 def _versions(lib):
-    code = (f"import importlib.metadata as m, torch; print(m.version({lib!r})); "
+    code = (f"import sys; sys.path.insert(0, {HERE!r}); import models, importlib.metadata as m, torch; "
+            f"d = models.DISTRIBUTIONS.get({lib!r}); print(m.version(d() if d else {lib!r})); "
             "print('.'.join(torch.__version__.split('+')[0].split('.')[:2]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     return out[0], out[1]

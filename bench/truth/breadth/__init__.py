@@ -1,0 +1,1 @@
+"""The breadth corpus: one module per library (see models._breadth_libraries)."""
