@@ -90,7 +90,7 @@ def _specs():
         "FullyConnectedNet_variance": (lambda: nn.FullyConnectedNet([4, 8, 2], torch.tanh, variance_in=2, out_act=True),
                                        lambda m: {"input": feats("4x0e")}),
         "NormActivation": (lambda: nn.NormActivation(ir, torch.sigmoid), lambda m: {"features": feats(ir)}),
-        "NormActivation_bias": (lambda: nn.NormActivation(ir, torch.sigmoid, epsilon=1e-3, bias=True), lambda m: {"features": feats(ir)}),
+        "NormActivation_bias": (lambda: nn.NormActivation(o3.Irreps(ir), torch.sigmoid, epsilon=1e-3, bias=True), lambda m: {"features": feats(ir)}),
         "Dropout": (lambda: nn.Dropout(ir, p=0.2), lambda m: {"x": feats(ir)}),
         "Extract": (lambda: nn.Extract(ir, ["2x1o", "4x0e"], [(1,), (0,)]), lambda m: {"x": feats(ir)}),
         "ExtractIr": (lambda: nn.ExtractIr(ir, "1o"), lambda m: {"x": feats(ir)}),
