@@ -88,7 +88,7 @@ def run_one(lib, name, timeout, lines=False):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", required=True, choices=("transformers", "timm", "diffusers"))
+    ap.add_argument("--lib", required=True, help="transformers, timm, diffusers or a breadth/ module")
     ap.add_argument("--only", default="", help="comma-separated model names to (re)run")
     ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
