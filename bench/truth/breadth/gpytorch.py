@@ -7,7 +7,9 @@ that hold them (an mll's model, a variational strategy's model). `ExactGP.__call
 no library module's forward (`IndependentModelList` overrides `__call__` and takes positional
 inputs only), so the exact-posterior path is not in this corpus. Kernels are called with
 `diag=True` (an evaluated tensor) or in full (a lazily evaluated kernel tensor). Data: 12 points
-in 2 dimensions.
+in 2 dimensions. The approximate mlls' second train call raises (eager too): the strategy's
+memoized prior keeps the first call's graph, which a user's loop clears by calling the model
+(`ApproximateGP.__call__`) before the mll each step; the first call's events stand.
 """
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ dict observations and each action space, built from gymnasium spaces as the algo
 
 A spec: name -> (algorithm, policy alias, observation space, action space, policy keywords); or
 for a part alone, name -> a factory of (model, inputs). Inputs: a batch of 4 observations
-(`forward(obs, deterministic=False)`); critics also get actions.
+(`forward(obs, deterministic=False)`); critics also get actions. The gSDE policies' second train
+call raises (eager too): their exploration matrix, drawn once by `reset_noise` (per rollout, in
+the algorithms), keeps the graph the first backward frees; the first call's events stand.
 """
 from __future__ import annotations
 
