@@ -88,7 +88,8 @@ def run_one(lib, name, timeout, lines=False):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", required=True, choices=("transformers", "timm", "diffusers"))
+    breadth = sorted(f[:-3] for f in os.listdir(os.path.join(HERE, "breadth")) if f.endswith(".py") and not f.startswith("_"))
+    ap.add_argument("--lib", required=True, choices=("transformers", "timm", "diffusers", *breadth))
     ap.add_argument("--only", default="", help="comma-separated model names to (re)run")
     ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
