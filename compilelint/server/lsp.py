@@ -24,7 +24,7 @@ from compilelint.config import ConfigError
 from compilelint.finding import Finding
 from compilelint.hidden import fold_hidden
 from compilelint.rule import registry, rule_page
-from compilelint.server import convert
+from compilelint.server import convert, fix_all
 from compilelint.server.contexts import Contexts
 from compilelint.server.project import ProjectContext, split_root
 
@@ -147,9 +147,28 @@ class CompilelintServer(LanguageServer):
         return context.findings.get(path, []), convert.Lines(document.source, document.position_codec), context
 
     def code_actions(self, params: lsp.CodeActionParams) -> List[lsp.CodeAction]:
+        """Quick fixes at the range; "fix all" when the client asks for source actions (it re-analyses
+        the file in rounds, too slow for every cursor move)."""
         only = params.context.only
-        if only and not any(lsp.CodeActionKind.QuickFix.value.startswith(k) for k in only):
-            return []
+        actions = self.quick_fixes(params) if _wanted(lsp.CodeActionKind.QuickFix.value, only) else []
+        if only and _wanted(fix_all.KIND, only):
+            actions += self.fix_all(params.text_document.uri)
+        return actions
+
+    def fix_all(self, uri: str) -> List[lsp.CodeAction]:
+        with self.lock:
+            found = self.findings_at(uri)
+            if found is None:
+                return []
+            _, lines, context = found
+            document = self.workspace.get_text_document(uri)
+            fixed = fix_all.fixed_text(context, _path(uri), document.source)
+            if fixed == document.source:
+                return []
+            edits = fix_all.text_edits(document.source, fixed, lines)
+            return [lsp.CodeAction(title=fix_all.TITLE, kind=fix_all.KIND, edit=lsp.WorkspaceEdit(changes={uri: edits}))]
+
+    def quick_fixes(self, params: lsp.CodeActionParams) -> List[lsp.CodeAction]:
         with self.lock:
             found = self.findings_at(params.text_document.uri)
             if found is None:
@@ -185,6 +204,12 @@ class CompilelintServer(LanguageServer):
                     codes.append(f.code)
             pages = [rule_page(rules[c], examples=False) for c in codes if c in rules]
             return convert.hover(pages) if pages else None
+
+
+def _wanted(kind: str, only: Optional[List[str]]) -> bool:
+    """Whether a client's `only` filter admits `kind` ("source" admits "source.fixAll.compilelint")."""
+    kinds = [getattr(k, "value", k) for k in only or ()]  # CodeActionKind members or plain strings
+    return not kinds or any(kind == k or kind.startswith(f"{k}.") for k in kinds)
 
 
 def _is_python(path: str, language_id: Optional[str]) -> bool:
@@ -233,7 +258,7 @@ def did_change_watched_files(ls: CompilelintServer, params: lsp.DidChangeWatched
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, fix_all.KIND]))
 @server.thread()
 def code_action(ls: CompilelintServer, params: lsp.CodeActionParams):
     return ls.code_actions(params)
