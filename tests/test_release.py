@@ -117,5 +117,5 @@ def test_the_release_workflow_refuses_a_tag_that_is_not_the_version():
     assert run(TAG).returncode == 0
     refused = run("v99.0.0")
     assert refused.returncode == 1 and f"compilelint/__init__.py says {__version__}" in refused.stdout
-    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as true
+    assert workflow[True] == {"push": {"tags": ["v*.*"]}}  # YAML 1.1 reads the key `on` as true
     assert workflow["jobs"]["publish"]["permissions"] == {"id-token": "write"}
