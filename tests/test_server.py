@@ -159,7 +159,14 @@ async def test_an_unsafe_fix_is_labelled_and_not_preferred(client: LanguageClien
     [action] = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), range=d.range,
         context=lsp.CodeActionContext(diagnostics=[d])))
-    assert not action.is_preferred and action.title.endswith("(CL303, unsafe)")
+    assert not action.is_preferred and action.title == "Pass `num_classes=8` (CL303, unsafe)"
+    # the detail the short title leaves out is on the hover, above the rule's page
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=d.range.start))
+    first, rest = hover.contents.value.split("\n\n---\n\n", 1)
+    assert first == ("**Fix** (CL303, unsafe): Pass `num_classes=8`. Eager change: the one-hot width is always K, "
+                     "also when the largest index is smaller")
+    assert rest.startswith("# one-hot-dynamic (CL303)")
 
 
 @pytest.mark.slow

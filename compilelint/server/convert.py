@@ -85,6 +85,12 @@ def action_title(finding: Finding, fix: Fix) -> str:
     return f"{fix.title or fix.message} ({finding.code}{'' if fix.applicability == 'safe' else ', unsafe'})"
 
 
+def fix_note(finding: Finding) -> str:
+    """The fix in full for the hover: `**Fix** (CL303, unsafe): Pass ... Eager change: ...`."""
+    fix = finding.fix
+    return f"**Fix** ({finding.code}{'' if fix.applicability == 'safe' else ', unsafe'}): {fix.message}"
+
+
 def contains(span: Span, row: int, col: int) -> bool:
     """Whether the 1-based (row, col) lies in `span` (its end included: the cursor just after it)."""
     return (span.row, span.col) <= (row, col) <= (span.end_row, span.end_col)

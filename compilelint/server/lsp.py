@@ -190,19 +190,24 @@ class CompilelintServer(LanguageServer):
             return actions
 
     def hover(self, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+        """The rule's page of each finding under the cursor, after what its fix does in full when
+        that says more than the quick fix's short title."""
         with self.lock:
             found = self.findings_at(params.text_document.uri)
             if found is None:
                 return None
-            findings = found[0]
+            findings, _, context = found
             document = self.workspace.get_text_document(params.text_document.uri)
             at = document.position_from_client_units(params.position)
+            here = [f for f in findings if convert.contains(f.span, at.line + 1, at.character + 1)]
+            if not here:
+                return None
+            spans = {(f.code, f.span) for f in here}
+            fixes = [f for f in context.findings_with_fixes(_path(params.text_document.uri), document.source)
+                     if f.fix is not None and f.fix.message != f.fix.title and (f.code, f.span) in spans]
             rules = registry()
-            codes = []
-            for f in findings:
-                if convert.contains(f.span, at.line + 1, at.character + 1) and f.code not in codes:
-                    codes.append(f.code)
-            pages = [rule_page(rules[c], examples=False) for c in codes if c in rules]
+            codes = list(dict.fromkeys(f.code for f in here))
+            pages = [convert.fix_note(f) for f in fixes] + [rule_page(rules[c], examples=False) for c in codes if c in rules]
             return convert.hover(pages) if pages else None
 
 
