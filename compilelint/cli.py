@@ -495,7 +495,7 @@ def server_command():
     except ImportError as e:
         if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise
-        _fail("the language server needs pygls: python -m pip install 'compilelint[server]'")
+        _fail("the language server needs pygls: python -m pip install 'pygls>=2.0,<3'")
     serve()
 
 
