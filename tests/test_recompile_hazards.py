@@ -46,6 +46,7 @@ def test_check_flags_every_hazard():
     assert {f.span.row for f in report.findings} == marked
 
 
+@pytest.mark.slow
 def test_verify_confirms_every_hazard():
     pytest.importorskip("torch")
     from compilelint.verify import run_verify
