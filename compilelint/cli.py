@@ -109,7 +109,7 @@ def selection_options(f):
         click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
                      help="The configuration file for every file (compilelint.toml or pyproject.toml), "
                           "or a TOML `KEY = VALUE` pair overriding a setting (repeatable)."),
-        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files and judge the named files alone (the rest of their project is not read)."),
         click.option("--exclude", multiple=True, help="Paths or globs to skip."),
         click.option("--extend-exclude", multiple=True, help="Paths or globs to skip, on top of the configured ones."),
         click.option("--force-exclude", is_flag=True, help="Apply excludes to paths named on the command line too."),
@@ -495,7 +495,7 @@ def server_command():
     except ImportError as e:
         if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise
-        _fail("the language server needs pygls: python -m pip install 'compilelint[server]'")
+        _fail("the language server needs pygls: python -m pip install 'pygls>=2.0,<3'")
     serve()
 
 

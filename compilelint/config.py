@@ -49,6 +49,9 @@ class Settings:
     extra_stops: List[str] = field(default_factory=list)
     torch_version: str = DEFAULT_TORCH_VERSION
     entries: List[str] = field(default_factory=list)
+    # Judge the named files alone: the rest of their projects is not read, so nothing reaches them
+    # from other files (`--isolated`, the fixture tests). Off: reach never depends on what was named.
+    named_alone: bool = False
     respect_gitignore: bool = True
     force_exclude: bool = False
     ignore_noqa: bool = False
@@ -331,7 +334,7 @@ def settings_for(paths: List[str], config: Optional[str] = None, isolated: bool 
     `--config KEY=VALUE` pairs, then the given command-line overrides. Each file's own settings
     (`Settings.for_path`) are made the same way from its nearest configuration."""
     if isolated:
-        settings = Settings()
+        settings = Settings(named_alone=True)
     elif config:
         settings = load(config)
     else:

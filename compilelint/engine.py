@@ -107,7 +107,10 @@ def _no_collection():
 
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
-                  stdin: Optional[Tuple[str, bytes]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  stdin: Optional[Tuple[str, bytes]] = None,
+                  signatures: Optional[Dict[str, tuple]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+    """Every file's summary, from the cache where the file is unchanged. `signatures`: the files'
+    `_signature`s where the caller already took them (the run's key did)."""
     cache = None
     if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -119,8 +122,38 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                                               digest_size=20).hexdigest()
     manifest = (cache.get(manifest_key) or {}) if cache else {}
     new_manifest = {}
+    with _no_collection():  # unpickled summaries make no cycles: collections would only traverse them
+        _load_known(paths, cache, manifest, new_manifest, summaries, errors, todo, stdin, settings, signatures or {})
+    if cache and new_manifest != manifest:
+        cache.put_run(manifest_key, new_manifest)
+    jobs = settings.jobs or os.cpu_count() or 1
+    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
+    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
+                # unpickling the summaries makes no cycles: collections there only traverse them
+                results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+        except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
+            results = [_worker(w) for w in work]
+    else:
+        results = [_worker(w) for w in work]
+    for (path, _, key), (status, value) in zip(todo, results):
+        if status == "ok":
+            summaries[path] = value
+            if cache:
+                cache.put(key, value)
+        else:
+            errors.append(FileError(path, value))
+    ordered = [summaries[p] for p in paths if p in summaries]
+    return ordered, errors
+
+
+def _load_known(paths, cache, manifest, new_manifest, summaries, errors, todo, stdin, settings, signatures):
+    """The cached summary of every unchanged file; the others are read into `todo`."""
     for path in paths:
-        signature = _signature(path) if cache and not (stdin is not None and path == stdin[0]) else None
+        signature = None
+        if cache and not (stdin is not None and path == stdin[0]):
+            signature = signatures[path] if path in signatures else _signature(path)
         known = manifest.get(path)
         if known is not None and signature is not None and known[0] == signature:
             hit = cache.get(known[1])
@@ -146,28 +179,6 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
             summaries[path] = hit
         else:
             todo.append((path, data, key))
-    if cache and new_manifest != manifest:
-        cache.put_run(manifest_key, new_manifest)
-    jobs = settings.jobs or os.cpu_count() or 1
-    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
-    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
-        try:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
-                # unpickling the summaries makes no cycles: collections there only traverse them
-                results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
-        except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
-            results = [_worker(w) for w in work]
-    else:
-        results = [_worker(w) for w in work]
-    for (path, _, key), (status, value) in zip(todo, results):
-        if status == "ok":
-            summaries[path] = value
-            if cache:
-                cache.put(key, value)
-        else:
-            errors.append(FileError(path, value))
-    ordered = [summaries[p] for p in paths if p in summaries]
-    return ordered, errors
 
 
 def _signature(path: str):
@@ -197,12 +208,13 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         found = discover(paths, settings.is_excluded, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
     analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
-    run_key, cache = _run_key(analysed, settings) if settings.cache and stdin is None else (None, None)
+    signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
+    run_key, cache = _run_key(analysed, settings, signatures) if signatures else (None, None)
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(analysed, settings, debug, stdin)
+        summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures)
         # The pass makes no cycles to speak of (31 objects left on the four corpora), and its
         # collections would traverse every summary again and again
         with _no_collection():
@@ -225,7 +237,7 @@ def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
     return Trees(lambda p: tree if p == path else ON_DISK)
 
 
-def _run_key(files: List[str], settings: Settings):
+def _run_key(files: List[str], settings: Settings, signatures: Dict[str, tuple]):
     """A key for the whole run: every file's path, size and modification time (Ruff's test for
     "unchanged": no file is read), and the settings that shape results."""
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -233,7 +245,7 @@ def _run_key(files: List[str], settings: Settings):
     shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
     h.update(repr((sorted(shaping.items()), settings.configs_key(files))).encode())
     for path in files:
-        signature = _signature(path)
+        signature = signatures[path]
         if signature is None:
             return None, None  # let the normal path report it
         h.update(f"{path}\0{signature}\0".encode("utf-8", "surrogateescape"))

@@ -29,8 +29,11 @@ class Edit:
 @dataclass(frozen=True)
 class Fix:
     applicability: str  # "safe" | "unsafe"
-    message: str
+    message: str  # what the fix does and, for an unsafe one, what it changes in eager behaviour
     edits: Tuple[Edit, ...]
+    # A few words for an editor's quick-fix menu (with the code and "unsafe", ≤ 60 characters: the
+    # language server's test holds every fix of the fixtures to it); the message carries the detail.
+    title: str = ""
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,10 @@ def _shown(folder: str) -> str:
 
 def with_context(named: List[str], settings: Settings) -> List[str]:
     """The named files plus every other file of their projects, sorted (so that the cache's keys
-    do not depend on which files were named). A file reached both ways keeps the named spelling."""
+    do not depend on which files were named). A file reached both ways keeps the named spelling.
+    Only the named ones where the settings judge them alone."""
+    if settings.named_alone:
+        return list(named)
     roots = sorted({r for r in (project_root(p, settings) for p in named) if r})
     if not roots:
         return list(named)

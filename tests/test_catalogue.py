@@ -41,7 +41,7 @@ def test_fixtures_exist():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[os.path.basename(p) for p in FIXTURES])
 def test_fixture_findings(path):
-    report = check_paths([path], Settings(cache=False, select=["ALL"]))
+    report = check_paths([path], Settings(cache=False, named_alone=True, select=["ALL"]))
     assert not report.errors, report.errors
     got = {f"{f.span.row}:{f.span.col} {f.code}" for f in report.findings}
     want = _expected(path)
@@ -75,14 +75,14 @@ def test_default_selection():
 def test_vllm_profile_turns_on_shape_specialization_and_makes_recompiles_errors():
     assert "CL405" in Settings(profile="vllm").enabled_codes()
     train = os.path.join(CATALOGUE, "train_step.py")
-    default = check_paths([train], Settings(cache=False))
-    vllm = check_paths([train], Settings(cache=False, profile="vllm"))
+    default = check_paths([train], Settings(cache=False, named_alone=True))
+    vllm = check_paths([train], Settings(cache=False, named_alone=True, profile="vllm"))
     recompiles = {f.code: f.severity for f in default.findings if f.code.startswith("CL4")}
     assert recompiles and set(recompiles.values()) == {"warning"}
     assert {f.code: f.severity for f in vllm.findings if f.code.startswith("CL4")} == dict.fromkeys(recompiles, "error")
     decoder = os.path.join(CATALOGUE, "decoder_logging.py")
-    assert "CL405" not in {f.code for f in check_paths([decoder], Settings(cache=False)).findings}
-    shape = [f for f in check_paths([decoder], Settings(cache=False, profile="vllm")).findings if f.code == "CL405"]
+    assert "CL405" not in {f.code for f in check_paths([decoder], Settings(cache=False, named_alone=True)).findings}
+    shape = [f for f in check_paths([decoder], Settings(cache=False, named_alone=True, profile="vllm")).findings if f.code == "CL405"]
     assert [(f.span.row, f.severity) for f in shape] == [(33, "error")]
 
 

@@ -41,6 +41,7 @@ def test_doc_is_current():
     assert coverage.main(["--check"]) == 0, "run: python -m compilelint.coverage"
 
 
+@pytest.mark.slow
 def test_the_2_13_data_is_the_installed_registry():
     spec = importlib.util.find_spec("torch")
     if spec is None:

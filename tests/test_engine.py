@@ -22,24 +22,24 @@ def _keys(report):
 
 
 def test_prefilter_pool_and_cache_agree_with_the_plain_run(tmp_path):
-    plain = check_paths(CORPUS, Settings(cache=False, prefilter=False, jobs=1, select=["ALL"]))
+    plain = check_paths(CORPUS, Settings(named_alone=True, cache=False, prefilter=False, jobs=1, select=["ALL"]))
     assert plain.findings, "the fixtures must produce findings for this comparison to mean anything"
-    fast = check_paths(CORPUS, Settings(cache=False, prefilter=True, jobs=2, select=["ALL"]))
+    fast = check_paths(CORPUS, Settings(named_alone=True, cache=False, prefilter=True, jobs=2, select=["ALL"]))
     assert _keys(fast) == _keys(plain)
     cache_dir = str(tmp_path / "cache")
-    cold = check_paths(CORPUS, Settings(cache=True, cache_dir=cache_dir, select=["ALL"]))
-    warm = check_paths(CORPUS, Settings(cache=True, cache_dir=cache_dir, select=["ALL"]))
+    cold = check_paths(CORPUS, Settings(named_alone=True, cache=True, cache_dir=cache_dir, select=["ALL"]))
+    warm = check_paths(CORPUS, Settings(named_alone=True, cache=True, cache_dir=cache_dir, select=["ALL"]))
     assert _keys(cold) == _keys(plain) == _keys(warm)
 
 
 def test_cache_survives_truncated_entries(tmp_path):
     cache_dir = tmp_path / "cache"
-    first = check_paths(CORPUS, Settings(cache=True, cache_dir=str(cache_dir)))
+    first = check_paths(CORPUS, Settings(named_alone=True, cache=True, cache_dir=str(cache_dir)))
     entries = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != ".gitignore"]
     assert entries
     for p in entries:
         p.write_bytes(p.read_bytes()[:7])  # truncated by a crash
-    again = check_paths(CORPUS, Settings(cache=True, cache_dir=str(cache_dir)))
+    again = check_paths(CORPUS, Settings(named_alone=True, cache=True, cache_dir=str(cache_dir)))
     assert _keys(again) == _keys(first)
     assert (cache_dir / ".gitignore").read_text().strip().endswith("*")
 

@@ -12,6 +12,8 @@ from fix_helpers import FIX_DIR
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.slow  # every case runs torch.compile
+
 from compilelint.verify.child import reset_dynamo  # noqa: E402
 from compilelint.verify.events import Capture, dedupe, metrics_events  # noqa: E402
 from compilelint.verify.prove_child import compare, flatten  # noqa: E402

@@ -23,7 +23,7 @@ def marked(kind):
 
 
 def findings(**settings):
-    report = check_paths([PATH], Settings(cache=False, **settings))
+    report = check_paths([PATH], Settings(cache=False, named_alone=True, **settings))
     assert not report.errors
     return report.findings
 

@@ -21,7 +21,7 @@ def marked(path):
 
 def check(path, *args):
     proc = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--output-format",
-                           "json", "--exit-zero", *args], capture_output=True, text=True, check=True)
+                           "json", "--exit-zero", "--isolated", *args], capture_output=True, text=True, check=True)
     return json.loads(proc.stdout)
 
 

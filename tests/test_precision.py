@@ -33,7 +33,7 @@ def expected(path):
 @pytest.mark.parametrize("case", CASES)
 def test_precision_case(case):
     path = os.path.join(PRECISION, case)
-    report = check_paths([path], Settings(cache=False))
+    report = check_paths([path], Settings(cache=False, named_alone=True))
     assert not report.errors
     got = Counter((f.span.row, f.code) for f in report.findings)  # one break reported twice fails too
     assert got == expected(path), f"{case}: unexpected {sorted(got - expected(path))}, missing {sorted(expected(path) - got)}"

@@ -1,9 +1,9 @@
 """The pre-commit hooks, run by the real `pre-commit` in a throwaway git repository.
 
-`pre-commit` installs this checkout into a virtualenv of its own (pip, from PyPI: libcst, click; no
-torch) exactly as a user's `.pre-commit-config.yaml` would. To test the working tree as it is, not
-the last commit, the module snapshots the checkout (tracked files plus untracked, non-ignored ones)
-into a temporary git repository and points pre-commit at that.
+`pre-commit` installs compilelint into a virtualenv of its own (pip, from PyPI: libcst, click; no
+torch) exactly as a user's `.pre-commit-config.yaml` would, from a release of this checkout: a git
+clone with the working tree committed on top and tagged `v<version>` (tests/checkout.py), named by
+that tag as README.md's snippet names it.
 
 Cost: `pre-commit try-repo` always builds its environment in a fresh temporary store (it ignores
 PRE_COMMIT_HOME), so it is used once; every other test runs `pre-commit run` against a
@@ -17,18 +17,14 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from checkout import TAG, tagged_clone
+from checkout import git as _git
+from conftest import FIXTURES
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 HERE = os.path.join(FIXTURES, "precommit")
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
-
-
-def _git(cwd, *args):
-    subprocess.run(["git", "-c", "user.name=compilelint-tests", "-c", "user.email=tests@example.invalid",
-                    "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args],
-                   cwd=str(cwd), check=True, capture_output=True, text=True)
 
 
 def _env(home):
@@ -40,24 +36,11 @@ def _env(home):
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory):
-    """This checkout's working tree, committed into a temporary repository: (path, sha)."""
-    snap = tmp_path_factory.mktemp("hook-repo")
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            check=True, capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        src = os.path.join(ROOT, rel)
-        if not os.path.isfile(src):  # deleted in the working tree
-            continue
-        dst = snap / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
-    assert (snap / ".pre-commit-hooks.yaml").is_file()
-    _git(snap, "init", "-q")
-    _git(snap, "add", "-A")
-    _git(snap, "commit", "-q", "-m", "snapshot of the working tree")
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=str(snap), check=True, capture_output=True,
-                         text=True).stdout.strip()
-    return snap, sha
+    """A clone of this repository with the working tree committed and tagged TAG: (path, TAG)."""
+    clone = tmp_path_factory.mktemp("hook-repo") / "compilelint"
+    tagged_clone(clone)
+    assert (clone / ".pre-commit-hooks.yaml").is_file()
+    return clone, TAG
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +51,12 @@ def home(tmp_path_factory):
 @pytest.fixture
 def project(tmp_path, hook_repo):
     """A user's repository that uses both hooks; returns a function that runs one of them."""
-    repo_path, sha = hook_repo
+    repo_path, rev = hook_repo
     proj = tmp_path / "project"
     proj.mkdir()
     _git(proj, "init", "-q")
     (proj / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {repo_path}\n  rev: {sha}\n  hooks:\n  - id: compilelint\n  - id: compilelint-fix\n")
+        f"repos:\n- repo: {repo_path}\n  rev: {rev}\n  hooks:\n  - id: compilelint\n  - id: compilelint-fix\n")
     return proj
 
 
@@ -100,19 +83,19 @@ def run_hook(proj, home, hook, *files):
 
 # ----- try-repo: the command the docs tell a user to try first ---------------------------------
 def test_try_repo_fails_on_a_finding_and_passes_when_clean(tmp_path, hook_repo, home):
-    repo_path, _ = hook_repo
+    repo_path, rev = hook_repo
     proj = tmp_path / "try"
     proj.mkdir()
     _git(proj, "init", "-q")
     add(proj, "model.py", "unfriendly.py")
     add(proj, "clean.py", "friendly.py")
-    r = subprocess.run([*PRE_COMMIT, "try-repo", str(repo_path), "compilelint", "--files", "model.py"],
+    r = subprocess.run([*PRE_COMMIT, "try-repo", str(repo_path), "compilelint", "--ref", rev, "--files", "model.py"],
                        cwd=str(proj), env=_env(home), capture_output=True, text=True, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert "compilelint" in out and "Failed" in out
     assert "model.py:7:13: CL101 `.item()` on a tensor graph-breaks (GB0124)" in out
-    r = subprocess.run([*PRE_COMMIT, "try-repo", str(repo_path), "compilelint", "--files", "clean.py"],
+    r = subprocess.run([*PRE_COMMIT, "try-repo", str(repo_path), "compilelint", "--ref", rev, "--files", "clean.py"],
                        cwd=str(proj), env=_env(home), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Passed" in r.stdout

@@ -78,3 +78,17 @@ def test_without_a_project_only_the_named_files_count(write_tree, monkeypatch):
     tree = write_tree({"n.py": N, "helpers.py": HELPERS})  # no configuration, no VCS
     monkeypatch.chdir(tree)
     assert located(check_paths(["helpers.py"], Settings(cache=False))) == []
+
+
+def test_isolated_judges_the_named_files_alone(repo):
+    """`--isolated` reads neither configuration nor the rest of the project: helpers.py alone has no
+    compiled caller, so nothing reaches it; named with its caller, the finding comes back."""
+    assert located(check_paths(["helpers.py"], settings_for(["helpers.py"], isolated=True, cache=False))) == []
+    both = ["helpers.py", "n.py"]
+    assert located(check_paths(both, settings_for(both, isolated=True, cache=False))) == [HELPERS_FINDING]
+
+
+def test_show_settings_names_the_project_that_decides_reach(repo, write_tree):
+    assert f"Project: {repo}" in run(repo, "check", "helpers.py", "--show-settings").stdout
+    assert "Project: (none: the named files are judged alone)" in \
+        run(repo, "check", "helpers.py", "--show-settings", "--isolated").stdout

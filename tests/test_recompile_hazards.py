@@ -39,13 +39,14 @@ def test_zero_one_recompile_confirms_the_mark_dynamic_call(tmp_path):
 def test_check_flags_every_hazard():
     from compilelint.engine import check_paths
 
-    report = check_paths([FIXTURE], Settings(select=sorted(HAZARDS), cache=False))
+    report = check_paths([FIXTURE], Settings(select=sorted(HAZARDS), cache=False, named_alone=True))
     assert {f.code for f in report.findings} == HAZARDS
     with open(FIXTURE, encoding="utf-8") as f:
         marked = {i for i, line in enumerate(f, 1) if "# CL4" in line}
     assert {f.span.row for f in report.findings} == marked
 
 
+@pytest.mark.slow
 def test_verify_confirms_every_hazard():
     pytest.importorskip("torch")
     from compilelint.verify import run_verify

@@ -35,7 +35,7 @@ def expected(path):
 def test_region_case(case):
     path = os.path.join(REGIONS, case)
     want, scope = expected(path)
-    report = check_paths([path], Settings(cache=False, scope=scope))
+    report = check_paths([path], Settings(cache=False, named_alone=True, scope=scope))
     assert not report.errors
     got = {(os.path.realpath(f.path), f.span.row, f.code) for f in report.findings}
     assert got == want
@@ -43,7 +43,7 @@ def test_region_case(case):
 
 def test_reach_path_names_the_chain():
     path = os.path.join(REGIONS, "crossfile")
-    report = check_paths([path], Settings(cache=False, scope="compiled"))
+    report = check_paths([path], Settings(cache=False, named_alone=True, scope="compiled"))
     reasons = {(os.path.basename(f.path), f.span.row): f.region.reason for f in report.findings}
     assert reasons[("layers.py", 9)] == "Llama.forward → self.layers[i] → DecoderLayer.forward → self.attn → Attention.forward → rotate_half"
     assert reasons[("base.py", 7)].endswith("Attention.forward → BaseLayer.norm")
@@ -53,23 +53,23 @@ def test_reach_path_names_the_chain():
 def test_entry_restricts_to_what_it_reaches():
     path = os.path.join(REGIONS, "crossfile")
     model = os.path.join(path, "pkg", "model.py")
-    report = check_paths([path], Settings(cache=False, entries=[f"{model}:MLP"]))
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{model}:MLP"]))
     assert {(os.path.basename(f.path), f.span.row) for f in report.findings} == {("model.py", 16)}
-    report = check_paths([path], Settings(cache=False, entries=["pkg.model:Attention"]))
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=["pkg.model:Attention"]))
     assert {os.path.basename(f.path) for f in report.findings} == {"layers.py", "base.py"}
     assert all(f.region.root.endswith("model.py:Attention.forward") for f in report.findings)
 
 
 def test_scope_modules_makes_every_forward_a_candidate():
     path = os.path.join(REGIONS, "roots_callsites.py")
-    report = check_paths([path], Settings(cache=False, scope="modules"))
+    report = check_paths([path], Settings(cache=False, named_alone=True, scope="modules"))
     assert any("never compiled under scope=compiled" in open(path).read().splitlines()[f.span.row - 1]
                for f in report.findings)
-    compiled_only = check_paths([path], Settings(cache=False, scope="compiled"))
+    compiled_only = check_paths([path], Settings(cache=False, named_alone=True, scope="compiled"))
     assert len(report.findings) == len(compiled_only.findings) + 1
 
 
 def test_scope_all_reports_every_function():
     path = os.path.join(REGIONS, "roots_decorators.py")
-    report = check_paths([path], Settings(cache=False, scope="all"))
+    report = check_paths([path], Settings(cache=False, named_alone=True, scope="all"))
     assert any(f.function == "never_compiled" for f in report.findings)

@@ -2,6 +2,7 @@
 stdio, in a temporary workspace of two files: `model.py` compiles `Router.forward`, which calls
 `route()` in `helpers.py`."""
 import asyncio
+import subprocess
 import sys
 import textwrap
 
@@ -9,6 +10,13 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from compilelint.config import Settings
+from compilelint.engine import check_paths
+from compilelint.rule import registry
+from compilelint.server.convert import action_title
+from conftest import FIXTURES
+from helpers import check_source
 
 SERVER = [sys.executable, "-m", "compilelint", "server"]
 
@@ -135,7 +143,7 @@ async def test_a_safe_fix_is_a_preferred_code_action_and_applying_it_clears_the_
         context=lsp.CodeActionContext(diagnostics=[d])))
     [action] = actions
     assert action.is_preferred and action.kind == lsp.CodeActionKind.QuickFix
-    assert "unsafe" not in action.title and "num_classes=8" in action.title
+    assert action.title == "Pass `num_classes=8` (CL303)"
     [edit] = action.edit.changes[uri]
     assert edit.new_text == ", num_classes=8"
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
@@ -152,7 +160,86 @@ async def test_an_unsafe_fix_is_labelled_and_not_preferred(client: LanguageClien
     [action] = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), range=d.range,
         context=lsp.CodeActionContext(diagnostics=[d])))
-    assert not action.is_preferred and "unsafe" in action.title
+    assert not action.is_preferred and action.title == "Pass `num_classes=8` (CL303, unsafe)"
+    # the detail the short title leaves out is on the hover, above the rule's page
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=d.range.start))
+    first, rest = hover.contents.value.split("\n\n---\n\n", 1)
+    assert first == ("**Fix** (CL303, unsafe): Pass `num_classes=8`. Eager change: the one-hot width is always K, "
+                     "also when the largest index is smaller")
+    assert rest.startswith("# one-hot-dynamic (CL303)")
+
+
+@pytest.mark.slow
+def test_every_fix_has_a_quick_fix_title_of_at_most_60_characters():
+    """Editors cut long titles: each fix has a short one (the edit and the hover show the rest).
+    The fixes: every one `check` makes on fixtures/ and on the rules' own flagged examples."""
+    findings = list(check_paths([FIXTURES], Settings(cache=False)).findings)
+    for rule in registry().values():
+        for source in rule.INVALID:
+            findings += check_source(source).findings
+    fixes = [(f, f.fix) for f in findings if f.fix is not None]
+    fixable = {code for code, rule in registry().items() if rule.fix != "none"}
+    assert {f.code for f, _ in fixes} == fixable  # every rule's fixes are among them
+    long = sorted({action_title(f, fix) for f, fix in fixes if len(action_title(f, fix)) > 60})
+    assert not long, long
+
+
+TWO_SAFE_ONE_UNSAFE = """\
+import torch
+import torch.nn.functional as F
+
+
+def route(x):
+    a = F.one_hot(torch.arange(8)) + x
+    b = F.one_hot(torch.arange(4)) + x
+    c = F.one_hot(torch.randint(8, (4,))) + x
+    return a, b, c
+"""
+
+
+def _apply(text: str, edits) -> str:
+    """LSP text edits on an ASCII text (characters are UTF-16 units there)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(p):
+        return sum(len(line) for line in lines[:p.line]) + p.character
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+@pytest.mark.asyncio
+async def test_fix_all_applies_the_safe_fixes_as_check_fix_does(client: LanguageClient, tmp_path):
+    (tmp_path / "helpers.py").write_text(TWO_SAFE_ONE_UNSAFE)
+    uri = _open(client, tmp_path / "helpers.py")
+    ds = await diagnostics(client, uri, lambda ds: len(ds) == 3)
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+
+    async def actions(only):
+        return await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), range=whole,
+            context=lsp.CodeActionContext(diagnostics=ds, only=only)))
+
+    assert not await actions(None)  # no quick fix at line 1, and "fix all" only on request
+    assert not await actions([lsp.CodeActionKind.QuickFix])
+    for only in ([lsp.CodeActionKind.SourceFixAll], [lsp.CodeActionKind.Source], ["source.fixAll.compilelint"]):
+        [action] = await actions(only)
+        assert action.kind == "source.fixAll.compilelint" and action.title == "compilelint: apply all safe fixes"
+    fixed = _apply(TWO_SAFE_ONE_UNSAFE, action.edit.changes[uri])
+    # what `check --fix` writes in a copy of the workspace
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "model.py").write_text(MODEL)
+    (copy / "helpers.py").write_text(TWO_SAFE_ONE_UNSAFE)
+    subprocess.run([sys.executable, "-m", "compilelint", "check", "--fix", "--no-cache", "helpers.py", "model.py"],
+                   cwd=str(copy), capture_output=True, timeout=120)
+    assert fixed == (copy / "helpers.py").read_text()
+    assert fixed.count("num_classes=") == 2 and "torch.randint(8, (4,)))" in fixed  # the unsafe one is left
+    _replace_all(client, uri, fixed, 2)
+    assert _codes(await diagnostics(client, uri, lambda ds: len(ds) == 1)) == ["CL303"]
+    assert not await actions([lsp.CodeActionKind.SourceFixAll])  # nothing safe left to fix
 
 
 @pytest.mark.asyncio

@@ -3,6 +3,8 @@ import importlib.util
 import json
 import os
 
+import pytest
+
 from conftest import FIXTURES, ROOT
 
 TRUTH = os.path.join(FIXTURES, "truth")
@@ -70,6 +72,7 @@ def test_a_recompile_rule_counts_as_recompile_in_checks_own_json():
     assert [ok for _, ok in s["findings"]] == [True] and s["recompile_found"] == [("minipkg/models.py", 20)]
 
 
+@pytest.mark.slow
 def test_three_models_end_to_end_through_compilelint_check():
     score = _score_module()
     with open(os.path.join(TRUTH, "truth.json"), encoding="utf-8") as f:

@@ -54,6 +54,7 @@ def test_copy_holds_the_whole_package_and_maps_paths(tmp_path):
     assert not os.path.exists(copy.base)
 
 
+@pytest.mark.slow
 def test_each_fix_is_judged_and_only_proven_ones_are_written(tmp_path):
     pytest.importorskip("torch")
     path = tmp_path / "scaled.py"
@@ -77,6 +78,7 @@ def test_each_fix_is_judged_and_only_proven_ones_are_written(tmp_path):
     assert not [p for p in os.listdir(tmp_path) if p != "scaled.py" and not p.startswith((".", "__"))]
 
 
+@pytest.mark.slow
 def test_run_command_sees_the_fixed_copy(tmp_path):
     """--run: the user's command runs in the copy of its folder, so `python use.py` imports the
     fixed module (not the original next to it); its exit status stands in for the outputs."""

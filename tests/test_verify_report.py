@@ -40,6 +40,7 @@ def test_a_failing_run_command_is_reported_and_fails_verify(write_tree):
     assert r.returncode == 2, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_a_target_raising_in_eager_is_reported_with_its_reason(write_tree):
     pytest.importorskip("torch")
     tree = write_tree({"model.py": MODEL})

@@ -33,6 +33,7 @@ def test_findings_and_breaks_point_to_settings():
     assert spelled("capture_scalar_outputs") == "torch._dynamo.config.capture_scalar_outputs = True"
 
 
+@pytest.mark.slow
 def test_settings_are_measured_and_the_smallest_best_set_suggested(tmp_path):
     pytest.importorskip("torch")
     (tmp_path / "knob.py").write_text(SOURCE)

@@ -16,8 +16,9 @@ models and keeps the others. `--lines` runs each model in eager only and writes
 model with a config or inputs that open paths the default run never takes), the same way, into
 `<lib>-<version>-torch<major.minor>.variants.json` (`.variants.lines.json.gz` with `--lines`): one
 record per model and variant, `name` the model's and `variant` the variant's; `--only` names
-models (all their variants) or `model:variant`. Never part of CI: a full run takes from minutes
-(16 cores) to hours.
+models (all their variants) or `model:variant`. `--missing` runs only what the output file lacks
+(a run cut short by its time limit is finished where it stopped). Never part of CI: a full run
+takes from minutes (16 cores) to hours.
 """
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def run_one(lib, name, timeout, lines=False):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", required=True, help="transformers, timm, diffusers or a breadth/ module")
+    breadth = sorted(f[:-3] for f in os.listdir(os.path.join(HERE, "breadth")) if f.endswith(".py") and not f.startswith("_"))
+    ap.add_argument("--lib", required=True, choices=("transformers", "timm", "diffusers", *breadth))
     ap.add_argument("--only", default="", help="comma-separated model names to (re)run")
     ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
@@ -97,6 +99,8 @@ def main(argv=None):
     ap.add_argument("--variants", action="store_true", help="run the models' variants (models.VARIANTS) instead")
     ap.add_argument("--only-ok", action="store_true",
                     help="only the models that ran (status ok) in the committed truth of this version")
+    ap.add_argument("--missing", action="store_true",
+                    help="only the runs the output file does not hold yet (finish a run that was cut short)")
     ap.add_argument("--out", default="", help="output JSON (default: bench/truth/<lib>-<ver>-torch<ver>.json)")
     args = ap.parse_args(argv)
 
@@ -112,12 +116,14 @@ def main(argv=None):
     if args.variants:  # every variant of each named model (or the one named `model:variant`)
         names = [f"{n.partition(':')[0]}:{v}" for n in names for v in table.get(n.partition(":")[0], ())
                  if ":" not in n or n.partition(":")[2] == v]
-    if args.limit:
-        names = names[: args.limit]
     previous = {}
     if os.path.exists(out):
         with _open(out, "rt") as f:
             previous = {key(m): m for m in json.load(f)["models"]}
+    if args.missing:
+        names = [n for n in names if n not in previous]
+    if args.limit:
+        names = names[: args.limit]
 
     results = dict(previous)
     done = 0

@@ -81,10 +81,14 @@ class Trees:
 def _defs(tree: Optional[ast.Module]) -> Dict[int, ast.AST]:
     """Header row → its `def`, for every row from a def's first decorator to its `def` line."""
     out: Dict[int, ast.AST] = {}
-    for node in ast.walk(tree) if tree is not None else ():
+    # A def is a statement: only statement bodies are walked, not the expressions (most of the nodes).
+    todo = list(tree.body) if tree is not None else []
+    while todo:
+        node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for row in range(first_row(node), node.lineno + 1):
-                out.setdefault(row, node)  # the walk meets outer defs first
+                out.setdefault(row, node)
+        todo.extend(_bodies(node))
     return out
 
 

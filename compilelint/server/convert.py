@@ -69,15 +69,26 @@ def error_diagnostic(message: str) -> lsp.Diagnostic:
 
 def code_action(finding: Finding, fix: Fix, uri: str, lines: Lines,
                 diagnostic_: lsp.Diagnostic) -> lsp.CodeAction:
-    """A quick fix; safe ones are preferred, unsafe ones say so in their title (they change what the
-    code does outside torch.compile, which `check` applies only under `--unsafe-fixes`)."""
+    """A quick fix titled by the fix's short title (editors cut long ones; the edit shows the rest);
+    safe ones are preferred, unsafe ones say so in their title (they change what the code does
+    outside torch.compile, which `check` applies only under `--unsafe-fixes`)."""
     safe = fix.applicability == "safe"
-    title = f"{fix.message} ({finding.code})" if safe else f"{fix.message} ({finding.code}, unsafe: changes eager behaviour)"
     edits = [lsp.TextEdit(range=lines.range(e.span), new_text=e.content) for e in fix.edits]
     return lsp.CodeAction(
-        title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic_], is_preferred=safe,
+        title=action_title(finding, fix), kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic_], is_preferred=safe,
         edit=lsp.WorkspaceEdit(changes={uri: edits}),
     )
+
+
+def action_title(finding: Finding, fix: Fix) -> str:
+    """`Pass `num_classes=8` (CL303)`, `Skip `print()` under torch.compile (CL201, unsafe)`."""
+    return f"{fix.title or fix.message} ({finding.code}{'' if fix.applicability == 'safe' else ', unsafe'})"
+
+
+def fix_note(finding: Finding) -> str:
+    """The fix in full for the hover: `**Fix** (CL303, unsafe): Pass ... Eager change: ...`."""
+    fix = finding.fix
+    return f"**Fix** ({finding.code}{'' if fix.applicability == 'safe' else ', unsafe'}): {fix.message}"
 
 
 def contains(span: Span, row: int, col: int) -> bool:

@@ -24,7 +24,7 @@ from compilelint.config import ConfigError
 from compilelint.finding import Finding
 from compilelint.hidden import fold_hidden
 from compilelint.rule import registry, rule_page
-from compilelint.server import convert
+from compilelint.server import convert, fix_all
 from compilelint.server.contexts import Contexts
 from compilelint.server.project import ProjectContext, split_root
 
@@ -147,9 +147,28 @@ class CompilelintServer(LanguageServer):
         return context.findings.get(path, []), convert.Lines(document.source, document.position_codec), context
 
     def code_actions(self, params: lsp.CodeActionParams) -> List[lsp.CodeAction]:
+        """Quick fixes at the range; "fix all" when the client asks for source actions (it re-analyses
+        the file in rounds, too slow for every cursor move)."""
         only = params.context.only
-        if only and not any(lsp.CodeActionKind.QuickFix.value.startswith(k) for k in only):
-            return []
+        actions = self.quick_fixes(params) if _wanted(lsp.CodeActionKind.QuickFix.value, only) else []
+        if only and _wanted(fix_all.KIND, only):
+            actions += self.fix_all(params.text_document.uri)
+        return actions
+
+    def fix_all(self, uri: str) -> List[lsp.CodeAction]:
+        with self.lock:
+            found = self.findings_at(uri)
+            if found is None:
+                return []
+            _, lines, context = found
+            document = self.workspace.get_text_document(uri)
+            fixed = fix_all.fixed_text(context, _path(uri), document.source)
+            if fixed == document.source:
+                return []
+            edits = fix_all.text_edits(document.source, fixed, lines)
+            return [lsp.CodeAction(title=fix_all.TITLE, kind=fix_all.KIND, edit=lsp.WorkspaceEdit(changes={uri: edits}))]
+
+    def quick_fixes(self, params: lsp.CodeActionParams) -> List[lsp.CodeAction]:
         with self.lock:
             found = self.findings_at(params.text_document.uri)
             if found is None:
@@ -171,20 +190,31 @@ class CompilelintServer(LanguageServer):
             return actions
 
     def hover(self, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+        """The rule's page of each finding under the cursor, after what its fix does in full when
+        that says more than the quick fix's short title."""
         with self.lock:
             found = self.findings_at(params.text_document.uri)
             if found is None:
                 return None
-            findings = found[0]
+            findings, _, context = found
             document = self.workspace.get_text_document(params.text_document.uri)
             at = document.position_from_client_units(params.position)
+            here = [f for f in findings if convert.contains(f.span, at.line + 1, at.character + 1)]
+            if not here:
+                return None
+            spans = {(f.code, f.span) for f in here}
+            fixes = [f for f in context.findings_with_fixes(_path(params.text_document.uri), document.source)
+                     if f.fix is not None and f.fix.message != f.fix.title and (f.code, f.span) in spans]
             rules = registry()
-            codes = []
-            for f in findings:
-                if convert.contains(f.span, at.line + 1, at.character + 1) and f.code not in codes:
-                    codes.append(f.code)
-            pages = [rule_page(rules[c], examples=False) for c in codes if c in rules]
+            codes = list(dict.fromkeys(f.code for f in here))
+            pages = [convert.fix_note(f) for f in fixes] + [rule_page(rules[c], examples=False) for c in codes if c in rules]
             return convert.hover(pages) if pages else None
+
+
+def _wanted(kind: str, only: Optional[List[str]]) -> bool:
+    """Whether a client's `only` filter admits `kind` ("source" admits "source.fixAll.compilelint")."""
+    kinds = [getattr(k, "value", k) for k in only or ()]  # CodeActionKind members or plain strings
+    return not kinds or any(kind == k or kind.startswith(f"{k}.") for k in kinds)
 
 
 def _is_python(path: str, language_id: Optional[str]) -> bool:
@@ -233,7 +263,7 @@ def did_change_watched_files(ls: CompilelintServer, params: lsp.DidChangeWatched
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, fix_all.KIND]))
 @server.thread()
 def code_action(ls: CompilelintServer, params: lsp.CodeActionParams):
     return ls.code_actions(params)

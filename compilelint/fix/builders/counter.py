@@ -106,7 +106,7 @@ def buffer_counter(ctx, stmt: ast.AST, attr: str) -> Optional[Fix]:
     register = f'self.register_buffer("{attr}", {made}, persistent=False)'
     update = f"self.{attr}.{method}({expr_text(ft, value)})"
     return Fix("unsafe", f"Keep `self.{attr}` in a buffer updated in place (`self.{attr}.{method}(...)`)",
-               imports + (Edit(register, ft.span(init_stmt)), Edit(update, span)))
+               imports + (Edit(register, ft.span(init_stmt)), Edit(update, span)), title="Keep the counter in a buffer")
 
 
 def _rewritable_site(s: ast.AST, attr: str) -> bool:

@@ -36,11 +36,13 @@ def guard_statement(ctx, call: ast.Call, what: str = "the call") -> Optional[Fix
     stmt = ctx.statement()
     if not isinstance(stmt, ast.Expr) or stmt.value is not call:
         return None
-    return guard_lines(ctx, stmt, f"Guard {what} with `if not torch.compiler.is_compiling():`")
+    return guard_lines(ctx, stmt, f"Guard {what} with `if not torch.compiler.is_compiling():`",
+                       f"Skip {what} under torch.compile")
 
 
-def guard_lines(ctx, stmt: ast.stmt, message: str) -> Optional[Fix]:
-    """The statement's lines under `if not torch.compiler.is_compiling():` (unsafe, with `message`)."""
+def guard_lines(ctx, stmt: ast.stmt, message: str, title: str) -> Optional[Fix]:
+    """The statement's lines under `if not torch.compiler.is_compiling():` (unsafe, with `message`
+    and `title`)."""
     ft = file_text(ctx)
     span = ft.span(stmt)
     if not whole_lines(ft, span):
@@ -66,4 +68,4 @@ def guard_lines(ctx, stmt: ast.stmt, message: str) -> Optional[Fix]:
             piece = unit + piece
         parts.append(piece)
     content = "".join(parts)
-    return Fix("unsafe", message, imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),))
+    return Fix("unsafe", message, imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),), title=title)

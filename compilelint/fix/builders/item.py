@@ -37,4 +37,4 @@ def drop_item(ctx, call: ast.Call) -> Optional[Fix]:
         return None
     row, col = ft.position(start + m.start())
     return Fix("unsafe", "`.item()` → `.detach()`: keep the 0-d tensor",
-               (Edit(".detach()", Span(row, col, whole.end_row, whole.end_col)),))
+               (Edit(".detach()", Span(row, col, whole.end_row, whole.end_col)),), title="`.item()` → `.detach()`")

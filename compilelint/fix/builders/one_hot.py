@@ -96,11 +96,13 @@ def one_hot_num_classes(ctx, call: ast.Call) -> Optional[Fix]:
         return None
     k, applicability = found
     ft = file_text(ctx)
-    title = f"Pass `num_classes={k}`"
+    message = f"Pass `num_classes={k}`"
+    title = message if len(k) <= 24 else "Pass `num_classes`"  # a long expression: the edit shows it
     if len(call.args) > 1:
-        return Fix(applicability, title, (Edit(k, ft.span(call.args[1])),))
+        return Fix(applicability, message, (Edit(k, ft.span(call.args[1])),), title=title)
     for kw in call.keywords:
         if kw.arg == "num_classes":
-            return Fix(applicability, title, (Edit(k, ft.span(kw.value)),))
+            return Fix(applicability, message, (Edit(k, ft.span(kw.value)),), title=title)
     end = ft.span(call.args[0])
-    return Fix(applicability, title, (Edit(f", num_classes={k}", Span(end.end_row, end.end_col, end.end_row, end.end_col)),))
+    return Fix(applicability, message, (Edit(f", num_classes={k}", Span(end.end_row, end.end_col, end.end_row, end.end_col)),),
+               title=title)

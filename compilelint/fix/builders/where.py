@@ -39,7 +39,8 @@ def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
     if swap:
         a, b = b, a
     content = f"{name}.where({expr_text(ft, cond)}, {a}, {b})"
-    return Fix("unsafe", "Replace with `torch.where(cond, a, b)`", imports + (Edit(content, ft.span(node)),))
+    message = "Replace with `torch.where(cond, a, b)`"
+    return Fix("unsafe", message, imports + (Edit(content, ft.span(node)),), title=message)
 
 
 def _branch_assignments(stmts: Sequence[ast.stmt]) -> Optional[List[Tuple[str, ast.AST]]]:
@@ -134,5 +135,5 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         lines.append(f"{n} = {tname}.where({c}, {a}, {b})")
     indent = ft.line(span.row)[: span.col - 1]
     content = (newline(ctx) + indent).join(lines)
-    title = "Replace the branch with `torch.where(cond, a, b)`"
-    return Fix("unsafe", title, imports + (Edit(content, span),))
+    message = "Replace the branch with `torch.where(cond, a, b)`"
+    return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")

@@ -45,4 +45,5 @@ def split_assert(ctx, stmt: ast.Assert) -> Optional[Fix]:
         if "\n" in text:  # a continued line needs brackets around it
             text = f"({text})"
         parts.append(f"assert {text}{msg}")
-    return Fix("safe", MESSAGE, (Edit(f"{newline(ctx)}{indent}".join(parts), span),))
+    return Fix("safe", MESSAGE, (Edit(f"{newline(ctx)}{indent}".join(parts), span),),
+               title="Split into one assert per condition")

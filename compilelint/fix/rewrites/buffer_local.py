@@ -86,4 +86,4 @@ def buffer_to_local(ctx, stmt: ast.Assign, attr: str) -> Optional[Fix]:
     if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
         return None
     edits = [Edit(attr, ft.span(stmt.targets[0]))] + [Edit(attr, ft.span(r)) for r in reads]
-    return Fix("unsafe", MESSAGE.format(name=attr), tuple(edits))
+    return Fix("unsafe", MESSAGE.format(name=attr), tuple(edits), title="Keep the converted buffer in a local")

@@ -198,7 +198,7 @@ def _rewrite(ctx, func, loop: ast.For) -> Optional[Fix]:
     if uses is None:
         return None
     edits += uses
-    return Fix("unsafe", MESSAGE, tuple(edits))
+    return Fix("unsafe", MESSAGE, tuple(edits), title="Run every expert on every token")
 
 
 def _only_statement(func, stmt) -> bool:

@@ -70,4 +70,5 @@ def item_feeds_tensors(ctx, call: ast.Call) -> Optional[Fix]:
     tail = ft.text[ft.offset(receiver.end_row, receiver.end_col):ft.offset(whole.end_row, whole.end_col)]
     if tail.replace(" ", "") != ".item()":
         return None
-    return Fix("unsafe", MESSAGE, (Edit(".detach()", Span(receiver.end_row, receiver.end_col, whole.end_row, whole.end_col)),))
+    return Fix("unsafe", MESSAGE, (Edit(".detach()", Span(receiver.end_row, receiver.end_col, whole.end_row, whole.end_col)),),
+               title="`.item()` → `.detach()`")

@@ -42,7 +42,7 @@ def where_for_mask_sum(ctx, node: ast.Subscript) -> Optional[Fix]:
         return None
     tname, imports = t
     dense = f"{tname}.where({expr_text(ft, mask)}, {expr_text(ft, x)}, 0)"
-    return Fix("unsafe", MESSAGE, imports + (Edit(dense, ft.span(node)),))
+    return Fix("unsafe", MESSAGE, imports + (Edit(dense, ft.span(node)),), title="Sum over `torch.where(mask, x, 0)`")
 
 
 def _same_shape_mask(ctx, mask: ast.AST, x: ast.AST, depth: int = 0) -> bool:

@@ -2,6 +2,7 @@
 it): the builders in `compilelint.fix.builders` name the edit, these notes name its price."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 from compilelint.finding import Fix
@@ -21,4 +22,4 @@ def explained(fix: Optional[Fix], note: str) -> Optional[Fix]:
     nothing)."""
     if fix is None or fix.applicability != "unsafe" or "Eager change:" in fix.message:
         return fix
-    return Fix(fix.applicability, f"{fix.message}. Eager change: {note}", fix.edits)
+    return dataclasses.replace(fix, message=f"{fix.message}. Eager change: {note}")

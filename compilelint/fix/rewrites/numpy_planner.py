@@ -42,4 +42,5 @@ def disable_numpy_planner(ctx) -> Optional[Fix]:
         return None
     tname, imports = t
     edit = Edit(f"@{tname}.compiler.disable{newline(ctx)}", Span(func.lineno, 1, func.lineno, 1))
-    return Fix("safe", MESSAGE.format(name=func.name, torch=tname), imports + (edit,))
+    return Fix("safe", MESSAGE.format(name=func.name, torch=tname), imports + (edit,),
+               title="Run the helper eagerly: `@compiler.disable`")

@@ -40,7 +40,8 @@ def requires_grad_call(ctx, stmt: ast.Assign) -> Optional[Fix]:
     if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
         return None
     return Fix("safe", "Call `t.requires_grad_(False)`",
-               (Edit(f"{expr_text(ft, target.value)}.requires_grad_(False)", ft.span(stmt)),))
+               (Edit(f"{expr_text(ft, target.value)}.requires_grad_(False)", ft.span(stmt)),),
+               title="Call `t.requires_grad_(False)`")
 
 
 @never_raise
@@ -62,4 +63,4 @@ def requires_grad_guard(ctx, stmt: ast.Assign) -> Optional[Fix]:
         if isinstance(node, ast.Attribute) and node is not stmt.targets[0] and node.attr in AUTOGRAD_STATE and \
                 isinstance(node.value, ast.Name) and node.value.id == tensor.id:
             return None
-    return guard_lines(ctx, stmt, GUARD_MESSAGE.format(name=tensor.id))
+    return guard_lines(ctx, stmt, GUARD_MESSAGE.format(name=tensor.id), "Set requires_grad only outside compile")

@@ -67,4 +67,5 @@ def assert_async(ctx, call: ast.Call) -> Optional[Fix]:
     c0, c1 = ft.offset(cs.row, cs.col), ft.offset(cs.end_row, cs.end_col)
     cond = ft.text[start:c0] + inner + ft.text[c1:end]
     msg = f", {ft.segment(ft.span(stmt.msg))}" if stmt.msg is not None else ""
-    return Fix("unsafe", MESSAGE, imports + (Edit(f"{tname}._assert_async({cond}{msg})", ft.span(stmt)),))
+    return Fix("unsafe", MESSAGE, imports + (Edit(f"{tname}._assert_async({cond}{msg})", ft.span(stmt)),),
+               title="Check with `torch._assert_async(cond)`")

@@ -51,4 +51,5 @@ def raise_to_assert_async(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     tname, imports = t
     cond = expr_text(ft, expr) if negated else f"{tname}.logical_not({expr_text(ft, expr)})"
     msg = f", {ft.segment(ft.span(exc.args[0]))}" if exc.args else ""
-    return Fix("unsafe", MESSAGE, imports + (Edit(f"{tname}._assert_async({cond}{msg})", span),))
+    return Fix("unsafe", MESSAGE, imports + (Edit(f"{tname}._assert_async({cond}{msg})", span),),
+               title="Check with `torch._assert_async(...)`")

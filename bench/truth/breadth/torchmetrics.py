@@ -1,0 +1,289 @@
+"""torchmetrics: metric modules called as modules (`metric(preds=..., target=...)`: `forward` runs
+`update` on the batch and `compute` on it, and accumulates the state), one per metric class,
+over the families whose code differs: classification (binary / multiclass / multilabel, curves and
+fixed-point metrics), regression, image, audio, segmentation, aggregation, nominal, clustering,
+retrieval, text, detection IoU, shape, and the wrappers around a metric. Metrics have no parameters:
+train runs only the forward (nothing to differentiate)."""
+from __future__ import annotations
+
+DIST = "torchmetrics"
+
+N, C, L = 16, 4, 3  # batch, classes, labels
+
+
+def _inputs():
+    """Input kind -> factory of the keyword arguments of `forward` (a fixed seed: same each call)."""
+    import torch
+
+    g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
+
+    def probs(*shape):
+        return torch.rand(*shape, generator=g())
+
+    def ints(high, *shape):
+        return torch.randint(0, high, shape, generator=g())
+
+    texts = ["the cat sat on the mat", "hello there world"]
+    refs = ["the cat is on the mat", "hello world"]
+    box = lambda: [{"boxes": torch.tensor([[10.0, 20.0, 50.0, 60.0], [5.0, 5.0, 30.0, 40.0]]),  # noqa: E731
+                    "labels": torch.tensor([0, 1])}]
+    return {
+        "bin": lambda: {"preds": probs(N), "target": ints(2, N)},
+        "bin2d": lambda: {"preds": probs(4, 8), "target": ints(2, 4, 8)},
+        "mc": lambda: {"preds": probs(N, C).softmax(-1), "target": ints(C, N)},
+        "mc_int": lambda: {"preds": ints(C, N), "target": ints(C, N)},
+        "ml": lambda: {"preds": probs(N, L), "target": ints(2, N, L)},
+        "reg": lambda: {"preds": torch.randn(N, generator=g()), "target": torch.randn(N, generator=g()) + 0.1},
+        "pos": lambda: {"preds": probs(N) + 0.1, "target": probs(N) + 0.2},
+        "reg_targets": lambda: {"preds": torch.randn(N, generator=g()), "targets": torch.randn(N, generator=g())},
+        "pos_targets": lambda: {"preds": probs(N) + 0.1, "targets": probs(N) + 0.2},
+        "reg2": lambda: {"preds": torch.randn(N, 2, generator=g()), "target": torch.randn(N, 2, generator=g())},
+        "dist": lambda: {"p": probs(N, C).softmax(-1), "q": probs(N, C).softmax(-1)},
+        "ens": lambda: {"preds": torch.randn(N, 5, generator=g()), "target": torch.randn(N, generator=g())},
+        "img": lambda: {"preds": probs(2, 3, 32, 32), "target": probs(2, 3, 32, 32) * 0.9},
+        "img_msssim": lambda: {"preds": probs(1, 3, 180, 180), "target": probs(1, 3, 180, 180) * 0.9},
+        "gray": lambda: {"preds": probs(2, 1, 32, 32), "target": probs(2, 1, 32, 32) * 0.9},
+        "tv": lambda: {"img": probs(2, 3, 16, 16)},
+        "audio": lambda: {"preds": torch.randn(2, 800, generator=g()), "target": torch.randn(2, 800, generator=g())},
+        "audio_src": lambda: {"preds": torch.randn(2, 2, 800, generator=g()), "target": torch.randn(2, 2, 800, generator=g())},
+        "audio_cplx": lambda: {"preds": torch.randn(2, 65, 10, 2, generator=g()), "target": torch.randn(2, 65, 10, 2, generator=g())},
+        "seg_idx": lambda: {"preds": ints(C, 2, 16, 16), "target": ints(C, 2, 16, 16)},
+        "seg_onehot": lambda: {"preds": torch.nn.functional.one_hot(ints(C, 2, 16, 16), C).permute(0, 3, 1, 2),
+                               "target": torch.nn.functional.one_hot(ints(C, 2, 16, 16), C).permute(0, 3, 1, 2)},
+        "value": lambda: {"value": torch.randn(N, generator=g())},
+        "nominal": lambda: {"preds": ints(C, N), "target": ints(3, N)},
+        "ratings": lambda: {"ratings": ints(3, N, C)},
+        "cluster": lambda: {"preds": ints(3, N), "target": ints(3, N)},
+        "cluster_data": lambda: {"data": torch.randn(N, 4, generator=g()), "labels": torch.arange(N) % 3},
+        "retrieval": lambda: {"preds": probs(N), "target": torch.arange(N) % 3 == 0, "indexes": torch.arange(N) // 4},
+        "text": lambda: {"preds": texts, "target": refs},
+        "text_multi": lambda: {"preds": texts, "target": [[r] for r in refs]},
+        "squad": lambda: {"preds": [{"prediction_text": "1976", "id": "a"}],
+                          "target": [{"answers": {"answer_start": [97], "text": ["1976"]}, "id": "a"}]},
+        "perplexity": lambda: {"preds": torch.randn(2, 8, 10, generator=g()), "target": ints(10, 2, 8)},
+        "boxes": lambda: {"preds": [dict(b, scores=torch.tensor([0.9, 0.6])) for b in box()], "target": box()},
+        "shape": lambda: {"point_cloud1": torch.randn(2, 10, 3, generator=g()), "point_cloud2": torch.randn(2, 10, 3, generator=g())},
+        "multitask": lambda: {"task_preds": {"cls": probs(N), "reg": torch.randn(N, generator=g())},
+                              "task_targets": {"cls": ints(2, N), "reg": torch.randn(N, generator=g())}},
+        "tracker": lambda: {"preds": probs(N), "target": ints(2, N)},
+    }
+
+
+mc, ml = dict(num_classes=C), dict(num_labels=L)
+# name -> (module under torchmetrics, class, keywords, input kind); the name is the class's unless
+# one class appears twice with keywords that take another path.
+SPECS = {
+    # classification: binary
+    "BinaryAccuracy": ("classification", "BinaryAccuracy", {}, "bin"),
+    "BinaryF1Score": ("classification", "BinaryF1Score", {}, "bin"),
+    "BinaryFBetaScore": ("classification", "BinaryFBetaScore", dict(beta=2.0), "bin"),
+    "BinaryPrecision": ("classification", "BinaryPrecision", {}, "bin"),
+    "BinaryRecall": ("classification", "BinaryRecall", {}, "bin"),
+    "BinarySpecificity": ("classification", "BinarySpecificity", {}, "bin"),
+    "BinaryStatScores": ("classification", "BinaryStatScores", dict(multidim_average="samplewise"), "bin2d"),
+    "BinaryHammingDistance": ("classification", "BinaryHammingDistance", {}, "bin"),
+    "BinaryJaccardIndex": ("classification", "BinaryJaccardIndex", {}, "bin"),
+    "BinaryConfusionMatrix": ("classification", "BinaryConfusionMatrix", dict(normalize="true"), "bin"),
+    "BinaryCohenKappa": ("classification", "BinaryCohenKappa", {}, "bin"),
+    "BinaryMatthewsCorrCoef": ("classification", "BinaryMatthewsCorrCoef", {}, "bin"),
+    "BinaryAUROC": ("classification", "BinaryAUROC", {}, "bin"),
+    "BinaryAUROC_binned": ("classification", "BinaryAUROC", dict(thresholds=5), "bin"),
+    "BinaryAveragePrecision": ("classification", "BinaryAveragePrecision", {}, "bin"),
+    "BinaryROC": ("classification", "BinaryROC", {}, "bin"),
+    "BinaryPrecisionRecallCurve": ("classification", "BinaryPrecisionRecallCurve", {}, "bin"),
+    "BinaryPrecisionRecallCurve_binned": ("classification", "BinaryPrecisionRecallCurve", dict(thresholds=5), "bin"),
+    "BinaryCalibrationError": ("classification", "BinaryCalibrationError", dict(n_bins=5), "bin"),
+    "BinaryHingeLoss": ("classification", "BinaryHingeLoss", {}, "bin"),
+    "BinaryEER": ("classification", "BinaryEER", {}, "bin"),
+    "BinaryLogAUC": ("classification", "BinaryLogAUC", {}, "bin"),
+    "BinaryNegativePredictiveValue": ("classification", "BinaryNegativePredictiveValue", {}, "bin"),
+    "BinaryRecallAtFixedPrecision": ("classification", "BinaryRecallAtFixedPrecision", dict(min_precision=0.5), "bin"),
+    "BinarySpecificityAtSensitivity": ("classification", "BinarySpecificityAtSensitivity", dict(min_sensitivity=0.5), "bin"),
+    # classification: multiclass
+    "MulticlassAccuracy": ("classification", "MulticlassAccuracy", mc, "mc"),
+    "MulticlassAccuracy_top2": ("classification", "MulticlassAccuracy", dict(mc, top_k=2, average="micro"), "mc"),
+    "MulticlassAccuracy_labels": ("classification", "MulticlassAccuracy", dict(mc, ignore_index=0), "mc_int"),
+    "MulticlassF1Score": ("classification", "MulticlassF1Score", dict(mc, average="weighted"), "mc"),
+    "MulticlassPrecision": ("classification", "MulticlassPrecision", mc, "mc"),
+    "MulticlassRecall": ("classification", "MulticlassRecall", dict(mc, average=None), "mc"),
+    "MulticlassConfusionMatrix": ("classification", "MulticlassConfusionMatrix", mc, "mc"),
+    "MulticlassCohenKappa": ("classification", "MulticlassCohenKappa", dict(mc, weights="quadratic"), "mc"),
+    "MulticlassMatthewsCorrCoef": ("classification", "MulticlassMatthewsCorrCoef", mc, "mc"),
+    "MulticlassAUROC": ("classification", "MulticlassAUROC", mc, "mc"),
+    "MulticlassAveragePrecision": ("classification", "MulticlassAveragePrecision", mc, "mc"),
+    "MulticlassROC": ("classification", "MulticlassROC", mc, "mc"),
+    "MulticlassCalibrationError": ("classification", "MulticlassCalibrationError", dict(mc, n_bins=5), "mc"),
+    "MulticlassHingeLoss": ("classification", "MulticlassHingeLoss", mc, "mc"),
+    "MulticlassExactMatch": ("classification", "MulticlassExactMatch", mc, "mc_int"),
+    "MulticlassJaccardIndex": ("classification", "MulticlassJaccardIndex", mc, "mc"),
+    "MulticlassSpecificityAtSensitivity": ("classification", "MulticlassSpecificityAtSensitivity",
+                                           dict(mc, min_sensitivity=0.5), "mc"),
+    # classification: multilabel
+    "MultilabelAccuracy": ("classification", "MultilabelAccuracy", ml, "ml"),
+    "MultilabelF1Score": ("classification", "MultilabelF1Score", ml, "ml"),
+    "MultilabelAUROC": ("classification", "MultilabelAUROC", ml, "ml"),
+    "MultilabelAveragePrecision": ("classification", "MultilabelAveragePrecision", ml, "ml"),
+    "MultilabelConfusionMatrix": ("classification", "MultilabelConfusionMatrix", ml, "ml"),
+    "MultilabelCoverageError": ("classification", "MultilabelCoverageError", ml, "ml"),
+    "MultilabelRankingAveragePrecision": ("classification", "MultilabelRankingAveragePrecision", ml, "ml"),
+    "MultilabelRankingLoss": ("classification", "MultilabelRankingLoss", ml, "ml"),
+    "MultilabelExactMatch": ("classification", "MultilabelExactMatch", ml, "ml"),
+    "MultilabelHammingDistance": ("classification", "MultilabelHammingDistance", ml, "ml"),
+    # regression
+    "MeanSquaredError": ("regression", "MeanSquaredError", {}, "reg"),
+    "MeanSquaredError_rmse": ("regression", "MeanSquaredError", dict(squared=False), "reg"),
+    "MeanAbsoluteError": ("regression", "MeanAbsoluteError", {}, "reg"),
+    "MeanAbsolutePercentageError": ("regression", "MeanAbsolutePercentageError", {}, "reg"),
+    "SymmetricMeanAbsolutePercentageError": ("regression", "SymmetricMeanAbsolutePercentageError", {}, "reg"),
+    "WeightedMeanAbsolutePercentageError": ("regression", "WeightedMeanAbsolutePercentageError", {}, "reg"),
+    "MeanSquaredLogError": ("regression", "MeanSquaredLogError", {}, "pos"),
+    "LogCoshError": ("regression", "LogCoshError", {}, "reg"),
+    "MinkowskiDistance": ("regression", "MinkowskiDistance", dict(p=3), "reg_targets"),
+    "NormalizedRootMeanSquaredError": ("regression", "NormalizedRootMeanSquaredError", {}, "reg"),
+    "RelativeSquaredError": ("regression", "RelativeSquaredError", {}, "reg"),
+    "R2Score": ("regression", "R2Score", {}, "reg"),
+    "ExplainedVariance": ("regression", "ExplainedVariance", {}, "reg"),
+    "PearsonCorrCoef": ("regression", "PearsonCorrCoef", {}, "reg"),
+    "PearsonCorrCoef_multi": ("regression", "PearsonCorrCoef", dict(num_outputs=2), "reg2"),
+    "SpearmanCorrCoef": ("regression", "SpearmanCorrCoef", {}, "reg"),
+    "KendallRankCorrCoef": ("regression", "KendallRankCorrCoef", {}, "reg"),
+    "ConcordanceCorrCoef": ("regression", "ConcordanceCorrCoef", {}, "reg"),
+    "CosineSimilarity": ("regression", "CosineSimilarity", {}, "reg2"),
+    "TweedieDevianceScore": ("regression", "TweedieDevianceScore", dict(power=1.5), "pos_targets"),
+    "CriticalSuccessIndex": ("regression", "CriticalSuccessIndex", dict(threshold=0.5), "pos"),
+    "KLDivergence": ("regression", "KLDivergence", {}, "dist"),
+    "JensenShannonDivergence": ("regression", "JensenShannonDivergence", {}, "dist"),
+    "ContinuousRankedProbabilityScore": ("regression", "ContinuousRankedProbabilityScore", {}, "ens"),
+    # image
+    "PeakSignalNoiseRatio": ("image", "PeakSignalNoiseRatio", dict(data_range=1.0), "img"),
+    "PeakSignalNoiseRatio_dims": ("image", "PeakSignalNoiseRatio", dict(data_range=1.0, dim=(1, 2, 3)), "img"),
+    "StructuralSimilarityIndexMeasure": ("image", "StructuralSimilarityIndexMeasure", dict(data_range=1.0), "img"),
+    "MultiScaleStructuralSimilarityIndexMeasure": ("image", "MultiScaleStructuralSimilarityIndexMeasure",
+                                                   dict(data_range=1.0), "img_msssim"),
+    "UniversalImageQualityIndex": ("image", "UniversalImageQualityIndex", {}, "img"),
+    "TotalVariation": ("image", "TotalVariation", {}, "tv"),
+    "SpectralAngleMapper": ("image", "SpectralAngleMapper", {}, "img"),
+    "ErrorRelativeGlobalDimensionlessSynthesis": ("image", "ErrorRelativeGlobalDimensionlessSynthesis", {}, "img"),
+    "RelativeAverageSpectralError": ("image", "RelativeAverageSpectralError", {}, "img"),
+    "RootMeanSquaredErrorUsingSlidingWindow": ("image", "RootMeanSquaredErrorUsingSlidingWindow", {}, "img"),
+    "SpatialCorrelationCoefficient": ("image", "SpatialCorrelationCoefficient", {}, "img"),
+    "PeakSignalNoiseRatioWithBlockedEffect": ("image", "PeakSignalNoiseRatioWithBlockedEffect", dict(data_range=1.0), "gray"),
+    "VisualInformationFidelity": ("image", "VisualInformationFidelity", {}, "img_msssim"),
+    # audio
+    "SignalNoiseRatio": ("audio", "SignalNoiseRatio", {}, "audio"),
+    "ScaleInvariantSignalNoiseRatio": ("audio", "ScaleInvariantSignalNoiseRatio", {}, "audio"),
+    "ScaleInvariantSignalDistortionRatio": ("audio", "ScaleInvariantSignalDistortionRatio", {}, "audio"),
+    "SignalDistortionRatio": ("audio", "SignalDistortionRatio", {}, "audio"),
+    "SourceAggregatedSignalDistortionRatio": ("audio", "SourceAggregatedSignalDistortionRatio", {}, "audio_src"),
+    "ComplexScaleInvariantSignalNoiseRatio": ("audio", "ComplexScaleInvariantSignalNoiseRatio", {}, "audio_cplx"),
+    # segmentation
+    "MeanIoU": ("segmentation", "MeanIoU", dict(num_classes=C, input_format="index"), "seg_idx"),
+    "GeneralizedDiceScore": ("segmentation", "GeneralizedDiceScore", dict(num_classes=C), "seg_onehot"),
+    "DiceScore": ("segmentation", "DiceScore", dict(num_classes=C, input_format="index"), "seg_idx"),
+    "HausdorffDistance": ("segmentation", "HausdorffDistance", dict(num_classes=C), "seg_onehot"),
+    # aggregation
+    "MeanMetric": ("aggregation", "MeanMetric", {}, "value"),
+    "SumMetric": ("aggregation", "SumMetric", {}, "value"),
+    "MaxMetric": ("aggregation", "MaxMetric", {}, "value"),
+    "MinMetric": ("aggregation", "MinMetric", {}, "value"),
+    "CatMetric": ("aggregation", "CatMetric", {}, "value"),
+    "RunningMean": ("aggregation", "RunningMean", dict(window=3), "value"),
+    "RunningSum": ("aggregation", "RunningSum", dict(window=3), "value"),
+    # nominal
+    "CramersV": ("nominal", "CramersV", dict(num_classes=C), "nominal"),
+    "TheilsU": ("nominal", "TheilsU", dict(num_classes=C), "nominal"),
+    "TschuprowsT": ("nominal", "TschuprowsT", dict(num_classes=C), "nominal"),
+    "PearsonsContingencyCoefficient": ("nominal", "PearsonsContingencyCoefficient", dict(num_classes=C), "nominal"),
+    "FleissKappa": ("nominal", "FleissKappa", dict(mode="counts"), "ratings"),
+    # clustering
+    "MutualInfoScore": ("clustering", "MutualInfoScore", {}, "cluster"),
+    "AdjustedMutualInfoScore": ("clustering", "AdjustedMutualInfoScore", {}, "cluster"),
+    "NormalizedMutualInfoScore": ("clustering", "NormalizedMutualInfoScore", {}, "cluster"),
+    "AdjustedRandScore": ("clustering", "AdjustedRandScore", {}, "cluster"),
+    "RandScore": ("clustering", "RandScore", {}, "cluster"),
+    "FowlkesMallowsIndex": ("clustering", "FowlkesMallowsIndex", {}, "cluster"),
+    "HomogeneityScore": ("clustering", "HomogeneityScore", {}, "cluster"),
+    "VMeasureScore": ("clustering", "VMeasureScore", {}, "cluster"),
+    "CalinskiHarabaszScore": ("clustering", "CalinskiHarabaszScore", {}, "cluster_data"),
+    "DaviesBouldinScore": ("clustering", "DaviesBouldinScore", {}, "cluster_data"),
+    "DunnIndex": ("clustering", "DunnIndex", {}, "cluster_data"),
+    # retrieval
+    "RetrievalMAP": ("retrieval", "RetrievalMAP", {}, "retrieval"),
+    "RetrievalMRR": ("retrieval", "RetrievalMRR", {}, "retrieval"),
+    "RetrievalNormalizedDCG": ("retrieval", "RetrievalNormalizedDCG", dict(top_k=3), "retrieval"),
+    "RetrievalPrecision": ("retrieval", "RetrievalPrecision", dict(top_k=2), "retrieval"),
+    "RetrievalRecall": ("retrieval", "RetrievalRecall", dict(top_k=2), "retrieval"),
+    "RetrievalHitRate": ("retrieval", "RetrievalHitRate", {}, "retrieval"),
+    "RetrievalFallOut": ("retrieval", "RetrievalFallOut", {}, "retrieval"),
+    "RetrievalRPrecision": ("retrieval", "RetrievalRPrecision", {}, "retrieval"),
+    "RetrievalAUROC": ("retrieval", "RetrievalAUROC", {}, "retrieval"),
+    "RetrievalPrecisionRecallCurve": ("retrieval", "RetrievalPrecisionRecallCurve", dict(max_k=3), "retrieval"),
+    # text (Python strings in, the state is counts)
+    "CharErrorRate": ("text", "CharErrorRate", {}, "text"),
+    "WordErrorRate": ("text", "WordErrorRate", {}, "text"),
+    "MatchErrorRate": ("text", "MatchErrorRate", {}, "text"),
+    "WordInfoLost": ("text", "WordInfoLost", {}, "text"),
+    "EditDistance": ("text", "EditDistance", {}, "text"),
+    "BLEUScore": ("text", "BLEUScore", {}, "text_multi"),
+    "CHRFScore": ("text", "CHRFScore", {}, "text_multi"),
+    "TranslationEditRate": ("text", "TranslationEditRate", {}, "text_multi"),
+    "ExtendedEditDistance": ("text", "ExtendedEditDistance", {}, "text"),
+    "SQuAD": ("text", "SQuAD", {}, "squad"),
+    "Perplexity": ("text", "Perplexity", {}, "perplexity"),
+    # detection (box IoU family)
+    "IntersectionOverUnion": ("detection", "IntersectionOverUnion", {}, "boxes"),
+    "GeneralizedIntersectionOverUnion": ("detection", "GeneralizedIntersectionOverUnion", {}, "boxes"),
+    "DistanceIntersectionOverUnion": ("detection", "DistanceIntersectionOverUnion", {}, "boxes"),
+    "CompleteIntersectionOverUnion": ("detection", "CompleteIntersectionOverUnion", {}, "boxes"),
+    # shape
+    "ProcrustesDisparity": ("shape", "ProcrustesDisparity", {}, "shape"),
+    # wrappers around a metric (the wrapped metric is built by the wrapper spec)
+    "ClasswiseWrapper": ("wrappers", "ClasswiseWrapper", {"metric": ("MulticlassAccuracy", dict(mc, average=None))}, "mc"),
+    "MultioutputWrapper": ("wrappers", "MultioutputWrapper", {"base_metric": ("MeanSquaredError", {}), "num_outputs": 2}, "reg2"),
+    "MinMaxMetric": ("wrappers", "MinMaxMetric", {"base_metric": ("BinaryAccuracy", {})}, "bin"),
+    "BootStrapper": ("wrappers", "BootStrapper", {"base_metric": ("MeanSquaredError", {}), "num_bootstraps": 3}, "reg"),
+    "Running": ("wrappers", "Running", {"base_metric": ("SumMetric", {}), "window": 2}, "value"),
+    "MetricTracker": ("wrappers", "MetricTracker", {"metric": ("BinaryAccuracy", {})}, "tracker"),
+    "MultitaskWrapper": ("wrappers", "MultitaskWrapper",
+                         {"task_metrics": {"cls": ("BinaryAccuracy", {}), "reg": ("MeanSquaredError", {})}}, "multitask"),
+}
+
+
+def names():
+    return sorted(SPECS)
+
+
+FAMILIES = sorted({family for family, *_ in SPECS.values()})
+
+
+def _arg(value):
+    """A keyword's value: a `(class, keywords)` spec is a metric built from it, a dict of them a dict."""
+    if isinstance(value, tuple) and isinstance(value[0], str):
+        return _metric(*value)
+    if isinstance(value, dict) and all(isinstance(spec, tuple) for spec in value.values()):
+        return {key: _metric(*spec) for key, spec in value.items()}
+    return value
+
+
+def _metric(cls_name, kwargs, family=None):
+    import importlib
+
+    for module in [family] if family else FAMILIES:
+        cls = getattr(importlib.import_module(f"torchmetrics.{module}"), cls_name, None)
+        if cls is not None:
+            return cls(**{key: _arg(value) for key, value in kwargs.items()})
+    raise LookupError(cls_name)
+
+
+def build(name, variant=None):
+    import torch
+
+    family, cls_name, kwargs, kind = SPECS[name]
+    torch.manual_seed(0)
+    model = _metric(cls_name, kwargs, family)
+    if cls_name == "MetricTracker":
+        model.increment()  # a tracker needs a step before its first update
+    inputs = _inputs()[kind]()
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs

@@ -1,0 +1,104 @@
+"""vector_quantize_pytorch: every quantizer class the package exports, and VectorQuantize / ResidualVQ
+with the options that take other code paths (k-means init, cosine similarity, multi-head codebooks,
+dead-code expiry, orthogonal and diversity losses, stochastic codes, the rotation trick, learnable
+codebooks, image feature maps, masks, quantize dropout, beam search). Train runs update the EMA
+codebooks; codebooks of 32 codes on 16-dim features."""
+from __future__ import annotations
+
+DIST = "vector-quantize-pytorch"
+
+DIM, CODES = 16, 32
+
+# name -> (class, keywords, input kind): "seq" (2, 8, DIM), "seq_mask" with a padding mask,
+# "image" (2, DIM, 4, 4), "channels" (2, DIM, 8), "levels" (2, 8, 4) for scalar quantizers without projection, "logits".
+SPECS = {
+    "vq": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES), "seq"),
+    "vq_kmeans_init": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, kmeans_init=True, kmeans_iters=2), "seq"),
+    "vq_cosine": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, use_cosine_sim=True), "seq"),
+    "vq_codebook_dim": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, codebook_dim=8,
+                                               layernorm_after_project_in=True), "seq"),
+    "vq_multihead": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, heads=2, separate_codebook_per_head=True), "seq"),
+    "vq_dead_codes": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, threshold_ema_dead_code=2), "seq"),
+    "vq_orthogonal_reg": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, orthogonal_reg_weight=10.0,
+                                                 orthogonal_reg_active_codes_only=True, orthogonal_reg_max_codes=16), "seq"),
+    "vq_diversity_loss": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, codebook_diversity_loss_weight=1.0), "seq"),
+    "vq_stochastic": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, stochastic_sample_codes=True,
+                                             sample_codebook_temp=0.1), "seq"),
+    "vq_rotation_trick": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, rotation_trick=True), "seq"),
+    "vq_straight_through": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, straight_through=True,
+                                                   rotation_trick=False), "seq"),
+    "vq_learnable_codebook": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, learnable_codebook=True,
+                                                     ema_update=False), "seq"),
+    "vq_affine_param": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, affine_param=True), "seq"),
+    "vq_cross_entropy_commit": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES,
+                                                       commitment_use_cross_entropy_loss=True), "seq"),
+    "vq_image": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES, accept_image_fmap=True), "image"),
+    "vq_mask": ("VectorQuantize", dict(dim=DIM, codebook_size=CODES), "seq_mask"),
+    "residual_vq": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=3), "seq"),
+    "residual_vq_shared": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=3, shared_codebook=True), "seq"),
+    "residual_vq_dropout": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=3, quantize_dropout=True,
+                                               quantize_dropout_cutoff_index=1), "seq"),
+    "residual_vq_beam": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=3, beam_size=2), "seq"),
+    "residual_vq_implicit": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=2,
+                                                implicit_neural_codebook=True), "seq"),
+    "residual_vq_mask": ("ResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=2), "seq_mask"),
+    "grouped_residual_vq": ("GroupedResidualVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=2, groups=2), "seq"),
+    "random_projection": ("RandomProjectionQuantizer", dict(dim=DIM, codebook_size=CODES, codebook_dim=8,
+                                                            num_codebooks=2), "seq"),
+    "fsq": ("FSQ", dict(levels=[8, 5, 5, 5]), "levels"),
+    "fsq_projected": ("FSQ", dict(levels=[8, 5, 5], dim=DIM, num_codebooks=2, noise_dropout=0.5,
+                                  preserve_symmetry=True), "seq"),
+    "fsp": ("FSP", dict(levels=[8, 5, 5, 5]), "levels"),
+    "residual_fsq": ("ResidualFSQ", dict(levels=[8, 5, 5], num_quantizers=3, dim=DIM, quantize_dropout=True), "seq"),
+    "grouped_residual_fsq": ("GroupedResidualFSQ", dict(levels=[8, 5, 5], num_quantizers=2, dim=DIM, groups=2), "seq"),
+    "lfq": ("LFQ", dict(dim=DIM, codebook_size=2 ** 8, num_codebooks=2), "seq"),
+    "lfq_spherical": ("LFQ", dict(dim=DIM, codebook_size=2 ** 8, spherical=True, frac_per_sample_entropy=0.5,
+                                  soft_clamp_input_value=10.0), "seq"),
+    "lfq_mask": ("LFQ", dict(dim=DIM, codebook_size=2 ** 8), "seq_mask"),
+    "residual_lfq": ("ResidualLFQ", dict(dim=DIM, codebook_size=2 ** 8, num_quantizers=2), "seq"),
+    "grouped_residual_lfq": ("GroupedResidualLFQ", dict(dim=DIM, codebook_size=2 ** 8, num_quantizers=2, groups=2), "seq"),
+    "latent_quantize": ("LatentQuantize", dict(levels=[5, 5, 8], dim=DIM), "channels"),
+    "sim_vq": ("SimVQ", dict(dim=DIM, codebook_size=CODES), "seq"),
+    "residual_sim_vq": ("ResidualSimVQ", dict(dim=DIM, codebook_size=CODES, num_quantizers=2, quantize_dropout=True), "seq"),
+    "binary_mapper": ("BinaryMapper", dict(bits=4), "logits"),
+    "hierarchical_vq": ("HierarchicalVQ", dict(dim=DIM, codebook_size=CODES, scales=(1, 2, 4), kmeans_init=False,
+                                               channel_first=False), "seq"),
+}
+
+
+def names():
+    return sorted(SPECS)
+
+
+def _inputs(kind):
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    if kind == "seq":
+        return {"x": torch.randn(2, 8, DIM, generator=g)}
+    if kind == "seq_mask":
+        return {"x": torch.randn(2, 8, DIM, generator=g), "mask": torch.arange(8)[None].expand(2, -1) < torch.tensor([[8], [5]])}
+    if kind == "channels":
+        return {"z": torch.randn(2, DIM, 8, generator=g)}
+    if kind == "image":
+        return {"x": torch.randn(2, DIM, 4, 4, generator=g)}
+    if kind == "levels":
+        return {"z": torch.randn(2, 8, 4, generator=g)}
+    if kind == "logits":
+        return {"logits": torch.randn(2, 8, 4, generator=g)}
+    raise KeyError(kind)
+
+
+def build(name, variant=None):
+    import torch
+    import vector_quantize_pytorch as vq
+
+    cls, kwargs, kind = SPECS[name]
+    torch.manual_seed(0)
+    model = getattr(vq, cls)(**kwargs, **(variant.config if variant else {}))
+    inputs = _inputs(kind)
+    if kind == "seq" and cls == "FSQ":  # FSQ names its input z
+        inputs = {"z": inputs["x"]}
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs

@@ -1,0 +1,157 @@
+"""x_transformers: `TransformerWrapper` over `Decoder`/`Encoder` layers with the flags that take
+other code paths (positional schemes, norms, residual forms, attention variants, memory tokens,
+pooling and output heads), and every other wrapper the package exports (continuous, encoder-decoder,
+ViT, the autoregressive / non-autoregressive / XL / belief-state / next-latent / xVal / DPO
+training wrappers, multi-input, NeoMLP), all at width 32, depth 2, 16 tokens."""
+from __future__ import annotations
+
+DIST = "x-transformers"
+
+TOKENS, SEQ, DIM = 64, 16, 32
+LAYERS = dict(dim=DIM, depth=2, heads=2, attn_dim_head=16)
+
+# name -> (kind, attention-layers class, layer keywords, wrapper keywords). Kinds: see _build.
+SPECS = {
+    # TransformerWrapper(Decoder(...)): one flag (or a pair that goes together) each
+    "decoder": ("tokens", "Decoder", {}, {}),
+    "decoder_rotary": ("tokens", "Decoder", dict(rotary_pos_emb=True), dict(use_abs_pos_emb=False)),
+    "decoder_rotary_xpos": ("tokens", "Decoder", dict(rotary_xpos=True), {}),
+    "decoder_alibi": ("tokens", "Decoder", dict(alibi_pos_bias=True, alibi_num_heads=1), {}),
+    "decoder_t5_rel_pos": ("tokens", "Decoder", dict(rel_pos_bias=True), {}),
+    "decoder_dynamic_pos_bias": ("tokens", "Decoder", dict(dynamic_pos_bias=True, dynamic_pos_bias_log_distance=True), {}),
+    "decoder_cope": ("tokens", "Decoder", dict(attn_use_cope=True), {}),
+    "decoder_data_dependent_alibi": ("tokens", "Decoder", dict(attn_data_dependent_alibi=True), {}),
+    "decoder_glu_swish": ("tokens", "Decoder", dict(ff_glu=True, ff_swish=True), {}),
+    "decoder_mem_kv": ("tokens", "Decoder", dict(attn_num_mem_kv=4), {}),
+    "decoder_scalenorm": ("tokens", "Decoder", dict(use_scalenorm=True), {}),
+    "decoder_rmsnorm": ("tokens", "Decoder", dict(use_rmsnorm=True), {}),
+    "decoder_simple_rmsnorm": ("tokens", "Decoder", dict(use_simple_rmsnorm=True), {}),
+    "decoder_sandwich_norm": ("tokens", "Decoder", dict(sandwich_norm=True), {}),
+    "decoder_post_norm": ("tokens", "Decoder", dict(pre_norm=False), {}),
+    "decoder_residual_attn": ("tokens", "Decoder", dict(residual_attn=True), {}),
+    "decoder_gate_residual": ("tokens", "Decoder", dict(gate_residual=True), {}),
+    "decoder_macaron": ("tokens", "Decoder", dict(macaron=True), {}),
+    "decoder_shift_tokens": ("tokens", "Decoder", dict(shift_tokens=1), {}),
+    "decoder_talking_heads": ("tokens", "Decoder", dict(attn_pre_talking_heads=True, attn_post_talking_heads=True), {}),
+    "decoder_qk_norm": ("tokens", "Decoder", dict(attn_qk_norm=True), {}),
+    "decoder_gate_values": ("tokens", "Decoder", dict(attn_gate_values=True, attn_head_scale=True), {}),
+    "decoder_gqa": ("tokens", "Decoder", dict(attn_kv_heads=1), {}),
+    "decoder_sparse_topk": ("tokens", "Decoder", dict(attn_sparse_topk=4), {}),
+    "decoder_on_attn": ("tokens", "Decoder", dict(attn_on_attn=True), {}),
+    "decoder_flash": ("tokens", "Decoder", dict(attn_flash=True), {}),
+    "decoder_dropouts": ("tokens", "Decoder", dict(attn_dropout=0.1, ff_dropout=0.1, layer_dropout=0.1), dict(emb_dropout=0.1)),
+    "decoder_hyper_connections": ("tokens", "Decoder", dict(num_residual_streams=2), {}),
+    "decoder_unet_skips": ("tokens", "Decoder", dict(unet_skips=True, depth=4), {}),
+    "decoder_value_residual": ("tokens", "Decoder", dict(add_value_residual=True), {}),
+    "decoder_custom_layers": ("tokens", "Decoder", dict(custom_layers=("a", "f", "f", "a", "f")), {}),
+    "decoder_softclamp": ("tokens", "Decoder", dict(attn_softclamp_logits=True, attn_logit_softclamp_value=30.0), {}),
+    # TransformerWrapper's own options
+    "wrapper_memory_tokens": ("tokens", "Decoder", {}, dict(num_memory_tokens=2)),
+    "wrapper_tied_l2norm": ("tokens", "Decoder", {}, dict(tie_embedding=True, l2norm_embed=True)),
+    "wrapper_scaled_sinu": ("tokens", "Decoder", {}, dict(scaled_sinu_pos_emb=True, post_emb_norm=True)),
+    "wrapper_output_heads": ("tokens", "Decoder", {}, dict(num_output_heads=2)),
+    "wrapper_mixture_of_softmax": ("tokens", "Decoder", {}, dict(mixture_of_softmax=True)),
+    "wrapper_emb_frac_gradient": ("tokens", "Decoder", {}, dict(emb_frac_gradient=0.5)),
+    "wrapper_recycling": ("tokens_recycle", "Decoder", {}, dict(recycling=True)),
+    "encoder_masked": ("tokens_mask", "Encoder", {}, {}),
+    "encoder_cls_token": ("tokens", "Encoder", {}, dict(use_cls_token=True)),
+    "encoder_average_pool": ("tokens", "Encoder", {}, dict(average_pool_embed=True, logits_dim=3)),
+    "encoder_attn_pool": ("tokens", "Encoder", {}, dict(attn_pool=True, logits_dim=3)),
+    "prefix_decoder": ("tokens_prefix", "PrefixDecoder", {}, {}),
+    "encoder_adaptive_norm": ("tokens_condition", "Encoder", dict(use_adaptive_layernorm=True, dim_condition=8), {}),
+    # the other wrappers
+    "continuous": ("continuous", "Encoder", {}, {}),
+    "continuous_probabilistic": ("continuous", "Decoder", {}, dict(probabilistic=True)),
+    "continuous_autoregressive": ("continuous_ar", "Decoder", {}, {}),
+    "cross_attender": ("cross_attender", "CrossAttender", {}, {}),
+    "encoder_decoder": ("encoder_decoder", None, {}, {}),
+    "vit": ("vit", "Encoder", {}, {}),
+    "autoregressive": ("autoregressive", "Decoder", {}, {}),
+    "autoregressive_mask_prob": ("autoregressive", "Decoder", {}, dict(mask_prob=0.15)),
+    "non_autoregressive": ("non_autoregressive", "Encoder", {}, {}),
+    "xl_autoregressive": ("xl_autoregressive", "Decoder", {}, {}),
+    "belief_state": ("belief_state", "Decoder", {}, {}),
+    "next_latent": ("next_latent", "Decoder", {}, {}),
+    "multi_input": ("multi_input", "Decoder", {}, {}),
+    "xval": ("xval", "Decoder", {}, {}),
+    "xval_autoregressive": ("xval_autoregressive", "Decoder", {}, {}),
+    "dpo": ("dpo", "Decoder", {}, {}),
+    "neo_mlp": ("neo_mlp", None, {}, {}),
+}
+
+
+def names():
+    return sorted(SPECS)
+
+
+def _build(kind, layers_cls, layer_kw, wrap_kw):
+    import torch
+    import x_transformers as xt
+
+    g = torch.Generator().manual_seed(0)
+    tokens = lambda n=SEQ: torch.randint(0, TOKENS, (2, n), generator=g)  # noqa: E731
+    layers = lambda cls=layers_cls, **kw: getattr(xt, cls)(**{**LAYERS, **layer_kw, **kw})  # noqa: E731
+    lm = lambda **kw: xt.TransformerWrapper(num_tokens=TOKENS, max_seq_len=SEQ * 2,  # noqa: E731
+                                            attn_layers=layers(**kw), **wrap_kw)
+    if kind == "tokens":
+        return lm(), {"x": tokens()}
+    if kind == "tokens_mask":
+        return lm(), {"x": tokens(), "mask": torch.arange(SEQ)[None].expand(2, -1) < torch.tensor([[SEQ], [SEQ - 4]])}
+    if kind == "tokens_prefix":
+        return lm(), {"x": tokens(), "prefix_attn_len": 4}
+    if kind == "tokens_recycle":
+        return lm(), {"x": tokens(), "recycle_steps": 2}
+    if kind == "tokens_condition":
+        return lm(), {"x": tokens(), "condition": torch.randn(2, 8, generator=g)}
+    if kind in ("continuous", "continuous_ar"):
+        net = xt.ContinuousTransformerWrapper(dim_in=8, dim_out=8, max_seq_len=SEQ * 2, attn_layers=layers(), **wrap_kw)
+        if kind == "continuous_ar":
+            return xt.ContinuousAutoregressiveWrapper(net), {"x": torch.randn(2, SEQ, 8, generator=g)}
+        return net, {"x": torch.randn(2, SEQ, 8, generator=g), "lens": torch.tensor([SEQ, SEQ - 3])}
+    if kind == "cross_attender":
+        return layers(), {"x": torch.randn(2, SEQ, DIM, generator=g), "context": torch.randn(2, 8, DIM, generator=g)}
+    if kind == "encoder_decoder":
+        model = xt.XTransformer(dim=DIM, enc_num_tokens=TOKENS, enc_depth=1, enc_heads=2, enc_max_seq_len=SEQ * 2,
+                                dec_num_tokens=TOKENS, dec_depth=1, dec_heads=2, dec_max_seq_len=SEQ * 2)
+        return model, {"src": tokens(), "tgt": tokens(), "mask": torch.ones(2, SEQ, dtype=torch.bool)}
+    if kind == "vit":
+        model = xt.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=5, attn_layers=layers())
+        return model, {"img": torch.randn(2, 3, 32, 32, generator=g)}
+    if kind == "autoregressive":
+        return xt.AutoregressiveWrapper(xt.TransformerWrapper(num_tokens=TOKENS, max_seq_len=SEQ * 2,
+                                                              attn_layers=layers()), **wrap_kw), {"x": tokens()}
+    if kind == "non_autoregressive":
+        net = xt.TransformerWrapper(num_tokens=TOKENS + 1, logits_dim=TOKENS, max_seq_len=SEQ, attn_layers=layers())
+        return xt.NonAutoregressiveWrapper(net, mask_id=TOKENS), {"x": tokens()}
+    if kind == "xl_autoregressive":
+        net = xt.TransformerWrapper(num_tokens=TOKENS, max_seq_len=8, max_mem_len=8, attn_layers=layers(rotary_pos_emb=True))
+        return xt.XLAutoregressiveWrapper(net), {"x": tokens()}
+    if kind == "belief_state":
+        return xt.BeliefStateWrapper(forward_decoder=lm()), {"seq": tokens()}
+    if kind == "next_latent":
+        return xt.NextLatentWrapper(lm(), dim=DIM), {"x": tokens()}
+    if kind == "multi_input":
+        model = xt.MultiInputTransformerWrapper(num_tokens=dict(note=TOKENS, pitch=12), max_seq_len=SEQ * 2, attn_layers=layers())
+        return model, {"x": {"note": tokens(), "pitch": torch.randint(0, 12, (2, SEQ), generator=g)}}
+    if kind in ("xval", "xval_autoregressive"):
+        net = xt.XValTransformerWrapper(num_tokens=TOKENS, numerical_token_id=TOKENS - 1, max_seq_len=SEQ * 2, attn_layers=layers())
+        inputs = {"x": tokens(), "x_num": torch.randn(2, SEQ, generator=g)}
+        return (xt.XValAutoregressiveWrapper(net) if kind == "xval_autoregressive" else net), inputs
+    if kind == "dpo":
+        prompt = torch.arange(SEQ)[None].expand(2, -1) < 4
+        return xt.DPO(lm(), pad_id=-1), {"preferred_seq": tokens(), "unpreferred_seq": tokens(), "prompt_mask": prompt}
+    if kind == "neo_mlp":
+        model = xt.NeoMLP(dim_in=5, dim_hidden=8, dim_out=3, dim_model=DIM, depth=2)
+        return model, {"x": torch.randn(2, 5, generator=g)}
+    raise KeyError(kind)
+
+
+def build(name, variant=None):
+    import torch
+
+    kind, layers_cls, layer_kw, wrap_kw = SPECS[name]
+    torch.manual_seed(0)
+    model, inputs = _build(kind, layers_cls, {**layer_kw, **(variant.config if variant else {})}, wrap_kw)
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs
