@@ -1,0 +1,112 @@
+"""Three small models that graph-break, for `compilelint verify --cost` (hand-written; they imitate
+no library): a mixture of experts whose dispatch depends on the data (`nonzero` + `torch.where`
+per expert), a block that checks a value with `.item()` on every call, and a block that logs
+with `print` inside `forward`.
+
+    compilelint verify bench/cost/models.py --example bench/cost/models.py:targets --cost --unsafe-fixes
+
+`COST_SIZE=small` (the default) is a size a CPU times in seconds; `COST_SIZE=gpu` a moderate one.
+"""
+import os
+
+import torch
+from torch import nn
+
+SIZES = {"small": dict(tokens=64, d=32, ff=64, experts=4, layers=2),
+         "gpu": dict(tokens=2048, d=512, ff=1024, experts=8, layers=4)}
+S = SIZES[os.environ.get("COST_SIZE", "small")]
+
+
+class Expert(nn.Module):
+    def __init__(self, d, ff):
+        super().__init__()
+        self.wi = nn.Linear(d, ff, bias=False)
+        self.wo = nn.Linear(ff, d, bias=False)
+
+    def forward(self, x):
+        return self.wo(torch.relu(self.wi(x)))
+
+
+class Experts(nn.ModuleDict):
+    def __init__(self, num_experts, d, ff):
+        super().__init__()
+        for idx in range(num_experts):
+            self[f"expert_{idx}"] = Expert(d, ff)
+
+    def forward(self, hidden_states, selected_experts, routing_weights):
+        final_hidden_states = torch.zeros_like(hidden_states)
+        expert_mask = selected_experts.permute(2, 1, 0)
+
+        expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_states.shape[-1])
+            current_hidden_states = self[f"expert_{expert_idx[0]}"](current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states
+
+
+class MoELayer(nn.Module):
+    def __init__(self, d, ff, num_experts):
+        super().__init__()
+        self.num_experts = num_experts
+        self.router = nn.Linear(d, num_experts, bias=False)
+        self.experts = Experts(num_experts, d, ff)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        probs = torch.softmax(self.router(x), dim=-1)
+        weight, choice = probs.max(dim=-1, keepdim=True)
+        selected = nn.functional.one_hot(choice, self.num_experts)
+        return self.norm(x + self.experts(x, selected, weight))
+
+
+class MoE(nn.Module):
+    def __init__(self, d, ff, num_experts, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(MoELayer(d, ff, num_experts) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class CheckedBlock(nn.Module):
+    """An MLP stack that checks its activations stay finite and bounded with `.item()`."""
+
+    def __init__(self, d, ff, layers):
+        super().__init__()
+        self.mlps = nn.ModuleList(Expert(d, ff) for _ in range(layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+
+    def forward(self, x):
+        for mlp, norm in zip(self.mlps, self.norms):
+            x = norm(x + mlp(x))
+            assert x.abs().max().item() < 1e4
+        return x
+
+
+class LoggedBlock(nn.Module):
+    """An MLP stack that prints a progress line in `forward`."""
+
+    def __init__(self, d, ff, layers):
+        super().__init__()
+        self.mlps = nn.ModuleList(Expert(d, ff) for _ in range(layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+
+    def forward(self, x):
+        for i, (mlp, norm) in enumerate(zip(self.mlps, self.norms)):
+            x = norm(x + mlp(x))
+            print("layer done:", i)
+        return x
+
+
+def targets():
+    torch.manual_seed(0)
+    x = torch.randn(S["tokens"], S["d"])
+    return [
+        (MoE(S["d"], S["ff"], S["experts"], S["layers"]).eval(), (x,), {}),
+        (CheckedBlock(S["d"], S["ff"], S["layers"]).eval(), (x,), {}),
+        (LoggedBlock(S["d"], S["ff"], S["layers"]).eval(), (x,), {}),
+    ]

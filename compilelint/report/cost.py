@@ -1,0 +1,105 @@
+"""`verify --cost` as text, JSON and SARIF, from the plain dict `verify.cost.cost_dict` builds.
+
+Latencies are medians per call with their interquartile range; a difference inside the ranges is
+printed as "no measurable difference", never as a speed-up or a slowdown.
+"""
+from __future__ import annotations
+
+import json
+from typing import Dict, Optional
+
+from compilelint.verify.timing import FASTER, SAME, Summary, ms
+
+NAMES = {"eager": "eager", "compiled": "compiled as is", "fixed": "compiled, fixed + settings",
+         "settings": "compiled, settings alone"}
+
+
+def version_name(name: str) -> str:
+    return NAMES.get(name, f"compiled, {name} alone")
+
+
+def _lat(v: dict) -> str:
+    lat = v.get("latency")
+    if not lat:
+        return "not timed" + (f" ({v['error']})" if v.get("error") else "")
+    s = Summary(**lat)
+    return f"{ms(s.median):>10}  (IQR {ms(s.q1)}–{ms(s.q3)}, min–max {ms(s.min)}–{ms(s.max)}, n={s.n})"
+
+
+def change(c: Optional[dict]) -> str:
+    """'2.1x faster, saves 3.2 ms per call' | 'no measurable difference (1.02x)' | '1.3x slower, ...'."""
+    if not c:
+        return "not timed"
+    if c["verdict"] == SAME:
+        return f"{SAME} ({c['speedup']:.2f}x, inside the spread)"
+    if c["verdict"] == FASTER:
+        return f"{c['speedup']:.2f}x faster, saves {ms(c['saving'])} per call"
+    return f"{1 / c['speedup']:.2f}x slower, costs {ms(-c['saving'])} per call"
+
+
+def render_text(data: dict) -> str:
+    mode = data["compile_mode"]
+    lines = [f"cost: {data['device_name'] or data['device']}, torch {data['torch']}, backend {data['backend']}, "
+             f"mode {mode}; {data['method']}"]
+    if data["settings"]:
+        lines.append(f"settings (suggested by --try-settings on the fixed code): {'; '.join(data['settings'])}")
+    for t in data["targets"]:
+        head = f"{t['label']}"
+        if t.get("rounds"):
+            head += f": {t['rounds']} rounds interleaved, " + ("medians stable" if t.get("stable") else
+                                                              "stopped by the time budget, medians still moving")
+        if t.get("error"):
+            head += f" [error: {t['error']}]"
+        lines.append(head)
+        for name, v in t["versions"].items():
+            extra = ""
+            if name != "eager" and not v.get("error"):
+                extra = (f"  compile {v['compile_s']:.2f} s, first call {v['first_call_s']:.2f} s, "
+                         f"{v['frames']} frames, {v['breaks']} breaks, {v['recompiles']} recompiles")
+                eq = (v.get("outputs") or {}).get("equal")
+                if eq and eq not in ("bitwise", "allclose"):
+                    extra += f"; outputs {eq} ({v['outputs'].get('what', '')})"
+            lines.append(f"    {version_name(name):<34}{_lat(v)}{extra}")
+        for key, label in (("compiled_vs_eager", "compiled vs eager"), ("fixed_vs_compiled", "fixed vs compiled"),
+                           ("fixed_vs_eager", "fixed vs eager"), ("settings_vs_compiled", "settings vs compiled")):
+            if key in t["compare"]:
+                lines.append(f"    {label}: {change(t['compare'][key])}")
+    if data["ranking"]:
+        lines.append("ranking: the time each proven fix wins alone (compiled as is → with that fix)")
+    for row in data["ranking"]:
+        first = row["findings"][0]
+        more = f" (+ {', '.join(f['where'] + ' ' + f['code'] for f in row['findings'][1:])})" \
+            if len(row["findings"]) > 1 else ""
+        where = f" on #{row['target']}" if row["target"] is not None else ""
+        lines.append(f"  {row['rank']}. {first['where']}: {first['code']}{more}: {change(row)}{where}; "
+                     f"removes {row['breaks_removed']} breaks")
+    c = data.get("confirmation")
+    if c:
+        verdict = "confirmed" if c["confirmed"] else "NOT confirmed"
+        detail = (f"{ms(c['before']['median'])} → {ms(c['after']['median'])}, {change(c)}"
+                  if c.get("before") else c.get("error") or c["verdict"])
+        lines.append(f"top finding {verdict} by a second run of that fix alone on #{c['target']}: {detail}")
+    for r in data["not_proven"]:
+        lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}" + (f"; {r['message']}" if r["message"] else ""))
+    if data.get("error"):
+        lines.append(f"error: {data['error']}")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(data: dict) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_sarif(report, data: dict, per_finding: Dict[int, dict], torch_version: str) -> str:
+    """The findings' SARIF log, each fixed finding's result with `properties.cost` (its ranking
+    row), and the whole measurement as the run's `properties.cost`."""
+    from compilelint.report.sarif import sarif_log
+
+    log = sarif_log(report, torch_version)
+    run = log["runs"][0]
+    for finding, result in zip(report.findings, run["results"]):
+        row = per_finding.get(id(finding))
+        if row is not None:
+            result.setdefault("properties", {})["cost"] = row
+    run["properties"] = {"cost": data}
+    return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"
