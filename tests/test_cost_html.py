@@ -40,8 +40,9 @@ def data():
                                                          "fix": "dense loop"}]),
                     dict(same, fix=2, rank=2, findings=[{"where": "m.py:9:4", "code": "CL201", "message": "m",
                                                           "fix": "guard"}])],
-        "confirmation": {"fix": 1, "target": 0, "confirmed": True, "verdict": "faster", "saving": 0.0044,
-                         "speedup": 3.9, "before": _lat(0.006, 0.0002), "after": _lat(0.0015, 0.0001), "error": ""},
+        "confirmations": [{"fix": 1, "target": 0, "confirmed": True, "verdict": "faster", "saving": 0.0044,
+                           "first_saving": 0.0045, "speedup": 3.9, "before": _lat(0.006, 0.0002),
+                           "after": _lat(0.0015, 0.0001), "error": ""}],
     }
 
 

@@ -73,12 +73,12 @@ def render_text(data: dict) -> str:
         where = f" on #{row['target']}" if row["target"] is not None else ""
         lines.append(f"  {row['rank']}. {first['where']}: {first['code']}{more}: {change(row)}{where}; "
                      f"removes {row['breaks_removed']} breaks")
-    c = data.get("confirmation")
-    if c:
+    for c in data.get("confirmations") or []:
         verdict = "confirmed" if c["confirmed"] else "NOT confirmed"
         detail = (f"{ms(c['before']['median'])} → {ms(c['after']['median'])}, {change(c)}"
                   if c.get("before") else c.get("error") or c["verdict"])
-        lines.append(f"top finding {verdict} by a second run of that fix alone on #{c['target']}: {detail}")
+        lines.append(f"#{c['target']}: its top fix ({c['fix']}, saved {ms(c['first_saving'])}) {verdict} by a "
+                     f"second run of that fix alone: {detail}")
     for r in data["not_proven"]:
         lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}" + (f"; {r['message']}" if r["message"] else ""))
     if data.get("error"):

@@ -78,11 +78,11 @@ def render_html(data: dict) -> str:
         parts.append("</table>")
     else:
         parts.append("<p>No proven fix to time.</p>")
-    c = data.get("confirmation")
-    if c:
+    for c in data.get("confirmations") or []:
         cls, word = ("ok", "confirmed") if c["confirmed"] else ("bad", "not confirmed")
         detail = change(c) if c.get("before") else (c.get("error") or c["verdict"])
-        parts.append(f'<p class="{cls}">Top finding {word} by a second run of that fix alone: {escape(detail)}.</p>')
+        parts.append(f'<p class="{cls}">#{c["target"]}: its top fix ({c["fix"]}) {word} by a second run of that '
+                     f'fix alone: {escape(detail)}.</p>')
 
     for t in data["targets"]:
         parts.append(f'<h2 class="target">{escape(t["label"])}: latency before and after</h2>')

@@ -11,8 +11,8 @@ For every target of an `--example` factory, on the device verify runs on, one ch
 - `fix N`     the code with one proven fix alone, compiled, for each fix the target reaches.
 
 Each fix's saving is `compiled` − `fix N` (medians); it counts only when measurable (timing.py:
-the interquartile ranges do not overlap), and the fixes are ranked by it. The top one is then timed
-again alone against `compiled` in a fresh process, and says whether that second run confirms it.
+the interquartile ranges do not overlap), and the fixes are ranked by it. Each target's top fix is then
+timed again alone against `compiled` in a fresh process: the second run confirms it or not.
 The parent never imports torch.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Cost:
     groups: List[Group] = field(default_factory=list)
     proof: object = None  # fixproof.Proof
     knobs: Tuple[str, ...] = ()
-    confirmation: Optional[dict] = None
+    confirmations: List[dict] = field(default_factory=list)  # per target: its top fix, timed again
     device: str = ""
     device_name: str = ""
     torch: str = ""
@@ -74,10 +74,10 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
     from compilelint.verify.knobs import try_settings
 
     cost = Cost()
-    # Which fixes are proven: exactly verify --fix's judgement (Dynamo decides breaks, so the
-    # backend that counts them is the fast one).
+    # Which fixes are proven: verify --fix's judgement, in eval mode (the mode timed here; Dynamo
+    # decides breaks, so the backend that counts them is the fast one).
     cost.proof = prove_fixes(report, paths, example=example, unsafe=unsafe, device=device, backend="eager",
-                             timeout=timeout, memory_limit_mb=memory_limit_mb, progress=progress)
+                             timeout=timeout, memory_limit_mb=memory_limit_mb, modes=("eval",), progress=progress)
     proven = [r for r in cost.proof.results if r.status == "proven"]
     groups: Dict[tuple, Group] = {}
     for r in proven:
@@ -132,12 +132,12 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
         cost.torch = first.get("torch", "")
         cost.device = first.get("device", device)
         cost.device_name = first.get("device_name", "")
-        top = _ranked(cost)[:1]
-        if top and top[0]["verdict"] == FASTER:
-            g = next(g for g in cost.groups if g.number == top[0]["fix"])
-            index = top[0]["target"]
-            again = _time_target(index, [base[1], alone[g.number]], **common)
-            cost.confirmation = _confirmation(top[0], again)
+        # Each target's top fix is timed again, alone against the code as it is, in a fresh process.
+        for t in cost.targets:
+            top = _top_on(cost, t)
+            if top is not None:
+                again = _time_target(t["index"], [base[1], alone[top["fix"]]], **common)
+                cost.confirmations.append(_confirmation(top, again))
         return cost
     finally:
         for c in copies:
@@ -237,9 +237,20 @@ def _ranked(cost: Cost) -> List[dict]:
     return rows
 
 
+def _top_on(cost: Cost, target: dict) -> Optional[dict]:
+    """The fix that saves most on this target, measurably; None when none does."""
+    best = None
+    for g in cost.groups:
+        c = comparison(target, "compiled", f"fix {g.number}")
+        if c is not None and c["verdict"] == FASTER and (best is None or c["saving"] > best["saving"]):
+            best = dict(c, fix=g.number, target=target["index"])
+    return best
+
+
 def _confirmation(top: dict, again: dict) -> dict:
     c = comparison(again, "compiled", f"fix {top['fix']}")
-    out = {"fix": top["fix"], "target": top["target"], "error": again.get("error", "")}
+    out = {"fix": top["fix"], "target": top["target"], "first_saving": top["saving"],
+           "error": again.get("error", "")}
     if c is None:
         return dict(out, confirmed=False, verdict="not timed")
     return dict(out, confirmed=c["verdict"] == FASTER, verdict=c["verdict"], saving=c["saving"],
@@ -280,7 +291,7 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
 
     return {"device": cost.device, "device_name": cost.device_name, "torch": cost.torch, "backend": backend,
             "compile_mode": compile_mode or "default", "settings": [spelled(k) for k in cost.knobs],
-            "targets": targets, "ranking": ranking, "confirmation": cost.confirmation,
+            "targets": targets, "ranking": ranking, "confirmations": cost.confirmations,
             "not_proven": not_timed, "error": cost.error,
             "method": "eval mode, torch.no_grad(); versions interleaved in one process, one call per version "
                       "per round in rotated order, until every median moved < 1 % over 5 rounds (or the "
