@@ -70,3 +70,10 @@ def test_a_wide_spread_hides_a_large_median_difference():
     noisy = Summary(n=20, median=10.0, q1=5.0, q3=20.0, min=1.0, max=40.0)
     other = Summary(n=20, median=7.0, q1=6.0, q3=8.0, min=5.0, max=9.0)
     assert compare(noisy, other)["verdict"] == SAME
+
+
+def test_stability_waits_for_the_minimum_time():
+    ticks = itertools.count()
+    m = interleaved({"A": lambda: 1.0}, min_rounds=10, max_rounds=400, check_every=5, min_s=30, budget_s=100,
+                    clock=lambda: float(next(ticks)))
+    assert m.stable and m.seconds >= 30 and m.rounds > 15

@@ -6,7 +6,8 @@ weights (Mixtral-style), and a block that logs with `print` in `forward` and rea
 
     compilelint verify bench/cost/models.py --example bench/cost/models.py:targets --cost --unsafe-fixes
 
-`COST_SIZE=small` (the default) is a size a CPU times in seconds; `COST_SIZE=gpu` a moderate one.
+`COST_SIZE=small` (the default) is a size a CPU times in seconds; `COST_SIZE=gpu` a moderate one;
+`COST_ONLY=MoE` builds only the models named.
 """
 import os
 
@@ -14,7 +15,7 @@ import torch
 from torch import nn
 
 SIZES = {"small": dict(tokens=64, d=32, ff=64, experts=4, layers=2),
-         "gpu": dict(tokens=2048, d=512, ff=1024, experts=8, layers=4)}
+         "gpu": dict(tokens=4096, d=512, ff=2048, experts=4, layers=2)}
 S = SIZES[os.environ.get("COST_SIZE", "small")]
 
 
@@ -135,10 +136,13 @@ class LoggedBlock(nn.Module):
 
 
 def targets():
+    """Every model, or only those named in COST_ONLY (comma-separated class names)."""
     torch.manual_seed(0)
     x = torch.randn(S["tokens"], S["d"])
-    return [
+    made = [
         (MoE(S["d"], S["ff"], S["experts"], S["layers"]).eval(), (x,), {}),
         (Top2MoE(S["d"], S["ff"], S["experts"], S["layers"]).eval(), (x,), {}),
         (LoggedBlock(S["d"], S["ff"], S["layers"]).eval(), (x,), {}),
     ]
+    only = [n for n in os.environ.get("COST_ONLY", "").split(",") if n]
+    return [t for t in made if not only or type(t[0]).__name__ in only]

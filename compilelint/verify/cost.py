@@ -66,7 +66,7 @@ class Cost:
 
 def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: str, backend: str = "inductor",
                  compile_mode: Optional[str] = None, unsafe: bool = False, timeout: float = 300.0,
-                 budget_s: float = 20.0, min_rounds: int = 10, max_rounds: int = 400,
+                 budget_s: float = 20.0, min_s: float = 1.0, min_rounds: int = 20, max_rounds: int = 2000,
                  memory_limit_mb: Optional[int] = None,
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Cost:
     from compilelint.fix.apply import applicable
@@ -114,7 +114,7 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
         forget = sorted({p for c in copies for pair in c.roots.items() for p in pair} |
                         {import_root(p) for p in roots})
         common = dict(example=example, device=device, backend=backend, compile_mode=compile_mode, forget=forget,
-                      timeout=timeout, memory_limit_mb=memory_limit_mb, budget_s=budget_s,
+                      timeout=timeout, memory_limit_mb=memory_limit_mb, budget_s=budget_s, min_s=min_s,
                       min_rounds=min_rounds, max_rounds=max_rounds)
 
         def versions_for(index: int) -> List[Version]:
@@ -151,7 +151,7 @@ def _example_dir(example: str) -> str:
 
 def _time_target(index: int, versions: List[Version], *, example: str, device: str, backend: str,
                  compile_mode: Optional[str], forget: List[str], timeout: float, memory_limit_mb: Optional[int],
-                 budget_s: float, min_rounds: int, max_rounds: int) -> dict:
+                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int) -> dict:
     """Run the child for one target; its record: versions with their summaries, or an error."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
     fd, out = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".jsonl")
@@ -170,7 +170,7 @@ def _time_target(index: int, versions: List[Version], *, example: str, device: s
     with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
         json.dump({"example": example, "index": index, "device": device, "backend": backend,
                    "compile_mode": compile_mode, "seed": 0, "out": out, "roots": forget, "variants": variants,
-                   "min_rounds": min_rounds, "max_rounds": max_rounds, "budget_s": budget_s}, f)
+                   "min_rounds": min_rounds, "max_rounds": max_rounds, "min_s": min_s, "budget_s": budget_s}, f)
     try:
         # Compiling every version takes time: the limit is per version, plus the timing budget.
         limit = timeout * len(versions) + budget_s * 2
@@ -294,8 +294,8 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
             "targets": targets, "ranking": ranking, "confirmations": cost.confirmations,
             "not_proven": not_timed, "error": cost.error,
             "method": "eval mode, torch.no_grad(); versions interleaved in one process, one call per version "
-                      "per round in rotated order, until every median moved < 1 % over 5 rounds (or the "
-                      "budget ended); spread: interquartile range; a difference whose ranges overlap is "
+                      "per round in rotated order, at least 20 rounds and 1 s, until every median moved < 1 % "
+                      "over 5 rounds (or 20 s ended); spread: interquartile range; a difference whose ranges overlap is "
                       f"'{SAME}'"}
 
 

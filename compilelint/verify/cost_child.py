@@ -6,7 +6,7 @@ process, interleaved.
 SPEC: {"example", "index", "device", "backend", "compile_mode", "seed", "out", "roots" (folders
 whose modules are imported afresh for every version: the checked code and its copies),
 "variants": [{"name", "pythonpath": [...], "example", "compile": bool, "dynamo_config": {...},
-"dynamic": true | null}], "min_rounds", "max_rounds", "budget_s", "warmup"}.
+"dynamic": true | null}], "min_rounds", "max_rounds", "min_s", "budget_s", "warmup"}.
 
 Each version is imported from its own folder (the original, or a copy holding some fixes): the
 modules under `roots` are dropped from `sys.modules` before it loads, so every version runs its
@@ -208,7 +208,7 @@ def run(spec: dict, out: Results) -> None:
     try:
         measured = interleaved({name: (lambda c=c: timed(c)) for name, (c, _) in calls.items()},
                                min_rounds=spec.get("min_rounds", 10), max_rounds=spec.get("max_rounds", 400),
-                               budget_s=spec.get("budget_s", 30.0), between=between)
+                               budget_s=spec.get("budget_s", 30.0), min_s=spec.get("min_s", 0.0), between=between)
     finally:
         if current.get("ctx") is not None:
             current["ctx"].__exit__(None, None, None)

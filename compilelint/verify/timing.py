@@ -76,12 +76,13 @@ class Measured:
 
 
 def interleaved(timers: Dict[str, Callable[[], float]], *, min_rounds: int = 10, max_rounds: int = 400,
-                budget_s: float = 30.0, tolerance: float = 0.01, check_every: int = 5,
+                budget_s: float = 30.0, min_s: float = 0.0, tolerance: float = 0.01, check_every: int = 5,
                 clock: Callable[[], float] = time.monotonic,
                 between: Optional[Callable[[str], None]] = None) -> Measured:
     """Call every timer once per round in `order`, until each median has moved less than
-    `tolerance` (relative) over the last `check_every` rounds, at least `min_rounds` and at most
-    `max_rounds` rounds or `budget_s` seconds. A timer returns the seconds of one call it made."""
+    `tolerance` (relative) over the last `check_every` rounds, at least `min_rounds` rounds and
+    `min_s` seconds, at most `max_rounds` rounds or `budget_s` seconds. A timer returns the seconds
+    of one call it made."""
     names = list(timers)
     samples: Dict[str, List[float]] = {n: [] for n in names}
     start = clock()
@@ -93,7 +94,7 @@ def interleaved(timers: Dict[str, Callable[[], float]], *, min_rounds: int = 10,
                 between(name)
             samples[name].append(timers[name]())
         rounds += 1
-        if rounds >= min_rounds and rounds % check_every == 0:
+        if rounds >= min_rounds and rounds % check_every == 0 and clock() - start >= min_s:
             now = {n: quantile(samples[n], 0.5) for n in names}
             if previous is not None and all(_moved(previous[n], now[n]) < tolerance for n in names):
                 stable = True
