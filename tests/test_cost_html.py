@@ -25,9 +25,11 @@ def _version(median, spread, breaks):
 
 def data():
     """The shape `verify.cost.cost_dict` returns, with round numbers."""
+    faster = {"vs_compiled": {"verdict": "faster", "saving": 0.004, "speedup": 4.0}}
     versions = {"eager": _version(0.004, 0.0001, 0), "compiled": _version(0.006, 0.0002, 4),
-                "fixed": _version(0.001, 0.00005, 0), "fix 1": _version(0.0015, 0.0001, 1),
-                "fix 2": _version(0.0059, 0.0003, 3)}
+                "fixed": dict(_version(0.001, 0.00005, 0), **faster), "fix 1": dict(_version(0.0015, 0.0001, 1), **faster),
+                "fix 2": dict(_version(0.0059, 0.0003, 3),
+                              vs_compiled={"verdict": "no measurable difference", "saving": 0.0001, "speedup": 1.02})}
     row = {"verdict": "faster", "saving": 0.0045, "speedup": 4.0, "target": 0, "targets": [], "breaks_removed": 3}
     same = {"verdict": "no measurable difference", "saving": 0.0001, "speedup": 1.02, "target": 0, "targets": [],
             "breaks_removed": 1}
@@ -74,6 +76,7 @@ def test_bars_are_drawn_at_the_sizes_of_the_numbers():
     assert [s for _, s in latency] == [0.004, 0.006, 0.001, 0.0015, 0.0059]
     for width, seconds in latency:
         assert width == pytest.approx(seconds / top * WIDTH, abs=0.01)
+    assert page.count('class="bar faster"') == 1 + 2 and page.count('class="bar same"') == 1 + 1
     assert "&lt;tiny&gt;" in page and "<tiny>" not in page  # labels are escaped
     assert "no measurable difference" in page and "confirmed" in page
 

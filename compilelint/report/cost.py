@@ -8,10 +8,18 @@ from __future__ import annotations
 import json
 from typing import Dict, Optional
 
-from compilelint.verify.timing import FASTER, SAME, Summary, ms
+# verify.timing's verdicts (report never imports verify: the architecture contract)
+FASTER, SAME = "faster", "no measurable difference"
 
 NAMES = {"eager": "eager", "compiled": "compiled as is", "fixed": "compiled, fixed + settings",
          "settings": "compiled, settings alone"}
+
+
+def ms(seconds: float) -> str:
+    """A latency for people: 3 significant digits in ms (µs below 0.1 ms)."""
+    if abs(seconds) < 1e-4:
+        return f"{seconds * 1e6:.3g} µs"
+    return f"{seconds * 1e3:.3g} ms"
 
 
 def version_name(name: str) -> str:
@@ -22,8 +30,8 @@ def _lat(v: dict) -> str:
     lat = v.get("latency")
     if not lat:
         return "not timed" + (f" ({v['error']})" if v.get("error") else "")
-    s = Summary(**lat)
-    return f"{ms(s.median):>10}  (IQR {ms(s.q1)}–{ms(s.q3)}, min–max {ms(s.min)}–{ms(s.max)}, n={s.n})"
+    return (f"{ms(lat['median']):>10}  (IQR {ms(lat['q1'])}–{ms(lat['q3'])}, min–max {ms(lat['min'])}–"
+            f"{ms(lat['max'])}, n={lat['n']})")
 
 
 def change(c: Optional[dict]) -> str:
@@ -80,7 +88,8 @@ def render_text(data: dict) -> str:
         lines.append(f"#{c['target']}: its top fix ({c['fix']}, saved {ms(c['first_saving'])}) {verdict} by a "
                      f"second run of that fix alone: {detail}")
     for r in data["not_proven"]:
-        lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}" + (f"; {r['message']}" if r["message"] else ""))
+        why = f"; {r['message']}" if r["message"] else ""
+        lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}{why}")
     if data.get("error"):
         lines.append(f"error: {data['error']}")
     return "\n".join(lines) + "\n"

@@ -10,8 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import List, Optional, Tuple
 
-from compilelint.report.cost import change, version_name
-from compilelint.verify.timing import FASTER, ms
+from compilelint.report.cost import FASTER, change, ms, version_name
 
 WIDTH = 420  # px of the longest bar
 ROW = 26
@@ -89,14 +88,11 @@ def render_html(data: dict) -> str:
         if t.get("error"):
             parts.append(f'<p class="bad">{escape(t["error"])}</p>')
         rows = []
-        compiled = (t["versions"].get("compiled") or {}).get("latency")
         for name, v in t["versions"].items():
             lat = v.get("latency")
             if not lat:
                 continue
-            verdict = "same"
-            if compiled and name not in ("compiled", "eager"):
-                verdict = _css(_verdict(compiled, lat))
+            verdict = _css((v.get("vs_compiled") or {}).get("verdict", ""))
             rows.append((version_name(name), lat["median"], (lat["q1"], lat["q3"]),
                          "base" if name in ("eager", "compiled") else verdict,
                          f"{ms(lat['median'])} (IQR {ms(lat['q1'])}–{ms(lat['q3'])})"))
@@ -105,7 +101,8 @@ def render_html(data: dict) -> str:
         parts.append("<table><tr><th>version</th><th>compile</th><th>frames</th><th>breaks</th><th>recompiles</th>"
                      "</tr>")
         for name, v in t["versions"].items():
-            parts.append(f"<tr><td>{escape(version_name(name))}</td><td class=num>{v.get('compile_s', 0):.2f} s</td>"
+            parts.append(f"<tr><td>{escape(version_name(name))}</td>"
+                         f"<td class=num>{v.get('compile_s', 0):.2f} s</td>"
                          f"<td class=num>{v.get('frames', 0)}</td><td class=num>{v.get('breaks', 0)}</td>"
                          f"<td class=num>{v.get('recompiles', 0)}</td></tr>")
         parts.append("</table>")
@@ -118,9 +115,3 @@ def render_html(data: dict) -> str:
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
-
-
-def _verdict(before: dict, after: dict) -> str:
-    from compilelint.verify.timing import Summary, compare
-
-    return compare(Summary(**before), Summary(**after))["verdict"]

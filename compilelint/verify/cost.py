@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from compilelint.finding import Finding, Report
 from compilelint.verify import match as M
 from compilelint.verify import proc
+from compilelint.verify.knobs import run_kwargs, spelled
 from compilelint.verify.prove import Copy, import_root, make_copy
 from compilelint.verify.runner import _env, _records
 from compilelint.verify.timing import FASTER, SAME, compare, summarize
@@ -163,8 +164,6 @@ def _time_target(index: int, versions: List[Version], *, example: str, device: s
         mod, sep, attr = example.rpartition(":")
         if v.copy is not None and (mod.endswith(".py") or os.sep in mod):
             ex = f"{v.copy.to_copy(mod)}{sep}{attr}"
-        from compilelint.verify.knobs import run_kwargs
-
         variants.append({"name": v.name, "example": ex, "compile": v.compile,
                          "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs)})
     with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
@@ -279,16 +278,15 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
     targets = []
     for t in cost.targets:
         out = {k: t.get(k) for k in ("index", "label", "rounds", "stable", "seconds", "error")}
-        out["versions"] = t["versions"]
+        out["versions"] = {name: dict(v, vs_compiled=comparison(t, "compiled", name))
+                           if name not in ("eager", "compiled") else v for name, v in t["versions"].items()}
         out["compare"] = {name: comparison(t, a, b) for name, (a, b) in {
             "compiled_vs_eager": ("eager", "compiled"), "fixed_vs_compiled": ("compiled", "fixed"),
             "fixed_vs_eager": ("eager", "fixed"), "settings_vs_compiled": ("compiled", "settings")}.items()
             if comparison(t, a, b) is not None}
         targets.append(out)
-    not_timed = [{"where": _where(r.finding, cwd), "code": r.finding.code, "status": r.status,
-                  "message": r.message} for r in (cost.proof.results if cost.proof else []) if r.status != "proven"]
-    from compilelint.verify.knobs import spelled
-
+    not_timed = [{"where": _where(r.finding, cwd), "code": r.finding.code, "status": r.status, "message": r.message}
+                 for r in (cost.proof.results if cost.proof else []) if r.status != "proven"]
     return {"device": cost.device, "device_name": cost.device_name, "torch": cost.torch, "backend": backend,
             "compile_mode": compile_mode or "default", "settings": [spelled(k) for k in cost.knobs],
             "targets": targets, "ranking": ranking, "confirmations": cost.confirmations,

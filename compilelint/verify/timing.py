@@ -107,14 +107,3 @@ def interleaved(timers: Dict[str, Callable[[], float]], *, min_rounds: int = 10,
 
 def _moved(old: float, new: float) -> float:
     return abs(new - old) / old if old > 0 else (0.0 if new == old else float("inf"))
-
-
-def ms(seconds: float) -> str:
-    """A latency for people: 3 significant digits in ms (or µs below 0.1 ms)."""
-    if abs(seconds) < 1e-4:
-        return f"{seconds * 1e6:.3g} µs"
-    return f"{seconds * 1e3:.3g} ms"
-
-
-def spread(s: Summary) -> str:
-    return f"IQR {ms(s.q1)}–{ms(s.q3)}, n={s.n}"
