@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from compilelint.report.html import LABEL, WIDTH, render_html
+from compilelint.report.html import LABEL, TAIL, WIDTH, render_html
 
 
 def _lat(median, spread):
@@ -106,7 +106,7 @@ def test_chromium_renders_the_bars(tmp_path):
     assert m, r.stderr[-2000:]
     bars = json.loads(m.group(1))
     assert len(bars) == 7  # 2 ranking bars + 5 latencies, all laid out
-    assert all(svg_width == LABEL + WIDTH + 190 for _, _, svg_width in bars)
+    assert all(svg_width == LABEL + WIDTH + TAIL for _, _, svg_width in bars)
     ranking = bars[:2]
     assert ranking[0][0] == pytest.approx(WIDTH, abs=0.5)
     assert ranking[1][0] == pytest.approx(0.0001 / 0.0045 * WIDTH, abs=0.5)

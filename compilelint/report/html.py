@@ -15,6 +15,7 @@ from compilelint.report.cost import FASTER, change, ms, version_name
 WIDTH = 420  # px of the longest bar
 ROW = 26
 LABEL = 260
+TAIL = 280  # px for the value written after a bar
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
@@ -32,7 +33,7 @@ def _chart(title: str, rows: List[Tuple[str, float, Optional[Tuple[float, float]
     """rows: (label, seconds, (q1, q3) or None, css class, text after the bar)."""
     top = max([max(v, (iqr or (0, 0))[1]) for _, v, iqr, _, _ in rows] + [1e-12])
     height = ROW * len(rows) + 8
-    out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{LABEL + WIDTH + 190}" '
+    out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{LABEL + WIDTH + TAIL}" '
            f'height="{height}" xmlns="http://www.w3.org/2000/svg">']
     for i, (label, value, iqr, cls, after) in enumerate(rows):
         y = 4 + i * ROW
