@@ -77,3 +77,29 @@ def test_stability_waits_for_the_minimum_time():
     m = interleaved({"A": lambda: 1.0}, min_rounds=10, max_rounds=400, check_every=5, min_s=30, budget_s=100,
                     clock=lambda: float(next(ticks)))
     assert m.stable and m.seconds >= 30 and m.rounds > 15
+
+
+def test_each_version_imports_its_own_code(tmp_path, monkeypatch):
+    """Between versions the child drops the modules of the checked code and its copies (not an
+    environment inside the project, nor compilelint), and notices a factory that found the original."""
+    import sys
+    import types
+
+    from compilelint.verify.cost_child import _forget, _loaded_from
+
+    project, copy = tmp_path / "proj", tmp_path / "copy"
+    mods = {"pkg.mod": project / "pkg" / "mod.py", "pkg_copy": copy / "pkg" / "__init__.py",
+            "torchish": project / ".venv" / "lib" / "site-packages" / "torchish" / "__init__.py",
+            "examples": tmp_path / "elsewhere" / "examples.py", "unrelated": tmp_path / "other" / "u.py"}
+    for name, path in mods.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        m = types.ModuleType(name)
+        m.__file__ = str(path)
+        monkeypatch.setitem(sys.modules, name, m)
+    assert _loaded_from([str(copy)])
+    _forget([str(project), str(copy)], "examples")
+    left = set(sys.modules)
+    assert {"torchish", "unrelated"} <= left and not {"pkg.mod", "pkg_copy", "examples"} & left
+    assert "compilelint.verify.cost_child" in left
+    assert not _loaded_from([str(copy)])

@@ -92,7 +92,9 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
     cost.groups = list(groups.values())
 
     fixable = [f for f in report.findings if applicable(f.fix, unsafe)]
-    roots = sorted({os.path.dirname(M.norm(f.path)) for f in fixable} | set(paths) | {_example_dir(example)})
+    # A file example is copied too, so that it imports the fixed code: its folder comes first on
+    # the child's sys.path.
+    roots = sorted({os.path.dirname(M.norm(f.path)) for f in fixable} | set(paths) | set(_example_dir(example)))
     copies: List[Copy] = []
 
     def copy_with(findings) -> Copy:
@@ -145,9 +147,9 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
             c.remove()
 
 
-def _example_dir(example: str) -> str:
+def _example_dir(example: str) -> List[str]:
     mod = example.rpartition(":")[0]
-    return os.path.dirname(os.path.abspath(mod)) if mod.endswith(".py") or os.sep in mod else os.getcwd()
+    return [os.path.dirname(os.path.abspath(mod))] if mod.endswith(".py") or os.sep in mod else []
 
 
 def _time_target(index: int, versions: List[Version], *, example: str, device: str, backend: str,

@@ -58,6 +58,13 @@ def _forget(roots, factory_module: str) -> None:
             del sys.modules[name]
 
 
+def _loaded_from(folders) -> bool:
+    """Whether any module now imported comes from one of `folders` (a fixed copy)."""
+    folders = [os.path.realpath(f) for f in folders]
+    return any(os.path.realpath(path).startswith(tuple(f + os.sep for f in folders))
+               for path in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if path)
+
+
 def _factory_module(example: str) -> str:
     mod = example.rpartition(":")[0]
     if mod.endswith(".py") or os.sep in mod:
@@ -147,6 +154,12 @@ def run(spec: dict, out: Results) -> None:
                 out.emit(type="error", phase="setup", message=f"the factory returned only {len(targets)} targets")
                 return
         fn, args, kwargs, _module = _build(factory, index, seed, device, "eval")
+        if v.get("pythonpath") and not _loaded_from(v["pythonpath"]):
+            # The factory found the original code first (its own folder holds it): timing that as
+            # the fixed version would say "no difference" for the wrong reason.
+            out.emit(type="variant", name=v["name"], compile_s=0.0, first_call_s=0.0, frames=0, breaks=0,
+                     recompiles=0, outputs=None, error="the example imported the original code, not the fixed copy")
+            continue
         config = _config(v)
         record = {"name": v["name"], "compile_s": 0.0, "first_call_s": 0.0, "frames": 0, "breaks": 0,
                   "recompiles": 0, "outputs": None, "error": ""}

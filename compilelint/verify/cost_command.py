@@ -12,7 +12,8 @@ COST_FORMATS = ("concise", "json", "sarif", "html")
 def verify_cost(paths: Sequence[str], settings, *, example: Optional[str], device: str, backend: str,
                 compile_mode: Optional[str], timeout: float, unsafe: bool, output_format: Optional[str],
                 output_file: Optional[str], progress) -> int:
-    """Measure, print, exit 0 (measured), 1 (a target or the confirmation failed) or 2 (usage)."""
+    """Measure, print, exit 0 (measured), 1 (a target or one of its versions failed) or 2 (usage, or
+    the factory did not run)."""
     from compilelint.engine import UsageError, check_paths
     from compilelint.report.cost import render_json, render_sarif, render_text
     from compilelint.report.html import render_html
@@ -49,9 +50,11 @@ def verify_cost(paths: Sequence[str], settings, *, example: Optional[str], devic
             f.write(text)
     else:
         click.echo(text, nl=False)
-    failed = [t for t in data["targets"] if t.get("error")]
-    for t in failed:
-        click.echo(f"compilelint: verify: {t['label']}: {t['error']}", err=True)
+    failed = [f"{t['label']}: {t['error']}" for t in data["targets"] if t.get("error")]
+    failed += [f"{t['label']} {name}: {v['error']}" for t in data["targets"] for name, v in t["versions"].items()
+               if v.get("error")]
+    for line in failed:
+        click.echo(f"compilelint: verify: {line}", err=True)
     if data.get("error"):
         click.echo(f"compilelint: verify: {data['error']}", err=True)
         return 2
