@@ -38,6 +38,8 @@ def change(c: Optional[dict]) -> str:
     """'2.1x faster, saves 3.2 ms per call' | 'no measurable difference (1.02x)' | '1.3x slower, ...'."""
     if not c:
         return "not timed"
+    if c["verdict"] not in (FASTER, SAME, "slower"):
+        return c["verdict"]
     if c["verdict"] == SAME:
         return f"{SAME} ({c['speedup']:.2f}x, inside the spread)"
     if c["verdict"] == FASTER:
@@ -100,15 +102,16 @@ def render_json(data: dict) -> str:
 
 
 def render_sarif(report, data: dict, per_finding: Dict[int, dict], torch_version: str) -> str:
-    """The findings' SARIF log, each fixed finding's result with `properties.cost` (its ranking
-    row), and the whole measurement as the run's `properties.cost`."""
+    """The findings' SARIF log, each result with `properties.cost` (its fix's ranking row, or why
+    it was not timed: no fix, or a fix not proven), and the whole measurement as the run's
+    `properties.cost`."""
     from compilelint.report.sarif import sarif_log
 
     log = sarif_log(report, torch_version)
     run = log["runs"][0]
     for finding, result in zip(report.findings, run["results"]):
-        row = per_finding.get(id(finding))
-        if row is not None:
-            result.setdefault("properties", {})["cost"] = row
+        row = per_finding.get(id(finding)) or {"verdict": "not timed",
+                                                "reason": "no fix" if finding.fix is None else "fix not proven"}
+        result.setdefault("properties", {})["cost"] = row
     run["properties"] = {"cost": data}
     return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -300,9 +300,10 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
 
 
 def finding_costs(cost: Cost, data: dict) -> Dict[int, dict]:
-    """id(finding) → its ranking row (for SARIF's per-result property)."""
+    """id(finding) → its ranking row, or why its fix was not timed (SARIF's per-result property)."""
     by_number = {g.number: g for g in cost.groups}
-    out = {}
+    out = {id(r.finding): {"verdict": "not timed", "reason": f"fix {r.status}"}
+           for r in (cost.proof.results if cost.proof else [])}
     for row in data["ranking"]:
         for f in by_number[row["fix"]].findings:
             out[id(f)] = {k: row[k] for k in ("rank", "verdict", "saving", "speedup", "target", "breaks_removed")}
