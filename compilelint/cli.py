@@ -351,14 +351,19 @@ class _Progress:
 @click.option("--backend", type=click.Choice(["eager", "aot_eager", "inductor"]), default="eager",
               help="Backend for the compiled runs (Dynamo decides breaks; eager is fastest).")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per target.")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, envvar="COMPILELINT_OUTPUT_FORMAT")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS + ("html",)), default=None,
+              envvar="COMPILELINT_OUTPUT_FORMAT", help="html: with --cost only.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None)
 @click.option("--fix", "fix", is_flag=True, help="Prove each safe fix: run the code before and after it (on a copy).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: the unsafe fixes too.")
 @click.option("--proven-only", is_flag=True, help="With --fix: write the proven fixes to your files.")
 @click.option("--try-settings", is_flag=True, help="Measure the Dynamo settings the findings point to (--example).")
+@click.option("--cost", "cost_mode", is_flag=False, flag_value="default", default=None,
+              type=click.Choice(["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]),
+              help="Time eager, compiled, fixed and each proven fix alone (--example; inductor unless --backend); "
+                   "--cost=MODE compiles in that torch.compile mode.")
 def verify(paths, run_cmd, example, device, backend, timeout, output_format, output_file, fix, unsafe_fixes,
-           proven_only, try_settings, **options):
+           proven_only, try_settings, cost_mode=None, **options):
     """Run the flagged code under torch.compile and mark each finding confirmed or not.
 
     \b
@@ -385,6 +390,19 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
             _fail("--try-settings needs --example")
         sys.exit(verify_settings(paths, settings, example=example, device=device, backend=backend,
                                  timeout=timeout, output_file=output_file, progress=_Progress(sys.stderr.isatty())))
+    if cost_mode:
+        from compilelint.verify.cost_command import verify_cost
+
+        if command:
+            _fail("--cost needs --example")
+        explicit = click.get_current_context().get_parameter_source("backend") != click.core.ParameterSource.DEFAULT
+        sys.exit(verify_cost(paths, settings, example=example, device=device,
+                             backend=backend if explicit else "inductor",
+                             compile_mode=None if cost_mode == "default" else cost_mode, timeout=timeout,
+                             unsafe=unsafe_fixes, output_format=output_format, output_file=output_file,
+                             progress=_Progress(sys.stderr.isatty())))
+    if output_format == "html":
+        _fail("--output-format html needs --cost")
     if fix or unsafe_fixes or proven_only:
         from compilelint.verify.fix_command import verify_fixes
 

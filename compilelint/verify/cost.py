@@ -1,0 +1,310 @@
+"""`compilelint verify --cost`: what each break costs in time, measured.
+
+For every target of an `--example` factory, on the device verify runs on, one child
+(`cost_child.py`) times these versions interleaved, in eval mode:
+
+- `eager`     the code as it is, not compiled;
+- `compiled`  the code as it is, under `torch.compile` (the backend, inductor by default, and mode);
+- `fixed`     the code with every proven fix (`verify --fix`'s verdicts, fixproof.py) and the
+              settings `--try-settings` suggests on top of them (knobs.py), compiled;
+- `settings`  the code as it is with those settings alone, compiled (when there are some);
+- `fix N`     the code with one proven fix alone, compiled, for each fix the target reaches.
+
+Each fix's saving is `compiled` − `fix N` (medians); it counts only when measurable (timing.py:
+the interquartile ranges do not overlap), and the fixes are ranked by it. Each target's top fix is then
+timed again alone against `compiled` in a fresh process: the second run confirms it or not.
+The parent never imports torch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from compilelint.finding import Finding, Report
+from compilelint.verify import match as M
+from compilelint.verify import proc
+from compilelint.verify.knobs import run_kwargs, spelled
+from compilelint.verify.prove import Copy, import_root, make_copy
+from compilelint.verify.runner import _env, _records
+from compilelint.verify.timing import FASTER, SAME, compare, summarize
+
+
+@dataclass
+class Version:
+    name: str
+    copy: Optional[Copy] = None  # None: the user's own files
+    compile: bool = True
+    knobs: Tuple[str, ...] = ()
+
+
+@dataclass
+class Group:
+    """One proven fix; findings that carry the same edit (both breaks of an expert loop) share it."""
+
+    number: int
+    findings: List[Finding]
+    targets: List[int]  # the targets whose runs reached it
+    breaks: int = 0  # breaks it removed in verify --fix's runs
+
+
+@dataclass
+class Cost:
+    targets: List[dict] = field(default_factory=list)
+    groups: List[Group] = field(default_factory=list)
+    proof: object = None  # fixproof.Proof
+    knobs: Tuple[str, ...] = ()
+    confirmations: List[dict] = field(default_factory=list)  # per target: its top fix, timed again
+    device: str = ""
+    device_name: str = ""
+    torch: str = ""
+    error: str = ""
+
+
+def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: str, backend: str = "inductor",
+                 compile_mode: Optional[str] = None, unsafe: bool = False, timeout: float = 300.0,
+                 budget_s: float = 20.0, min_s: float = 1.0, min_rounds: int = 20, max_rounds: int = 2000,
+                 memory_limit_mb: Optional[int] = None,
+                 progress: Optional[Callable[[int, int, str], None]] = None) -> Cost:
+    from compilelint.fix.apply import applicable
+    from compilelint.verify.fixproof import _fix_key, prove_fixes, write_fixes
+    from compilelint.verify.knobs import try_settings
+
+    cost = Cost()
+    # Which fixes are proven: verify --fix's judgement, in eval mode (the mode timed here; Dynamo
+    # decides breaks, so the backend that counts them is the fast one).
+    cost.proof = prove_fixes(report, paths, example=example, unsafe=unsafe, device=device, backend="eager",
+                             timeout=timeout, memory_limit_mb=memory_limit_mb, modes=("eval",), progress=progress)
+    proven = [r for r in cost.proof.results if r.status == "proven"]
+    groups: Dict[tuple, Group] = {}
+    for r in proven:
+        g = groups.setdefault(_fix_key(r.finding), Group(len(groups) + 1, [], []))
+        g.findings.append(r.finding)
+        g.breaks = max(g.breaks, r.before - r.after)
+        for label, _ in r.outputs:
+            m = re.match(r"#(\d+)", label)
+            if m and int(m.group(1)) not in g.targets:
+                g.targets.append(int(m.group(1)))
+    cost.groups = list(groups.values())
+
+    fixable = [f for f in report.findings if applicable(f.fix, unsafe)]
+    # A file example is copied too, so that it imports the fixed code: its folder comes first on
+    # the child's sys.path.
+    roots = sorted({os.path.dirname(M.norm(f.path)) for f in fixable} | set(paths) | set(_example_dir(example)))
+    copies: List[Copy] = []
+
+    def copy_with(findings) -> Copy:
+        c = make_copy(roots)
+        copies.append(c)
+        write_fixes(c, findings)
+        return c
+
+    try:
+        all_fixed = copy_with([f for g in cost.groups for f in g.findings]) if cost.groups else None
+        search = try_settings(example, sorted({f.code for f in report.findings}), device=device, backend="eager",
+                              timeout=timeout, memory_limit_mb=memory_limit_mb, copy=all_fixed, progress=progress)
+        cost.knobs = tuple(search.suggested.knobs) if search.suggested is not None else ()
+        base = [Version("eager", compile=False), Version("compiled")]
+        if cost.groups or cost.knobs:
+            base.append(Version("fixed", all_fixed, knobs=cost.knobs))
+        if cost.knobs and cost.groups:
+            base.append(Version("settings", knobs=cost.knobs))
+        alone = {g.number: Version(f"fix {g.number}", copy_with(g.findings)) for g in cost.groups}
+        forget = sorted({p for c in copies for pair in c.roots.items() for p in pair} |
+                        {import_root(p) for p in roots})
+        common = dict(example=example, device=device, backend=backend, compile_mode=compile_mode, forget=forget,
+                      timeout=timeout, memory_limit_mb=memory_limit_mb, budget_s=budget_s, min_s=min_s,
+                      min_rounds=min_rounds, max_rounds=max_rounds)
+
+        def versions_for(index: int) -> List[Version]:
+            return base + [alone[g.number] for g in cost.groups if index in g.targets]
+
+        first = _time_target(0, versions_for(0), **common)
+        count = first.pop("count", None)
+        cost.targets.append(first)
+        for i in range(1, count or 0):
+            if progress:
+                progress(i + 1, count, f"timing #{i}")
+            cost.targets.append(_time_target(i, versions_for(i), **common))
+        if not count:
+            cost.error = first.get("error") or "the example factory did not run"
+        cost.torch = first.get("torch", "")
+        cost.device = first.get("device", device)
+        cost.device_name = first.get("device_name", "")
+        # Each target's top fix is timed again, alone against the code as it is, in a fresh process.
+        for t in cost.targets:
+            top = _top_on(cost, t)
+            if top is not None:
+                again = _time_target(t["index"], [base[1], alone[top["fix"]]], **common)
+                cost.confirmations.append(_confirmation(top, again))
+        return cost
+    finally:
+        for c in copies:
+            c.remove()
+
+
+def _example_dir(example: str) -> List[str]:
+    mod = example.rpartition(":")[0]
+    return [os.path.dirname(os.path.abspath(mod))] if mod.endswith(".py") or os.sep in mod else []
+
+
+def _time_target(index: int, versions: List[Version], *, example: str, device: str, backend: str,
+                 compile_mode: Optional[str], forget: List[str], timeout: float, memory_limit_mb: Optional[int],
+                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int) -> dict:
+    """Run the child for one target; its record: versions with their summaries, or an error."""
+    mem = memory_limit_mb or proc.default_memory_limit_mb()
+    fd, out = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".jsonl")
+    os.close(fd)
+    spec_fd, spec = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".json")
+    variants = []
+    for v in versions:
+        ex = example
+        mod, sep, attr = example.rpartition(":")
+        if v.copy is not None and (mod.endswith(".py") or os.sep in mod):
+            ex = f"{v.copy.to_copy(mod)}{sep}{attr}"
+        variants.append({"name": v.name, "example": ex, "compile": v.compile,
+                         "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs)})
+    with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
+        json.dump({"example": example, "index": index, "device": device, "backend": backend,
+                   "compile_mode": compile_mode, "seed": 0, "out": out, "roots": forget, "variants": variants,
+                   "min_rounds": min_rounds, "max_rounds": max_rounds, "min_s": min_s, "budget_s": budget_s}, f)
+    try:
+        # Compiling every version takes time: the limit is per version, plus the timing budget.
+        limit = timeout * len(versions) + budget_s * 2
+        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec], env=_env(), cwd=os.getcwd(),
+                       timeout=limit, memory_limit_mb=mem, started=lambda: os.path.getsize(out) > 0)
+        records = _records(out)
+    finally:
+        for p in (out, spec):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    target = {"index": index, "label": f"#{index}", "versions": {}, "error": ""}
+    for r in records:
+        t = r.get("type")
+        if t == "start":
+            target.update(torch=r.get("torch", ""), device=r.get("device", ""), device_name=r.get("device_name", ""))
+        elif t == "count":
+            target["count"] = int(r["n"])
+            labels = r.get("labels") or []
+            target["label"] = labels[index] if index < len(labels) else target["label"]
+        elif t == "variant":
+            target["versions"][r["name"]] = {k: v for k, v in r.items() if k != "type"}
+        elif t == "samples":
+            for name, samples in r["samples"].items():
+                if samples:
+                    target["versions"][name]["latency"] = summarize(samples).as_dict()
+            target.update(rounds=r["rounds"], stable=r["stable"], seconds=r["seconds"])
+        elif t == "error" and not target["error"]:
+            target["error"] = r["message"]
+    if not any(r.get("type") == "done" for r in records) and not target["error"]:
+        target["error"] = res.failure(limit, mem) or "stopped without reporting"
+    return target
+
+
+def _summary(target: dict, name: str):
+    from compilelint.verify.timing import Summary
+
+    lat = (target["versions"].get(name) or {}).get("latency")
+    return Summary(**lat) if lat else None
+
+
+def comparison(target: dict, before: str, after: str) -> Optional[dict]:
+    """`before` → `after` on this target (timing.compare), or None when either was not timed."""
+    a, b = _summary(target, before), _summary(target, after)
+    return compare(a, b) if a is not None and b is not None else None
+
+
+def _ranked(cost: Cost) -> List[dict]:
+    """One row per proven fix: its best measurable saving over the targets that reached it; fixes
+    with none come last, in their order."""
+    rows = []
+    for g in cost.groups:
+        per = []
+        for t in cost.targets:
+            c = comparison(t, "compiled", f"fix {g.number}")
+            if c is not None:
+                per.append(dict(c, target=t["index"]))
+        best = max((p for p in per if p["verdict"] == FASTER), key=lambda p: p["saving"], default=None)
+        pick = best or (per[0] if per else {"verdict": "not timed", "saving": 0.0, "speedup": 1.0, "target": None})
+        rows.append({"fix": g.number, "verdict": pick["verdict"], "saving": pick["saving"], "speedup": pick["speedup"],
+                     "target": pick["target"], "targets": per})
+    rows.sort(key=lambda r: (r["verdict"] != FASTER, -r["saving"] if r["verdict"] == FASTER else 0, r["fix"]))
+    return rows
+
+
+def _top_on(cost: Cost, target: dict) -> Optional[dict]:
+    """The fix that saves most on this target, measurably; None when none does."""
+    best = None
+    for g in cost.groups:
+        c = comparison(target, "compiled", f"fix {g.number}")
+        if c is not None and c["verdict"] == FASTER and (best is None or c["saving"] > best["saving"]):
+            best = dict(c, fix=g.number, target=target["index"])
+    return best
+
+
+def _confirmation(top: dict, again: dict) -> dict:
+    c = comparison(again, "compiled", f"fix {top['fix']}")
+    out = {"fix": top["fix"], "target": top["target"], "first_saving": top["saving"],
+           "error": again.get("error", "")}
+    if c is None:
+        return dict(out, confirmed=False, verdict="not timed")
+    return dict(out, confirmed=c["verdict"] == FASTER, verdict=c["verdict"], saving=c["saving"],
+                speedup=c["speedup"], before=_summary(again, "compiled").as_dict(),
+                after=_summary(again, f"fix {top['fix']}").as_dict())
+
+
+# ---------------------------------------------------------------- one dict for every format
+
+
+def _where(f: Finding, cwd: str) -> str:
+    path = os.path.relpath(f.path, cwd) if os.path.isabs(f.path) else f.path
+    return f"{path}:{f.span.row}:{f.span.col}"
+
+
+def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Optional[str] = None) -> dict:
+    """Everything measured, as plain data: the JSON output, and what text, SARIF and HTML render."""
+    cwd = cwd or os.getcwd()
+    by_number = {g.number: g for g in cost.groups}
+    ranking = []
+    for rank, row in enumerate(_ranked(cost), 1):
+        g = by_number[row["fix"]]
+        ranking.append(dict(row, rank=rank, breaks_removed=g.breaks,
+                            findings=[{"where": _where(f, cwd), "code": f.code, "message": f.message,
+                                       "fix": f.fix.message} for f in g.findings]))
+    targets = []
+    for t in cost.targets:
+        out = {k: t.get(k) for k in ("index", "label", "rounds", "stable", "seconds", "error")}
+        out["versions"] = {name: dict(v, vs_compiled=comparison(t, "compiled", name))
+                           if name not in ("eager", "compiled") else v for name, v in t["versions"].items()}
+        out["compare"] = {name: comparison(t, a, b) for name, (a, b) in {
+            "compiled_vs_eager": ("eager", "compiled"), "fixed_vs_compiled": ("compiled", "fixed"),
+            "fixed_vs_eager": ("eager", "fixed"), "settings_vs_compiled": ("compiled", "settings")}.items()
+            if comparison(t, a, b) is not None}
+        targets.append(out)
+    not_timed = [{"where": _where(r.finding, cwd), "code": r.finding.code, "status": r.status, "message": r.message}
+                 for r in (cost.proof.results if cost.proof else []) if r.status != "proven"]
+    return {"device": cost.device, "device_name": cost.device_name, "torch": cost.torch, "backend": backend,
+            "compile_mode": compile_mode or "default", "settings": [spelled(k) for k in cost.knobs],
+            "targets": targets, "ranking": ranking, "confirmations": cost.confirmations,
+            "not_proven": not_timed, "error": cost.error,
+            "method": "eval mode, torch.no_grad(); versions interleaved in one process, one call per version "
+                      "per round in rotated order, at least 20 rounds and 1 s, until every median moved < 1 % "
+                      "over 5 rounds (or 20 s ended); spread: interquartile range; a difference whose ranges overlap is "
+                      f"'{SAME}'"}
+
+
+def finding_costs(cost: Cost, data: dict) -> Dict[int, dict]:
+    """id(finding) → its ranking row, or why its fix was not timed (SARIF's per-result property)."""
+    by_number = {g.number: g for g in cost.groups}
+    out = {id(r.finding): {"verdict": "not timed", "reason": f"fix {r.status}"}
+           for r in (cost.proof.results if cost.proof else [])}
+    for row in data["ranking"]:
+        for f in by_number[row["fix"]].findings:
+            out[id(f)] = {k: row[k] for k in ("rank", "verdict", "saving", "speedup", "target", "breaks_removed")}
+    return out

@@ -1,0 +1,101 @@
+"""`verify --cost` end to end on CPU: a tiny mixture of experts whose dispatch depends on the data
+(two breaks, one proven fix), timed eager, compiled, fixed and with the fix alone; SARIF carries the
+measurement per result, and the same data renders as text and as an HTML page with its bars."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+SOURCE = '''import torch
+from torch import nn
+
+
+class Experts(nn.ModuleDict):
+    def __init__(self, num_experts, d):
+        super().__init__()
+        for idx in range(num_experts):
+            self[f"expert_{idx}"] = nn.Linear(d, d, bias=False)
+
+    def forward(self, hidden_states, selected_experts, routing_weights):
+        final_hidden_states = torch.zeros_like(hidden_states)
+        expert_mask = selected_experts.permute(2, 1, 0)
+        expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit:
+            idx, top_x = torch.where(expert_mask[expert_idx].squeeze(0))
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_states.shape[-1])
+            current_hidden_states = self[f"expert_{expert_idx[0]}"](current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states
+
+
+def make():
+    torch.manual_seed(0)
+    x = torch.randn(16, 8)
+    choice = torch.arange(16) % 3
+    selected = torch.nn.functional.one_hot(choice, 3).view(-1, 1, 3)
+    return [(Experts(3, 8).eval(), (x, selected, torch.rand(16, 1)), {})]
+'''
+
+
+def _run(tmp_path, *extra, timeout=1500):
+    cmd = [sys.executable, "-m", "compilelint", "verify", "moe.py", "--example", "moe.py:make", "--isolated",
+           "--no-cache", "--device", "cpu", *extra]
+    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_cost_times_every_version_and_ranks_the_fix(tmp_path):
+    pytest.importorskip("torch")
+    from compilelint.report.cost import render_text
+    from compilelint.report.html import render_html
+
+    (tmp_path / "moe.py").write_text(SOURCE)
+    r = _run(tmp_path, "--cost", "--unsafe-fixes", "--output-format", "sarif", "-o", "cost.sarif")
+    assert r.returncode == 0, r.stderr[-3000:]
+    log = json.loads((tmp_path / "cost.sarif").read_text())
+    run = log["runs"][0]
+    data = run["properties"]["cost"]
+    assert data["backend"] == "inductor" and data["device"] == "cpu" and data["compile_mode"] == "default"
+    (target,) = data["targets"]
+    assert not target["error"], target
+    versions = target["versions"]
+    assert list(versions) == ["eager", "compiled", "fixed", "fix 1"]
+    for name, v in versions.items():
+        lat = v["latency"]
+        assert lat["n"] >= 10 and lat["min"] <= lat["q1"] <= lat["median"] <= lat["q3"] <= lat["max"], name
+    assert versions["compiled"]["breaks"] > 0 and versions["compiled"]["compile_s"] > 0
+    assert versions["fixed"]["breaks"] == 0 and versions["fix 1"]["breaks"] == 0
+    assert versions["fixed"]["outputs"]["equal"] in ("bitwise", "allclose")
+    assert target["rounds"] >= 10 and target["compare"]["compiled_vs_eager"]["verdict"] in (
+        "faster", "slower", "no measurable difference")
+
+    # Both CL301 findings carry the one dense-loop fix: one ranking row, on both SARIF results.
+    assert all("cost" in res["properties"] for res in run["results"])  # a property on each result
+    results = [res for res in run["results"] if res["properties"]["cost"]["verdict"] != "not timed"]
+    assert sorted(res["ruleId"] for res in results) == ["CL301", "CL301"]
+    row = results[0]["properties"]["cost"]
+    assert row["rank"] == 1 and row["breaks_removed"] >= 1 and row["target"] == 0
+    (ranked,) = data["ranking"]
+    assert ranked["verdict"] == row["verdict"]
+    if row["verdict"] == "faster":  # the target's top saving is timed again, alone, in a fresh process
+        (again,) = data["confirmations"]
+        assert again["fix"] == 1 and again["target"] == 0 and again["verdict"] in (
+            "faster", "slower", "no measurable difference") and again["confirmed"] == (again["verdict"] == "faster")
+    else:
+        assert data["confirmations"] == []
+
+    text = render_text(data)
+    assert "compiled as is" in text and "ranking:" in text and "moe.py:14:" in text
+    page = render_html(data)
+    assert page.count('class="bar') == 1 + 4  # one ranking bar, four latencies
+
+
+def test_cost_usage_errors_are_one_line(tmp_path):
+    (tmp_path / "moe.py").write_text("x = 1\n")
+    r = _run(tmp_path, "--cost", "--run", "true", timeout=120)
+    assert r.returncode == 2 and "--cost needs --example" in r.stderr and "Traceback" not in r.stderr
+    r = _run(tmp_path, "--output-format", "html", timeout=120)
+    assert r.returncode == 2 and "html needs --cost" in r.stderr
+    r = _run(tmp_path, "--cost", "--output-format", "junit", timeout=120)
+    assert r.returncode == 2 and "--cost prints" in r.stderr
