@@ -112,7 +112,9 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
     environment for the child (a factory that reads which model to build from it)."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
     env = dict(_env(), **(env_extra or {}))
+    first: List[str] = []
     if copy is not None:
+        first = copy.pythonpath  # before the working folder too, which `-m` and the module form put first
         env["PYTHONPATH"] = os.pathsep.join(copy.pythonpath + [env["PYTHONPATH"]])
         mod, sep, attr = example.rpartition(":")
         if mod.endswith(".py") or os.sep in mod:
@@ -124,7 +126,8 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
     with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
         json.dump({"example": example, "index": index, "mode": mode, "seed": seed, "backend": backend,
                    "device": device, "calls": calls, "trace_files": list(trace_files), "out": out, "save": save,
-                   "reference": reference or None, "dynamo_config": dynamo_config or {}, "dynamic": dynamic}, f)
+                   "reference": reference or None, "dynamo_config": dynamo_config or {}, "dynamic": dynamic,
+                   "path_first": first}, f)
     try:
         res = proc.run([sys.executable, "-m", "compilelint.verify.prove_child", spec], env=env, cwd=os.getcwd(),
                        timeout=timeout, memory_limit_mb=mem)

@@ -6,7 +6,7 @@ compared with it.
 
 SPEC: {"example", "index", "mode": "eval" | "train" | "call", "seed", "backend", "device", "calls",
 "trace_files", "out" (JSON lines), "save" (a .pt file for this run's values), "reference" (the .pt
-file of the run to compare with, or null), "dynamo_config": {name: value}, "dynamic": true | null}.
+file of the run to compare with, or null), "dynamo_config": {name: value}, "dynamic": true | null, "path_first": [folders first on sys.path]}.
 
 Records (JSON lines, flushed as they go, like child.py):
     {"type": "start", "torch": ..., "device": ...}
@@ -151,7 +151,7 @@ def run(spec: dict, out: Results) -> None:
 
     device = resolve_device(spec["device"])
     out.emit(type="start", torch=torch.__version__, device=device)
-    factory = load_factory(spec["example"])
+    factory = load_factory(spec["example"], spec.get("path_first") or ())
     index, mode, seed = spec["index"], spec["mode"], spec.get("seed", 0)
     _seed(seed)
     targets = targets_of(factory)
