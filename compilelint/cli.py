@@ -421,6 +421,8 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
         problems.append(f"the command {command}")
     for problem in dict.fromkeys(problems):
         click.echo(f"compilelint: verify: {problem}", err=True)
+    if meta.get("output_tail"):  # the command's own words on why it failed
+        click.echo(f"compilelint: verify: the command's last output:\n{meta['output_tail']}", err=True)
     if problems or report.errors or unreadable:
         sys.exit(2)  # the verification is incomplete: what failed is said above
     sys.exit(1 if counts["confirmed"] or counts["missed"] else 0)

@@ -81,7 +81,8 @@ def verify_report(report: Report, paths: Sequence[str], *, example: Optional[str
                   "device": outcome.device or device, "backend": backend,
                   # every run that failed (a target raising in eager, a crash): reported even when
                   # no finding is in the function where it failed
-                  "failures": [f"{r.label}: {r.error}" for r in outcome.runs if r.error]}
+                  "failures": [f"{r.label}: {r.error}" for r in outcome.runs if r.error],
+                  "output_tail": outcome.output_tail}
     return out
 
 
