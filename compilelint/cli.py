@@ -390,7 +390,8 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
 
         sys.exit(verify_fixes(paths, settings, example=example, run_cmd=command or None, device=device,
                               backend=backend, timeout=timeout, unsafe=unsafe_fixes, write=proven_only,
-                              output_file=output_file, progress=_Progress(sys.stderr.isatty())))
+                              output_file=output_file, progress=_Progress(sys.stderr.isatty()),
+                              output_format=output_format))
     try:
         report = run_verify(paths, settings=settings, example=example, run_cmd=command or None, device=device,
                             backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))
