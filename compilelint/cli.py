@@ -378,6 +378,10 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
     if not paths:
         paths = ["."]
     settings = build_settings(paths, **options)
+    from compilelint.verify import torch_missing
+
+    if torch_missing():  # one message, not an import error on every finding
+        _fail(torch_missing())
     if try_settings:
         from compilelint.verify.fix_command import verify_settings
 

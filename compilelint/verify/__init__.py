@@ -99,6 +99,21 @@ def summarize(report: Report) -> dict:
     return counts
 
 
+def torch_missing() -> str:
+    """A one-line message when torch cannot be imported by the runs, else "" (found without
+    importing it: the parent process never imports torch)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return ""
+    return ('verify runs your code under torch.compile, and torch cannot be imported here: '
+            'python -m pip install "compilelint[verify]" (or install torch)')
+
+
 def _validate(example, run_cmd, device, backend):
     if bool(example) == bool(run_cmd):
         raise VerifyUsageError("verify needs exactly one of --example MOD:FACTORY or --run CMD / -- CMD")
