@@ -24,7 +24,6 @@ outputs count as equal when it ends the same way before and after.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import tempfile
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
-from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write
+from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write, line_map
 from compilelint.source import decode, encode
 from compilelint.verify import match as M
 from compilelint.verify.prove import Copy, TargetRun, make_copy, run_target
@@ -88,16 +87,6 @@ def restore(copy: Copy, paths) -> None:
 def _read(path: str):
     with open(path, "rb") as f:
         return decode(path, f.read())
-
-
-def line_map(old: str, new: str) -> list:
-    """new row (1-based index) → (old row, whether the line is one a fix wrote)."""
-    a, b = old.splitlines(), new.splitlines()
-    out = [(0, False)] * (len(b) + 1)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        for j in range(j1, j2):
-            out[j + 1] = (i1 + (j - j1) + 1, False) if tag == "equal" else (i1 + 1, True)
-    return out
 
 
 # ---------------------------------------------------------------- proving
