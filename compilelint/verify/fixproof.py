@@ -8,7 +8,10 @@ Per fix:
 
 - `proven`          its finding had a break before, none after; no new break in the lines it wrote;
                     every output and gradient of the runs that reached it equal (bitwise, or within
-                    torch.testing's default tolerances, which are printed);
+                    torch.testing's default tolerances, which are printed); and the compiled code
+                    no slower (timing.py: interleaved rounds, eval runs; with `--example` only);
+- `slower`          all of that, but the compiled code with the fix is slower than without it,
+                    beyond the spread of the rounds (the medians and spreads are printed);
 - `changed-output`  a run that reached it computes something else (eager or compiled);
 - `new-break`       Dynamo breaks in the lines it wrote;
 - `no-effect`       its finding still breaks, or never broke in these runs;
@@ -36,7 +39,7 @@ from compilelint.source import decode, encode
 from compilelint.verify import match as M
 from compilelint.verify.prove import Copy, TargetRun, make_copy, run_target
 
-STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error")
+STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error", "slower")
 EQUAL = ("bitwise", "allclose")
 
 
@@ -48,6 +51,7 @@ class FixResult:
     after: int = 0
     outputs: List[Tuple[str, dict]] = field(default_factory=list)  # (run label, compare verdicts)
     message: str = ""
+    timings: list = field(default_factory=list)  # timing.Timing of the runs that reached it (eval)
 
 
 @dataclass
@@ -135,6 +139,12 @@ class _Runs:
             out[(i, m)] = run_target(self.example, i, m, trace_files=self.files, copy=copy, reference=ref, **self.kw)
         return out
 
+    def time(self, copy: Copy, key):
+        from compilelint.verify.timing import time_pair
+
+        self._tick(1, 1, f"timing #{key[0]} {key[1]}")
+        return time_pair(self.example, key[0], key[1], copy, **self.kw)
+
     def _ref(self, i, m):
         return os.path.join(self.tmp, f"{i}-{m}.pt")
 
@@ -177,6 +187,7 @@ def prove_fixes(report: Report, paths: Sequence[str], *, example: Optional[str] 
             results = _judge(report, fixes, applied, maps, {k: runs.before[k] for k in keys}, after, files,
                              runs.unstable)
             _isolate(results, applied, copy, runs, keys, files, report)
+            _time_proven(results, copy, runs, keys)
             before_n = sum(_breaks(runs.before[k].events) for k in keys)
             after_n = sum(_breaks(after[k].events) for k in keys)
             return Proof(results, before_n, after_n)
@@ -314,6 +325,37 @@ def _isolate(results, applied, copy, runs, keys, files, report) -> None:
     restore(copy, touched)
 
 
+def _time_proven(results, copy, runs, keys) -> None:
+    """Time every eval run that reached a proven fix, the proven fixes applied; a run that got
+    slower times each of its fixes alone, so `slower` names the fix that costs the time."""
+    proven = [r for r in results if r.status == "proven"]
+    if not proven:
+        return
+    touched = {M.norm(r.finding.path) for r in proven}
+    for key in keys:
+        mine = [r for r in proven if key[1] != "train" and _reached(runs.before[key], r.finding)]
+        if not mine:
+            continue
+        restore(copy, touched)
+        write_fixes(copy, [r.finding for r in proven])
+        timing = runs.time(copy, key)
+        if not timing.slower or len(mine) == 1:
+            for r in mine:
+                _timed(r, timing)
+            continue
+        for r in mine:
+            restore(copy, touched)
+            write_fixes(copy, [r.finding])
+            _timed(r, runs.time(copy, key))
+    restore(copy, touched)
+
+
+def _timed(r: FixResult, timing) -> None:
+    r.timings.append(timing)
+    if timing.slower:
+        r.status, r.message = "slower", timing.text()
+
+
 # ---------------------------------------------------------------- --run
 
 
@@ -400,7 +442,8 @@ def _verdict(v: dict) -> str:
 def proof_dict(r: FixResult) -> dict:
     """One fix's verdict as data (JSON's `fix_proof`, SARIF's `properties.fix_proof`)."""
     return {"status": r.status, "breaks": [r.before, r.after], "message": r.message,
-            "outputs": [{"run": label, "eager": v.get("eager"), "compiled": v.get("compiled")} for label, v in r.outputs]}
+            "outputs": [{"run": label, "eager": v.get("eager"), "compiled": v.get("compiled")} for label, v in r.outputs],
+            "timing": [t.as_dict() for t in r.timings]}
 
 
 def render_as(proof: Proof, fmt: str, torch_version: str) -> str:
@@ -442,6 +485,7 @@ def render(proof: Proof, cwd: Optional[str] = None) -> str:
         for label, v in r.outputs:
             lines.append(f"    {label}: eager {_verdict(v.get('eager') or {})}; "
                          f"compiled {_verdict(v.get('compiled') or {})}")
+        lines += [f"    {t.text()}" for t in r.timings if not (r.status == "slower" and t.text() == r.message)]
         lines.append(f"    fix ({f.fix.applicability}): {f.fix.message}")
     counts = {s: sum(r.status == s for r in proof.results) for s in STATUSES}
     lines.append("verify --fix: " + ", ".join(f"{n} {s}" for s, n in counts.items())
