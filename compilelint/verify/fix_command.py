@@ -27,8 +27,8 @@ def verify_fixes(paths: Sequence[str], settings, *, example: Optional[str], run_
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
     proof = fixproof.prove_fixes(report, paths, example=example, run_cmd=run_cmd, unsafe=unsafe,
-                        device="cpu" if device == "auto" and not _cuda() else device, backend=backend,
-                        timeout=timeout, progress=progress)
+                                 device="cpu" if device == "auto" and not _cuda() else device, backend=backend,
+                                 timeout=timeout, progress=progress)
     text = fixproof.render(proof)
     if output_format not in (None, "concise", "full", "grouped"):
         text = fixproof.render_as(proof, output_format, settings.torch_version)
