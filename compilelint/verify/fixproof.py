@@ -11,7 +11,8 @@ Per fix:
                     torch.testing's default tolerances, which are printed); and the compiled code
                     no slower (timing.py: interleaved rounds, eval runs; with `--example` only);
 - `slower`          all of that, but the compiled code with the fix is slower than without it,
-                    beyond the spread of the rounds (the medians and spreads are printed);
+                    every round of it slower than every round without it (the medians and
+                    spreads are printed);
 - `changed-output`  a run that reached it computes something else (eager or compiled);
 - `new-break`       Dynamo breaks in the lines it wrote;
 - `no-effect`       its finding still breaks, or never broke in these runs;

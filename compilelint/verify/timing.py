@@ -3,8 +3,10 @@ two children that take turns: round r of one, then round r of the other (the ord
 from round to round), so a machine that gets busier or quieter meanwhile weighs on both alike.
 
 Each side's rounds give a median per round; the side's time is the median of those, its spread
-half their range. The fixed code is `slower` when its time exceeds the original's by more than
-both spreads together, and by more than 5 % (a floor for rounds that happen to agree closely).
+half their range. The fixed code is `slower` when even its fastest round is slower than the
+original's slowest (beyond both spreads: with 5 rounds a side, noise alone does that once in 252
+tries), and its time exceeds the original's by more than 5 % (a floor for rounds that happen to
+agree closely).
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class Timing:
         if self.error or not self.before.rounds or not self.after.rounds:
             return False
         b, a = self.before, self.after
-        return a.median - b.median > b.spread + a.spread and a.median > b.median * FLOOR
+        return min(a.rounds) > max(b.rounds) and a.median > b.median * FLOOR
 
     def text(self) -> str:
         if self.error:
