@@ -383,6 +383,10 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
     if not paths:
         paths = ["."]
     settings = build_settings(paths, **options)
+    from compilelint.verify import torch_missing
+
+    if torch_missing():  # one message, not an import error on every finding
+        _fail(torch_missing())
     if try_settings:
         from compilelint.verify.fix_command import verify_settings
 
@@ -408,7 +412,8 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
 
         sys.exit(verify_fixes(paths, settings, example=example, run_cmd=command or None, device=device,
                               backend=backend, timeout=timeout, unsafe=unsafe_fixes, write=proven_only,
-                              output_file=output_file, progress=_Progress(sys.stderr.isatty())))
+                              output_file=output_file, progress=_Progress(sys.stderr.isatty()),
+                              output_format=output_format))
     try:
         report = run_verify(paths, settings=settings, example=example, run_cmd=command or None, device=device,
                             backend=backend, timeout=timeout, progress=_Progress(sys.stderr.isatty()))
@@ -439,6 +444,8 @@ def verify(paths, run_cmd, example, device, backend, timeout, output_format, out
         problems.append(f"the command {command}")
     for problem in dict.fromkeys(problems):
         click.echo(f"compilelint: verify: {problem}", err=True)
+    if meta.get("output_tail"):  # the command's own words on why it failed
+        click.echo(f"compilelint: verify: the command's last output:\n{meta['output_tail']}", err=True)
     if problems or report.errors or unreadable:
         sys.exit(2)  # the verification is incomplete: what failed is said above
     sys.exit(1 if counts["confirmed"] or counts["missed"] else 0)

@@ -14,6 +14,7 @@ import sys
 import traceback
 import warnings
 from contextlib import contextmanager
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
@@ -292,6 +293,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                     continue  # the compiled model's config class rules the path out
                 if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
                     continue  # needs an optional argument no traced call gives
+                if c.fix_if_tensors and not incoming.gives_tensors(f"{summary.module}.{qual}", c.fix_if_tensors):
+                    c = replace(c, fix=None)  # a call may pass something else than a tensor
                 when = f"{c.when} ({config_note})" if c.when and config_note else c.when
                 if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
                     when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE

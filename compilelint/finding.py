@@ -101,3 +101,4 @@ class Report:
     errors: list = field(default_factory=list)  # list[FileError]
     files_checked: int = 0
     fixed: int = 0  # filled by --fix
+    would_fix: int = 0  # filled by --diff: the fixes the diff shows (nothing written)

@@ -57,6 +57,12 @@ class RuleContext:
         """`kind(node)` is a tensor or a boolean tensor."""
         raise NotImplementedError
 
+    def untyped_param(self, node: ast.AST) -> str:
+        """The parameter `node` reads when nothing in its own file tells what it holds (no
+        annotation, no default, not rebound before, no call in the file deciding): what callers in
+        other files pass decides (`Rule.report(fix_if_tensors=...)`); "" otherwise."""
+        raise NotImplementedError
+
     def is_global_number(self, name: str) -> bool:
         """`name` is a module-level int/float that this function does not rebind locally."""
         raise NotImplementedError
@@ -120,8 +126,10 @@ class RuleContext:
         raise NotImplementedError
 
     # ----- output -----------------------------------------------------------------------------------
-    def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "") -> None:
-        """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule)."""
+    def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
+               fix_if_tensors: Tuple[str, ...] = ()) -> None:
+        """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
+        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors."""
         raise NotImplementedError
 
     @property
@@ -286,8 +294,10 @@ class Rule:
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
 
-    def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = ""):
-        self.ctx.report(self, node, message or self.message, fix=fix, condition=condition)
+    def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
+               fix_if_tensors: Tuple[str, ...] = ()):
+        self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
+                        fix_if_tensors=fix_if_tensors)
 
     @classmethod
     def check_project(cls, project: ProjectContext) -> None:

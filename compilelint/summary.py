@@ -43,6 +43,9 @@ class Candidate:
     # When `when` reads `self.`: the `if` tests around it in its function, outermost first, as
     # (source, branch) — what `frames.runs_by_default` decides by the model's settings.
     tests: Tuple[Tuple[str, bool], ...] = ()
+    # Untyped parameters `fix` holds for only when they are tensors: the fix is kept when every
+    # traced call of the function passes a tensor for each (a caller in another file says so).
+    fix_if_tensors: Tuple[str, ...] = ()
 
 
 class Call(tuple):
@@ -61,8 +64,9 @@ class Call(tuple):
     @classmethod
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
            guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
-           needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args, needs, forwards))
+           needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = (),
+           tensors: Tuple[object, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -80,6 +84,8 @@ class Call(tuple):
     # name, parameter): `_compute_mask_indices(..., attention_mask=attention_mask)` gives
     # `attention_mask` only when its own caller gave it (`passed_args.Incoming`).
     forwards = property(itemgetter(9))
+    # The arguments the caller knows to be tensors, as positional indexes and keyword names.
+    tensors = property(itemgetter(10))
 
     def unplaced(self) -> tuple:
         """The call without its row and column: what the graph key and `Project.callees` read."""

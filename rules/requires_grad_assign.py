@@ -46,17 +46,19 @@ class RequiresGradAssign(Rule):
     gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only
     fix = "sometimes"  # safe: `= False` → `t.requires_grad_(False)`; unsafe: a local's `= True` guarded
 
-    def _check(self, target, fix=None):
+    def _check(self, target, fix=None, fix_if_tensors=()):
         if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
                 self.ctx.kind(target.value) not in NOT_TENSORS and not _is_self(target.value):
-            self.report(target, fix=fix)
+            self.report(target, fix=fix, fix_if_tensors=fix_if_tensors)
 
     def visit_Assign(self, node: ast.Assign):
         for target in node.targets:
-            # the rewrite only where the value is known to be a tensor on every path
+            # the rewrite only where the value is known to be a tensor on every path: here, or
+            # (an untyped parameter) by every traced call passing one, which the project pass checks
             proven = isinstance(target, ast.Attribute) and self.ctx.is_tensor(target.value)
-            fix = (requires_grad_call(self.ctx, node) or requires_grad_guard(self.ctx, node)) if proven else None
-            self._check(target, fix)
+            param = "" if proven or not isinstance(target, ast.Attribute) else self.ctx.untyped_param(target.value)
+            fix = (requires_grad_call(self.ctx, node) or requires_grad_guard(self.ctx, node)) if proven or param else None
+            self._check(target, fix, (param,) if param else ())
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if node.value is not None:

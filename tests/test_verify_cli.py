@@ -24,3 +24,38 @@ def test_verify_needs_an_example_or_a_command():
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         "compilelint: error: verify needs exactly one of --example MOD:FACTORY or --run CMD / -- CMD"]
+
+
+BLOCK_TORCH = '''import sys
+
+
+class _NoTorch:
+    """`import torch` fails as it does where torch is not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NoTorch())
+'''
+
+
+def test_verify_without_torch_says_what_to_install(tmp_path):
+    import os
+
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(BLOCK_TORCH)
+    (tmp_path / "app.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n\n\n"
+                                     "def make():\n    return [(f, (torch.ones(2),), {})]\n")
+    env = dict(os.environ, PYTHONPATH=str(shim))
+    for extra in (["--example", "app.py:make"], ["--example", "app.py:make", "--fix"], ["--run", "python -c 1"]):
+        out = subprocess.run([sys.executable, "-m", "compilelint", "verify", "app.py", "--isolated", "--no-cache", *extra],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert out.stdout == ""
+        assert out.stderr.strip().splitlines() == [
+            'compilelint: error: verify runs your code under torch.compile, and torch cannot be imported here: '
+            'python -m pip install "compilelint[verify]" (or install torch)'], out.stderr

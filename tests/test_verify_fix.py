@@ -94,3 +94,80 @@ def test_run_command_sees_the_fixed_copy(tmp_path):
     assert "checked.py:5:12: CL101 proven: 1 breaks → 0" in r.stdout, r.stdout
     assert "1 proven, 0 changed-output" in r.stdout
     assert "assert x.abs().max().item() < 100" in (tmp_path / "checked.py").read_text()  # nothing written
+
+
+PKG_MODEL = '''import torch
+
+
+def scaled(x: torch.Tensor):
+    assert x.abs().max().item() < 100
+    return x * 2
+'''
+
+PKG_EXAMPLES = '''import torch
+
+from mypkg.model import scaled
+
+
+def make():
+    return [(scaled, (torch.ones(3),), {})]
+'''
+
+
+@pytest.mark.parametrize("example", ["mypkg.examples:make", "mypkg/examples.py:make"])
+def test_module_and_file_form_judge_the_fixed_copy(tmp_path, example):
+    """`--example mypkg.examples:make` (the module form) imports `mypkg` from the fixed copy in the
+    "after" run, not from the working folder: both forms prove the fix, and --proven-only writes it."""
+    pytest.importorskip("torch")
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(PKG_MODEL)
+    (pkg / "examples.py").write_text(PKG_EXAMPLES)
+    cmd = [sys.executable, "-m", "compilelint", "verify", "mypkg", "--example", example, "--fix", "--unsafe-fixes",
+           "--isolated", "--no-cache", "--device", "cpu", "--proven-only", "--select", "CL101",
+           "--entry", "mypkg/model.py:scaled"]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert "mypkg/model.py:5:12: CL101 proven: 1 breaks → 0" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "torch._assert_async(x.abs().max() < 100)" in (pkg / "model.py").read_text()
+
+
+SLOW_MODEL = '''import time
+
+import torch
+
+# A test double for a fix that costs time: the fixed copy (a temporary folder verify makes) waits.
+IN_THE_COPY = "compilelint-fix-" in __file__
+
+
+@torch.compiler.disable
+def wait():
+    if IN_THE_COPY:
+        time.sleep(0.005)
+
+
+def scaled(x: torch.Tensor):
+    assert x.abs().max().item() < 100
+    wait()
+    return x * 2
+'''
+
+
+def test_a_fix_that_makes_the_compiled_code_slower_is_not_proven(tmp_path):
+    pytest.importorskip("torch")
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(SLOW_MODEL)
+    (pkg / "examples.py").write_text(PKG_EXAMPLES)
+    cmd = [sys.executable, "-m", "compilelint", "verify", "mypkg", "--example", "mypkg.examples:make", "--fix",
+           "--unsafe-fixes", "--isolated", "--no-cache", "--device", "cpu", "--proven-only", "--select", "CL101",
+           "--entry", "mypkg/model.py:scaled"]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "mypkg/model.py:16:12: CL101 slower: 1 breaks → 0; #0 eval: compiled " in r.stdout, r.stdout
+    assert "(median of 5 interleaved rounds × 10 calls)" in r.stdout
+    assert "0 proven" in r.stdout and "1 slower" in r.stdout
+    assert "assert x.abs().max().item() < 100" in (pkg / "model.py").read_text()  # not written
+    assert "fixed" not in r.stderr

@@ -61,3 +61,18 @@ def test_command_that_hangs_or_does_not_exist():
     report = verify_report(Report(findings=findings), [SCRIPT], run_cmd=["/nonexistent/tool", "x"])
     assert summarize(report)["command"].startswith("could not start:")
     assert {f.verification["status"] for f in report.findings} == {"error"}
+
+
+def test_a_command_that_fails_before_reaching_the_findings_says_why(tmp_path):
+    """The tests cannot import the package: the findings read `[error: the command exited with
+    status 2]` (not `[not-reached]`) and the command's own output tail is printed."""
+    import subprocess
+
+    (tmp_path / "app.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n")
+    fails = f"{sys.executable} -c \"import sys; sys.stderr.write('ImportError: no module named mypkg_zz\\\\n'); sys.exit(2)\""
+    r = subprocess.run([sys.executable, "-m", "compilelint", "verify", "app.py", "--isolated", "--no-cache",
+                        "--run", fails], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "[error: the command exited with status 2]" in r.stdout, r.stdout
+    assert "not-reached" not in r.stdout
+    assert "ImportError: no module named mypkg_zz" in r.stderr, r.stderr

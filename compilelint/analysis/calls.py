@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import sys
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
@@ -61,15 +62,17 @@ class CallRecorder:
         guards = tuple(scope.guards)
         needs = needed_params(scope.conditions, scope.node, self.facts.nodes)
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
+        tensors = _tensor_args(node, scope) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:
                 continue  # never a function of the checked project
-            key = (kind, target, member, guards, passed, needs, forwards)
+            given = tensors if passed is not None else ()
+            key = (kind, target, member, guards, passed, needs, forwards, given)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs, forwards))
+                                                passed, needs, forwards, given))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
@@ -174,3 +177,11 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:
+    """The arguments of `node` its function knows to be tensors: positional indexes, keyword names."""
+    kind = scope.inference.kind
+    out: List[object] = [i for i, a in enumerate(node.args) if kind(a) in T.TENSORISH]
+    out += [k.arg for k in node.keywords if k.arg and kind(k.value) in T.TENSORISH]
+    return tuple(out)

@@ -161,6 +161,16 @@ class Incoming:
         callee = self.project.functions[fid][1]
         return any(not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 
+    def gives_tensors(self, fid: str, params: Tuple[str, ...]) -> bool:
+        """True when every live traced call of `fid` passes, for each of `params`, an argument its
+        caller knows to be a tensor (a root's arguments come from the user: unknown)."""
+        if fid in self.roots:
+            return False
+        calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
+        callee = self.project.functions[fid][1]
+        return bool(calls) and all(call.args is not None and _slot(call, callee, p) in call.tensors
+                                   for call in calls for p in params)
+
     def _gives(self, caller: str, call: Call, callee: FunctionInfo, param: str) -> bool:
         """Does this call give `param`: passed, and not an optional parameter of the caller that
         no traced call of the caller gives in turn."""

@@ -13,7 +13,7 @@ import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, is_self
+from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, is_self, parameter_defaults
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
@@ -269,6 +269,18 @@ class FileAnalyzer(RuleContext):
     def is_tensor(self, node: ast.AST) -> bool:
         return self.scope.inference.kind(node) in T.TENSORISH
 
+    def untyped_param(self, node: ast.AST) -> str:
+        fn = self.scope.node
+        if not isinstance(node, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ""
+        args = fn.args
+        param = next((a for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg == node.id), None)
+        if param is None or param.annotation is not None or any(a is param for a, _ in parameter_defaults(args)):
+            return ""
+        here = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        before = [kind for pos, kind in self.scope.inference.env.get(node.id) or () if pos < here]
+        return node.id if before == [None] else ""
+
     @property
     def function(self) -> Optional[FunctionInfo]:
         return self.scope.info
@@ -369,7 +381,7 @@ class FileAnalyzer(RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition=""):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=()):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -386,7 +398,8 @@ class FileAnalyzer(RuleContext):
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
                               needs=needed_params(conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
-                                          enclosing_tests(self.scope.node, node.lineno)) if "self." in when else ())
+                                          enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
+                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else ())
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:

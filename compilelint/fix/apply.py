@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from compilelint.finding import Finding, Report
+from compilelint.finding import Finding, Report, Span
 from compilelint.fix.edits import apply_fixes
 from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
@@ -72,6 +72,7 @@ class _Fixer:
         self.settings = settings
         self.unsafe = unsafe
         self.write = write and stdin is None
+        self.diff = not write  # --diff: the files stay as they are, and so do the findings' rows
         self.add_noqa = add_noqa
         self.stdin = stdin
         self.paths = paths
@@ -127,10 +128,37 @@ class _Fixer:
         if self.stdin is not None and self.stdin[0] in self.files:
             f = self.files[self.stdin[0]]
             stdin_text = encode(f.source, f.text).decode(f.source.encoding) if f.text != f.source.text else stdin_text
+        would_fix = 0
+        if self.diff:
+            findings = self._at_original_rows(findings, changed)
+            would_fix = sum(f.fixed for f in changed)
         out = Report(findings=findings, errors=list(self.report.errors),
-                     files_checked=self.report.files_checked, fixed=fixed)
+                     files_checked=self.report.files_checked, fixed=fixed, would_fix=would_fix)
         fixed_codes = {f.path: f.fixed_codes for f in changed if f.fixed_codes}
         return Outcome(out, diff, list(dict.fromkeys(self.messages)), stdin_text, fixed_codes, self.noqa_added)
+
+    def _at_original_rows(self, findings: List[Finding], changed: List["_File"]) -> List[Finding]:
+        """--diff: the findings that remain after the fixes, where they are in the files as they
+        are. One the original report has at that place is taken as it was (its fix's edits fit the
+        file); one the fixes revealed gets its rows mapped back, without a fix (its edits are for
+        text that exists only in the diff)."""
+        maps = {f.path: line_map(f.source.text, f.text) for f in changed}
+        before = {(f.path, f.span.row, f.span.col, f.code): f for f in self.report.findings}
+
+        def old_row(m, row):
+            return m[row][0] if 0 < row < len(m) else row
+
+        out = []
+        for f in findings:
+            m = maps.get(f.path)
+            if m is None:
+                out.append(f)
+                continue
+            row, end_row = old_row(m, f.span.row), old_row(m, f.span.end_row)
+            same = before.get((f.path, row, f.span.col, f.code))
+            out.append(same or f.with_(span=Span(row, f.span.col, max(row, end_row), f.span.end_col),
+                                       noqa_row=old_row(m, f.noqa_row), fix=None))
+        return sorted(out, key=lambda f: f.sort_key)
 
     def _has_work(self, findings: List[Finding]) -> bool:
         if self.fix and any(applicable(f.fix, self.unsafe) for f in findings):
@@ -444,6 +472,16 @@ def _group(findings) -> Dict[str, List[Finding]]:
     out: Dict[str, List[Finding]] = {}
     for f in findings:
         out.setdefault(f.path, []).append(f)
+    return out
+
+
+def line_map(old: str, new: str) -> list:
+    """new row (1-based index) → (old row, whether the line is one a fix wrote)."""
+    a, b = old.splitlines(), new.splitlines()
+    out = [(0, False)] * (len(b) + 1)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            out[j + 1] = (i1 + (j - j1) + 1, False) if tag == "equal" else (i1 + 1, True)
     return out
 
 

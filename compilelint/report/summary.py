@@ -24,9 +24,11 @@ def summary_lines(report, *, unsafe_fixes: bool = False, style: Style = Style())
             n = len(report.errors)
             return [f"No findings; {n} file{_s(n)} could not be checked."]
         return [style("All checks passed!", "green", "bold")]
-    if fixed:
-        total = fixed + remaining
-        out = [f"Found {total} error{_s(total)} ({fixed} fixed, {remaining} remaining)."]
+    shown = getattr(report, "would_fix", 0)  # --diff: fixed in the diff, not in the file
+    if fixed or shown:
+        total = fixed + shown + remaining
+        done = f"{fixed} fixed" if fixed else f"{shown} fixed by the diff above"
+        out = [f"Found {total} error{_s(total)} ({done}, {remaining} remaining)."]
     else:
         out = [f"Found {remaining} error{_s(remaining)}."]
     fixes = [f.fix for f in with_hidden(report.findings) if f.fix is not None]  # --fix applies those too
@@ -37,7 +39,7 @@ def summary_lines(report, *, unsafe_fixes: bool = False, style: Style = Style())
     if hidden and applicable:
         out.append(f"{star} {applicable} fixable with the `--fix` option ({hint}).")
     elif hidden:
-        out.append(f"No fixes available ({hint}).")
+        out.append(f"No {'other ' if shown else ''}fixes available ({hint}).")
     elif applicable:
         out.append(f"{star} {applicable} fixable with the `--fix` option.")
     return out

@@ -81,7 +81,8 @@ def verify_report(report: Report, paths: Sequence[str], *, example: Optional[str
                   "device": outcome.device or device, "backend": backend,
                   # every run that failed (a target raising in eager, a crash): reported even when
                   # no finding is in the function where it failed
-                  "failures": [f"{r.label}: {r.error}" for r in outcome.runs if r.error]}
+                  "failures": [f"{r.label}: {r.error}" for r in outcome.runs if r.error],
+                  "output_tail": outcome.output_tail}
     return out
 
 
@@ -96,6 +97,21 @@ def summarize(report: Report) -> dict:
     if meta.get("command"):
         counts["command"] = meta["command"]
     return counts
+
+
+def torch_missing() -> str:
+    """A one-line message when torch cannot be imported by the runs, else "" (found without
+    importing it: the parent process never imports torch)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return ""
+    return ('verify runs your code under torch.compile, and torch cannot be imported here: '
+            'python -m pip install "compilelint[verify]" (or install torch)')
 
 
 def _validate(example, run_cmd, device, backend):

@@ -27,6 +27,7 @@ import inspect
 import json
 import os
 import sys
+from typing import Sequence
 
 from compilelint.verify.events import Capture, dedupe, fullgraph_failure, metrics_events, one_line
 from compilelint.verify.trace import LineTracer
@@ -42,11 +43,14 @@ class Results:
             f.write(json.dumps(record, default=str) + "\n")
 
 
-def load_factory(spec: str):
+def load_factory(spec: str, first: Sequence[str] = ()):
     """`path/to/file.py:factory` or `dotted.module:factory` → the factory callable.
 
     A file inside a package is imported by its dotted name from the package's root, so its
-    relative imports work and its functions keep their real file names."""
+    relative imports work and its functions keep their real file names. `first`: folders that go
+    before everything on sys.path, the working folder included (a fixed copy of the code: the
+    module form `mypkg.examples:make` must import `mypkg` from the copy, not from the working
+    folder that holds the original)."""
     mod_part, sep, attr = spec.rpartition(":")
     if not sep or not mod_part or not attr:
         raise ValueError(f"--example must look like MODULE_OR_FILE:FACTORY, got {spec!r}")
@@ -64,6 +68,7 @@ def load_factory(spec: str):
     else:
         sys.path.insert(0, os.getcwd())
         name = mod_part
+    sys.path[:0] = [p for p in first if p]
     module = importlib.import_module(name)
     obj = module
     for piece in attr.split("."):

@@ -10,12 +10,13 @@ import click
 
 def verify_fixes(paths: Sequence[str], settings, *, example: Optional[str], run_cmd: Optional[Sequence[str]],
                  device: str, backend: str, timeout: float, unsafe: bool, write: bool,
-                 output_file: Optional[str], progress) -> int:
-    """Prove the fixes, print one verdict per fix, write the proven ones when asked. Exit 0 when
-    every fix is proven, 1 when one is not, 2 on a usage error."""
+                 output_file: Optional[str], progress, output_format: Optional[str] = None) -> int:
+    """Prove the fixes, print one verdict per fix (as text, or in `output_format`: JSON, SARIF...),
+    write the proven ones when asked. Exit 0 when every fix is proven, 1 when one is not, 2 on a
+    usage error."""
     from compilelint.engine import UsageError, check_paths
     from compilelint.verify import VerifyUsageError, _validate
-    from compilelint.verify.fixproof import prove_fixes, render, write_proven
+    from compilelint.verify import fixproof
 
     try:
         _validate(example, run_cmd, device, backend)
@@ -25,11 +26,13 @@ def verify_fixes(paths: Sequence[str], settings, *, example: Optional[str], run_
         return 2
     for error in report.errors:
         click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
-    proof = prove_fixes(report, paths, example=example, run_cmd=run_cmd, unsafe=unsafe,
-                        device="cpu" if device == "auto" and not _cuda() else device, backend=backend,
-                        timeout=timeout, progress=progress)
-    text = render(proof)
-    if not proof.results:
+    proof = fixproof.prove_fixes(report, paths, example=example, run_cmd=run_cmd, unsafe=unsafe,
+                                 device="cpu" if device == "auto" and not _cuda() else device, backend=backend,
+                                 timeout=timeout, progress=progress)
+    text = fixproof.render(proof)
+    if output_format not in (None, "concise", "full", "grouped"):
+        text = fixproof.render_as(proof, output_format, settings.torch_version)
+    elif not proof.results:
         text = "verify --fix: no " + ("" if unsafe else "safe ") + "fixes to prove" + \
                ("" if unsafe else " (--unsafe-fixes adds the unsafe ones)") + "\n"
     if output_file:
@@ -40,7 +43,7 @@ def verify_fixes(paths: Sequence[str], settings, *, example: Optional[str], run_
     if proof.error:
         click.echo(f"compilelint: verify: {proof.error}", err=True)
     if write:
-        for path in write_proven(proof.results):
+        for path in fixproof.write_proven(proof.results):
             click.echo(f"fixed {os.path.relpath(path)}", err=True)
     return 0 if all(r.status == "proven" for r in proof.results) else 1
 

@@ -8,7 +8,11 @@ Per fix:
 
 - `proven`          its finding had a break before, none after; no new break in the lines it wrote;
                     every output and gradient of the runs that reached it equal (bitwise, or within
-                    torch.testing's default tolerances, which are printed);
+                    torch.testing's default tolerances, which are printed); and the compiled code
+                    no slower (fix_timing.py: interleaved rounds, eval runs; with `--example` only);
+- `slower`          all of that, but the compiled code with the fix is slower than without it,
+                    every round of it slower than every round without it (the medians and
+                    spreads are printed);
 - `changed-output`  a run that reached it computes something else (eager or compiled);
 - `new-break`       Dynamo breaks in the lines it wrote;
 - `no-effect`       its finding still breaks, or never broke in these runs;
@@ -24,7 +28,6 @@ outputs count as equal when it ends the same way before and after.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import tempfile
@@ -32,12 +35,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
-from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write
+from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write, line_map
 from compilelint.source import decode, encode
 from compilelint.verify import match as M
 from compilelint.verify.prove import Copy, TargetRun, make_copy, run_target
 
-STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error")
+STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error", "slower")
 EQUAL = ("bitwise", "allclose")
 
 
@@ -49,6 +52,7 @@ class FixResult:
     after: int = 0
     outputs: List[Tuple[str, dict]] = field(default_factory=list)  # (run label, compare verdicts)
     message: str = ""
+    timings: list = field(default_factory=list)  # fix_timing.Timing of the runs that reached it (eval)
 
 
 @dataclass
@@ -88,16 +92,6 @@ def restore(copy: Copy, paths) -> None:
 def _read(path: str):
     with open(path, "rb") as f:
         return decode(path, f.read())
-
-
-def line_map(old: str, new: str) -> list:
-    """new row (1-based index) → (old row, whether the line is one a fix wrote)."""
-    a, b = old.splitlines(), new.splitlines()
-    out = [(0, False)] * (len(b) + 1)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        for j in range(j1, j2):
-            out[j + 1] = (i1 + (j - j1) + 1, False) if tag == "equal" else (i1 + 1, True)
-    return out
 
 
 # ---------------------------------------------------------------- proving
@@ -146,6 +140,12 @@ class _Runs:
             out[(i, m)] = run_target(self.example, i, m, trace_files=self.files, copy=copy, reference=ref, **self.kw)
         return out
 
+    def time(self, copy: Copy, key):
+        from compilelint.verify.fix_timing import time_pair
+
+        self._tick(1, 1, f"timing #{key[0]} {key[1]}")
+        return time_pair(self.example, key[0], key[1], copy, **self.kw)
+
     def _ref(self, i, m):
         return os.path.join(self.tmp, f"{i}-{m}.pt")
 
@@ -188,6 +188,7 @@ def prove_fixes(report: Report, paths: Sequence[str], *, example: Optional[str] 
             results = _judge(report, fixes, applied, maps, {k: runs.before[k] for k in keys}, after, files,
                              runs.unstable)
             _isolate(results, applied, copy, runs, keys, files, report)
+            _time_proven(results, copy, runs, keys)
             before_n = sum(_breaks(runs.before[k].events) for k in keys)
             after_n = sum(_breaks(after[k].events) for k in keys)
             return Proof(results, before_n, after_n)
@@ -325,6 +326,37 @@ def _isolate(results, applied, copy, runs, keys, files, report) -> None:
     restore(copy, touched)
 
 
+def _time_proven(results, copy, runs, keys) -> None:
+    """Time every eval run that reached a proven fix, the proven fixes applied; a run that got
+    slower times each of its fixes alone, so `slower` names the fix that costs the time."""
+    proven = [r for r in results if r.status == "proven"]
+    if not proven:
+        return
+    touched = {M.norm(r.finding.path) for r in proven}
+    for key in keys:
+        mine = [r for r in proven if key[1] != "train" and _reached(runs.before[key], r.finding)]
+        if not mine:
+            continue
+        restore(copy, touched)
+        write_fixes(copy, [r.finding for r in proven])
+        timing = runs.time(copy, key)
+        if not timing.slower or len(mine) == 1:
+            for r in mine:
+                _timed(r, timing)
+            continue
+        for r in mine:
+            restore(copy, touched)
+            write_fixes(copy, [r.finding])
+            _timed(r, runs.time(copy, key))
+    restore(copy, touched)
+
+
+def _timed(r: FixResult, timing) -> None:
+    r.timings.append(timing)
+    if timing.slower:
+        r.status, r.message = "slower", timing.text()
+
+
 # ---------------------------------------------------------------- --run
 
 
@@ -408,6 +440,39 @@ def _verdict(v: dict) -> str:
     return eq + (f" ({v['zero_grads']} gradients zero instead of None)" if v.get("zero_grads") else "")
 
 
+def proof_dict(r: FixResult) -> dict:
+    """One fix's verdict as data (JSON's `fix_proof`, SARIF's `properties.fix_proof`)."""
+    return {"status": r.status, "breaks": [r.before, r.after], "message": r.message,
+            "outputs": [{"run": label, "eager": v.get("eager"), "compiled": v.get("compiled")} for label, v in r.outputs],
+            "timing": [t.as_dict() for t in r.timings]}
+
+
+def render_as(proof: Proof, fmt: str, torch_version: str) -> str:
+    """The verdicts in a machine format: `json` (an object: the fixes' findings, each with its
+    `fix_proof`, and the breaks of every run before and after), or any report format (SARIF...),
+    where each finding carries its `fix_proof` as a property."""
+    import json
+
+    from compilelint.report import render as render_report
+    from compilelint.report.json_output import finding_dicts
+    from compilelint.report.sarif import sarif_log
+
+    ordered = sorted(proof.results, key=lambda x: x.finding.sort_key)
+    report = Report(findings=[r.finding for r in ordered])
+    if fmt == "json":
+        fixes = [dict(d, fix_proof=proof_dict(r)) for d, r in zip(finding_dicts(report, torch_version), ordered)]
+        data = {"fixes": fixes, "breaks_before": proof.breaks_before, "breaks_after": proof.breaks_after,
+                "error": proof.error}
+        return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "sarif":
+        log = sarif_log(report, torch_version)
+        for result, r in zip(log["runs"][0]["results"], ordered):
+            result.setdefault("properties", {})["fix_proof"] = proof_dict(r)
+        return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"
+    report = Report(findings=[r.finding.with_(verification=dict(proof_dict(r), status=r.status)) for r in ordered])
+    return render_report(report, fmt, torch_version=torch_version)
+
+
 def render(proof: Proof, cwd: Optional[str] = None) -> str:
     cwd = cwd or os.getcwd()
     lines = []
@@ -421,6 +486,7 @@ def render(proof: Proof, cwd: Optional[str] = None) -> str:
         for label, v in r.outputs:
             lines.append(f"    {label}: eager {_verdict(v.get('eager') or {})}; "
                          f"compiled {_verdict(v.get('compiled') or {})}")
+        lines += [f"    {t.text()}" for t in r.timings if not (r.status == "slower" and t.text() == r.message)]
         lines.append(f"    fix ({f.fix.applicability}): {f.fix.message}")
     counts = {s: sum(r.status == s for r in proof.results) for s in STATUSES}
     lines.append("verify --fix: " + ", ".join(f"{n} {s}" for s, n in counts.items())

@@ -100,19 +100,23 @@ class TargetRun:
     error: str = ""
     count: Optional[int] = None
     modules: List[bool] = field(default_factory=list)  # per target: is it (a method of) a module
+    timing: List[List[float]] = field(default_factory=list)  # per timed round, each call's seconds
 
 
 def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str] = (), copy: Optional[Copy] = None,
                save: str = "", reference: str = "", device: str = "cpu", backend: str = "eager",
                timeout: float = 300.0, memory_limit_mb: Optional[int] = None, calls: int = 3, seed: int = 0,
                dynamo_config: Optional[dict] = None, dynamic: Optional[bool] = None,
-               env_extra: Optional[Dict[str, str]] = None) -> TargetRun:
+               env_extra: Optional[Dict[str, str]] = None, time: Optional[dict] = None) -> TargetRun:
     """Run target `index` of `example` in `mode` in a child; on the copy when `copy` is given
     (the example itself is read from the copy when it lives in the copied code). `env_extra`: more
-    environment for the child (a factory that reads which model to build from it)."""
+    environment for the child (a factory that reads which model to build from it). `time`: only
+    time the compiled target, in rounds (fix_timing.py)."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
     env = dict(_env(), **(env_extra or {}))
+    first: List[str] = []
     if copy is not None:
+        first = copy.pythonpath  # before the working folder too, which `-m` and the module form put first
         env["PYTHONPATH"] = os.pathsep.join(copy.pythonpath + [env["PYTHONPATH"]])
         mod, sep, attr = example.rpartition(":")
         if mod.endswith(".py") or os.sep in mod:
@@ -124,7 +128,8 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
     with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
         json.dump({"example": example, "index": index, "mode": mode, "seed": seed, "backend": backend,
                    "device": device, "calls": calls, "trace_files": list(trace_files), "out": out, "save": save,
-                   "reference": reference or None, "dynamo_config": dynamo_config or {}, "dynamic": dynamic}, f)
+                   "reference": reference or None, "dynamo_config": dynamo_config or {}, "dynamic": dynamic,
+                   "path_first": first, "time": time}, f)
     try:
         res = proc.run([sys.executable, "-m", "compilelint.verify.prove_child", spec], env=env, cwd=os.getcwd(),
                        timeout=timeout, memory_limit_mb=mem)
@@ -148,6 +153,8 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
             run.events = [_back(e, back) for e in r["events"]]
         elif t == "compare":
             run.compare = {"eager": r["eager"], "compiled": r["compiled"]}
+        elif t == "timing":
+            run.timing.append(list(r["seconds"]))
         elif t == "error" and not run.error:
             run.error = r["message"]
     if not any(r.get("type") == "done" for r in records) and not run.error:

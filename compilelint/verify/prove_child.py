@@ -6,7 +6,7 @@ compared with it.
 
 SPEC: {"example", "index", "mode": "eval" | "train" | "call", "seed", "backend", "device", "calls",
 "trace_files", "out" (JSON lines), "save" (a .pt file for this run's values), "reference" (the .pt
-file of the run to compare with, or null), "dynamo_config": {name: value}, "dynamic": true | null}.
+file of the run to compare with, or null), "dynamo_config": {name: value}, "dynamic": true | null, "path_first": [folders first on sys.path]}.
 
 Records (JSON lines, flushed as they go, like child.py):
     {"type": "start", "torch": ..., "device": ...}
@@ -14,6 +14,8 @@ Records (JSON lines, flushed as they go, like child.py):
     {"type": "reached", "lines": {file: [line, ...]}}
     {"type": "events", "events": [...]}
     {"type": "compare", "eager": VERDICT, "compiled": VERDICT}   (only with a reference)
+    {"type": "timing", "round": r, "seconds": [...]}   (only with "time": {"dir", "side", "rounds",
+                                                         "calls"}: nothing else is run then)
     {"type": "error", "phase": ..., "message": one line}
     {"type": "done"}
 VERDICT = {"equal": "bitwise" | "allclose" | "differs" | "mismatch", "max_abs": float, "rtol", "atol",
@@ -151,7 +153,7 @@ def run(spec: dict, out: Results) -> None:
 
     device = resolve_device(spec["device"])
     out.emit(type="start", torch=torch.__version__, device=device)
-    factory = load_factory(spec["example"])
+    factory = load_factory(spec["example"], spec.get("path_first") or ())
     index, mode, seed = spec["index"], spec["mode"], spec.get("seed", 0)
     _seed(seed)
     targets = targets_of(factory)
@@ -165,6 +167,12 @@ def run(spec: dict, out: Results) -> None:
     fn, args, kwargs, module = _build(factory, index, seed, device, mode)
     if mode == "train" and module is None:
         out.emit(type="error", phase="setup", message="not a module: no train run")
+        return
+    if spec.get("time"):
+        reset_dynamo()
+        time_compiled(torch.compile(fn, backend=spec["backend"], dynamic=spec.get("dynamic")),
+                      args, kwargs, module, mode, seed, device, spec["time"], out)
+        out.emit(type="done")
         return
     tracer = LineTracer(spec.get("trace_files") or ())
     try:
@@ -206,6 +214,38 @@ def run(spec: dict, out: Results) -> None:
         ref = torch.load(spec["reference"])["eager"]
         out.emit(type="compare", eager=compare(ref, eager), compiled=compare(ref, compiled_values))
     out.emit(type="done")
+
+
+def time_compiled(compiled, args, kwargs, module, mode: str, seed: int, device: str, plan: dict, out) -> None:
+    """Time the compiled target in rounds that take turns with another child (fix_timing.py): after
+    two warm-up calls (compilation), round r starts when the file `go-{side}-{r}` appears in
+    `plan["dir"]`, times `plan["calls"]` calls (synchronised on CUDA), reports their seconds and
+    leaves `done-{side}-{r}`."""
+    import os
+    import time
+
+    import torch
+
+    def sync():
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    for _ in range(2):
+        _call(compiled, args, kwargs, module, mode, seed)
+    sync()
+    folder, side = plan["dir"], plan["side"]
+    for r in range(plan["rounds"]):
+        go = os.path.join(folder, f"go-{side}-{r}")
+        while not os.path.exists(go):
+            time.sleep(0.001)
+        seconds = []
+        for _ in range(plan["calls"]):
+            start = time.perf_counter()
+            _call(compiled, args, kwargs, module, mode, seed)
+            sync()
+            seconds.append(time.perf_counter() - start)
+        out.emit(type="timing", round=r, seconds=seconds)
+        open(os.path.join(folder, f"done-{side}-{r}"), "w").close()
 
 
 def main(argv=None) -> int:

@@ -44,6 +44,7 @@ class Outcome:
     device: str = ""
     error: str = ""  # a failure that concerns every finding (the factory did not load, ...)
     command: str = ""  # --run: how the user's command ended
+    output_tail: str = ""  # --run: the last lines the command printed, when it failed
 
 
 def _env() -> dict:
@@ -191,15 +192,19 @@ def run_command(argv: Sequence[str], roots: Dict[str, List[str]], trace_files: S
         label = " ".join(argv)
         if progress:
             progress(0, 1, label)
+        tail = ""
         try:
             res = proc.run(list(argv), env=env, cwd=cwd or os.getcwd(), timeout=timeout, memory_limit_mb=memory_limit_mb)
             command = res.failure(timeout, memory_limit_mb) or "exited with status 0"
             killed = res.timed_out or res.memory_exceeded or (res.returncode or 0) < 0
+            tail = res.output_tail if res.failure(timeout, memory_limit_mb) else ""
         except OSError as e:  # the command does not exist, is not executable, ...
             command, killed = f"could not start: {e.strerror or e}", True
         if progress:
             progress(1, 1, label)
-        return _command_outcome(_records(out), command, killed)
+        outcome = _command_outcome(_records(out), command, killed)
+        outcome.output_tail = last_lines(tail)
+        return outcome
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -223,6 +228,13 @@ def _command_outcome(records: List[dict], command: str, killed: bool) -> Outcome
             ))
         elif t == "error" and not outcome.error:
             outcome.error = r["message"]
-    if killed:
+    # Killed, or failed before a single wrapped call ran (the tests could not import the package):
+    # what stopped it concerns every finding, so none of them is merely "not reached".
+    if killed or (not outcome.runs and command != "exited with status 0"):
         outcome.error = outcome.error or f"the command {command}"
     return outcome
+
+
+def last_lines(text: str, n: int = 20) -> str:
+    """The last `n` lines of a command's output (what says why it failed)."""
+    return "\n".join(text.rstrip().splitlines()[-n:])

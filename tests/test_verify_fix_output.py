@@ -1,0 +1,46 @@
+"""`verify --fix` output: JSON and SARIF carry each fix's verdict (the proof itself is a test double
+here: tests/test_verify_fix.py runs real proofs)."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from compilelint import cli
+from compilelint.finding import Finding, Fix, Span, Edit
+from compilelint.verify import fixproof
+
+
+def _finding(path):
+    edit = Edit(span=Span(2, 5, 2, 20), content="torch._assert_async(x)")
+    return Finding(code="CL101", name="item", message="`.item()` breaks", path=str(path), span=Span(2, 12, 2, 20),
+                   function="f", fix=Fix(applicability="unsafe", message="assert async", edits=(edit,)))
+
+
+@pytest.fixture
+def proof(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_text("def f(x):\n    assert x.item() < 1\n    return x\n")
+    finding = _finding(path)
+    result = fixproof.FixResult(finding, "proven", before=1, after=0,
+                                outputs=[("#0 eval", {"eager": {"equal": "bitwise"}, "compiled": {"equal": "bitwise"}})])
+    monkeypatch.setattr(fixproof, "prove_fixes", lambda report, paths, **kw: fixproof.Proof([result], 3, 2))
+    monkeypatch.setattr("compilelint.engine.check_paths", lambda paths, settings: __import__(
+        "compilelint.finding", fromlist=["Report"]).Report(findings=[finding]))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_fix_proof_in_json_and_sarif(proof, fmt):
+    r = CliRunner().invoke(cli.main, ["verify", "m.py", "--example", "m.py:make", "--fix", "--unsafe-fixes",
+                                      "--isolated", "--output-format", fmt])
+    data = json.loads(r.output)  # JSON, not the text verdicts
+    if fmt == "json":
+        [item] = data["fixes"]
+        assert (item["code"], item["location"]["row"]) == ("CL101", 2)
+        assert item["fix_proof"]["status"] == "proven" and item["fix_proof"]["breaks"] == [1, 0]
+        assert (data["breaks_before"], data["breaks_after"]) == (3, 2)
+    else:
+        [result] = data["runs"][0]["results"]
+        assert result["properties"]["fix_proof"]["status"] == "proven"
+    assert r.exit_code == 0
