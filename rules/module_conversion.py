@@ -1,0 +1,169 @@
+import ast
+
+from compilelint.analysis.astutil import is_self, walk
+from compilelint.fix.rewrites.module_cast import guard_conversion
+from compilelint.rule import Rule
+
+# nn.Module methods that convert the module's parameters and buffers in place (and return it).
+CONVERSIONS = frozenset({"to", "half", "float", "bfloat16", "double", "cuda", "cpu"})
+
+
+def _guarded(stack, stmt, module: ast.AST) -> bool:
+    """The statement runs only under a test of the module's own dtype or device
+    (`if self.m.weight.dtype != dtype:`, `if next(self.m.parameters()).device != d:`)."""
+    key = ast.dump(module)
+    for node in stack:
+        if node is stmt:
+            return False
+        if isinstance(node, ast.If):
+            reads = walk(node.test)
+            if any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "device") for n in reads) and \
+                    any(ast.dump(n) == key for n in reads):
+                return True
+    return False
+
+
+class ModuleConversion(Rule):
+    """
+    ## What it does
+    Finds a submodule converted inside compiled code: `self.m = self.m.to(dtype)`, `self.m.to(...)`,
+    `self.m.half()`, `.float()`, `.bfloat16()`, `.double()`, `.cuda()`, `.cpu()`, where `self.m` is
+    a module the class builds (`self.m = nn.Linear(...)`, any module class) — a router that keeps its
+    classifier in float32 whatever the model's dtype, for instance. Not a tensor's `.to()`, not a
+    conversion in `__init__`, and not a registered buffer (CL217).
+
+    ## Why is this bad?
+    `nn.Module.to` and its shorthands run `nn.Module._apply`, which makes a new `nn.Parameter` for
+    a parameter it converts; Dynamo does not trace that ("Attempted to use `torch.nn.Parameter()`
+    constructor with Dynamo", GB0264). Measured: torch 2.11 breaks there on every call even when
+    nothing changes (the truth corpus: a Switch-style router's `self.classifier =
+    self.classifier.to(self.dtype)` in a float32 model, 13 breaks and 6 skipped frames per run, eval
+    and train); torch 2.13 traces a conversion that changes nothing and breaks on a call whose
+    conversion changes a parameter's dtype (the first call of a model held in another dtype; the
+    next call recompiles).
+
+    ## Example
+    ```python
+    def forward(self, hidden):
+        self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(hidden.to(self.dtype))
+    ```
+
+    ## Use instead
+    Convert the module once, outside the compiled code (after loading the model), or only when it
+    is needed: `if self.classifier.weight.dtype != self.dtype:` before the conversion (the fix, for
+    torch.nn layers that always have a weight), which both versions trace when the dtype already
+    matches.
+
+    ## References
+    https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0264.html
+    """
+
+    code = "CL218"
+    name = "module-conversion"
+    triggers = (".to(", ".half(", ".float(", ".bfloat16(", ".double(", ".cuda(", ".cpu(")
+    message = ("converting a submodule in compiled code (`self.m.to(...)`, `.half()`) makes new Parameters, which "
+               "Dynamo does not trace ({gb}): torch 2.11 breaks on every call, even when nothing changes, torch 2.13 "
+               "on a call that changes the module; convert it once outside, or only when needed "
+               "(`if self.m.weight.dtype != dtype:`)")
+    gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",)
+    gb_ids = {"2.13": ("GB0264",), "2.11": ("GB0264",)}
+    fix = "unsafe"  # the conversion under a dtype test (rewrites/module_cast.py)
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        cls = self.ctx.cls
+        if cls is None or not isinstance(func, ast.Attribute) or func.attr not in CONVERSIONS:
+            return
+        module = func.value
+        if not (isinstance(module, ast.Attribute) and is_self(module.value)):
+            return
+        classes = cls.info.submodules.get(module.attr)
+        if not classes or module.attr in cls.tensor_attrs or (func.attr == "to" and not (node.args or node.keywords)):
+            return
+        fn = self.ctx.function
+        if fn is not None and fn.qualname.rsplit(".", 1)[-1] == "__init__":
+            return  # reach enters every constructor a traced function may call: no claim there
+        stmt = self.ctx.statement()
+        if _guarded(self.ctx.stack, stmt, module):
+            return
+        whole = isinstance(stmt, (ast.Assign, ast.Expr)) and stmt.value is node
+        self.report(stmt if whole else node, fix=guard_conversion(self.ctx, stmt, node, classes))
+
+    # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self, dim, experts):
+        super().__init__()
+        self.classifier = nn.Linear(dim, experts, bias=False)
+        self.dtype = torch.float32
+
+    def forward(self, hidden):
+        self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(hidden.to(self.dtype))
+""",
+            """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self, dim, experts):
+        super().__init__()
+        self.classifier = nn.Linear(dim, experts, bias=False)
+        self.dtype = torch.float32
+
+    def forward(self, hidden):
+        if self.classifier.weight.dtype != self.dtype:
+            self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(hidden.to(self.dtype))
+""",
+        ),
+    ]
+
+    INVALID = [
+        """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self, dim, experts):
+        super().__init__()
+        self.classifier = nn.Linear(dim, experts, bias=False)
+        self.head = nn.Sequential(nn.Linear(dim, dim), nn.GELU())
+        self.dtype = torch.float32
+
+    def forward(self, hidden):
+        self.classifier = self.classifier.to(self.dtype)  # <-
+        self.head.half()  # <-
+        self.head.to(hidden.device)  # <-
+        return self.classifier(hidden.to(self.dtype)) + self.head.float()(hidden)  # <-
+""",
+    ]
+    VALID = [
+        """
+import torch
+from torch import nn
+
+class Router(nn.Module):
+    def __init__(self, dim, experts):
+        super().__init__()
+        self.classifier = nn.Linear(dim, experts).to(torch.float32)
+        self.classifier.half()
+        self.scale = nn.Parameter(torch.ones(experts))
+        self.register_buffer("table", torch.zeros(experts))
+        self.dtype = torch.float32
+
+    def forward(self, hidden):
+        hidden = hidden.to(self.dtype)
+        scale = self.scale.to(hidden.dtype)
+        table = self.table.to(hidden.device)
+        if self.classifier.weight.dtype != self.dtype:
+            self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(hidden).float() * scale + table
+""",
+    ]
