@@ -6,6 +6,18 @@ from compilelint.rule import Rule
 
 # nn.Module methods that convert the module's parameters and buffers in place (and return it).
 CONVERSIONS = frozenset({"to", "half", "float", "bfloat16", "double", "cuda", "cpu"})
+# torch.nn classes that hold parameters (by name prefix: `Conv2d`, `BatchNorm1d`, `ModuleList`); the
+# others (activations, dropout, pooling, losses) have none for a conversion to rebuild.
+NN_WITH_PARAMETERS = ("Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Embedding", "LayerNorm", "GroupNorm",
+                      "RMSNorm", "BatchNorm", "LazyBatchNorm", "SyncBatchNorm", "InstanceNorm", "LazyInstanceNorm",
+                      "MultiheadAttention", "RNN", "LSTM", "GRU", "Transformer", "PReLU", "AdaptiveLogSoftmax",
+                      "Sequential", "Module", "Parameter")
+
+
+def _may_hold_parameters(classes) -> bool:
+    """A project's module class may own parameters; a torch.nn class only if it is one that does."""
+    return any(not c.startswith("torch.nn.") or c.rsplit(".", 1)[-1].startswith(NN_WITH_PARAMETERS)
+               for c in classes)
 
 
 def _guarded(stack, stmt, module: ast.AST) -> bool:
@@ -15,11 +27,10 @@ def _guarded(stack, stmt, module: ast.AST) -> bool:
     for node in stack:
         if node is stmt:
             return False
-        if isinstance(node, ast.If):
-            reads = walk(node.test)
-            if any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "device") for n in reads) and \
-                    any(ast.dump(n) == key for n in reads):
-                return True
+        if isinstance(node, ast.If) and any(
+                isinstance(n, ast.Attribute) and n.attr in ("dtype", "device") and
+                any(ast.dump(k) == key for k in walk(n.value)) for n in walk(node.test)):
+            return True
     return False
 
 
@@ -79,7 +90,8 @@ class ModuleConversion(Rule):
         if not (isinstance(module, ast.Attribute) and is_self(module.value)):
             return
         classes = cls.info.submodules.get(module.attr)
-        if not classes or module.attr in cls.tensor_attrs or (func.attr == "to" and not (node.args or node.keywords)):
+        if not classes or not _may_hold_parameters(classes) or module.attr in cls.tensor_attrs or \
+                (func.attr == "to" and not (node.args or node.keywords)):
             return
         fn = self.ctx.function
         if fn is not None and fn.qualname.rsplit(".", 1)[-1] == "__init__":
@@ -141,6 +153,8 @@ class Router(nn.Module):
         self.classifier = self.classifier.to(self.dtype)  # <-
         self.head.half()  # <-
         self.head.to(hidden.device)  # <-
+        if hidden.dtype != self.dtype:  # a test of the input, not of the module
+            self.head = self.head.to(self.dtype)  # <-
         return self.classifier(hidden.to(self.dtype)) + self.head.float()(hidden)  # <-
 """,
     ]
@@ -154,6 +168,7 @@ class Router(nn.Module):
         super().__init__()
         self.classifier = nn.Linear(dim, experts).to(torch.float32)
         self.classifier.half()
+        self.act = nn.GELU()
         self.scale = nn.Parameter(torch.ones(experts))
         self.register_buffer("table", torch.zeros(experts))
         self.dtype = torch.float32
@@ -164,6 +179,7 @@ class Router(nn.Module):
         table = self.table.to(hidden.device)
         if self.classifier.weight.dtype != self.dtype:
             self.classifier = self.classifier.to(self.dtype)
-        return self.classifier(hidden).float() * scale + table
+        self.act = self.act.to(self.dtype)
+        return self.act(self.classifier(hidden).float()) * scale + table
 """,
     ]
