@@ -47,11 +47,12 @@ class ModuleConversion(Rule):
     `nn.Module.to` and its shorthands run `nn.Module._apply`, which makes a new `nn.Parameter` for
     a parameter it converts; Dynamo does not trace that ("Attempted to use `torch.nn.Parameter()`
     constructor with Dynamo", GB0264). Measured: torch 2.11 breaks there on every call even when
-    nothing changes (the truth corpus: a Switch-style router's `self.classifier =
-    self.classifier.to(self.dtype)` in a float32 model, 13 breaks and 6 skipped frames per run, eval
-    and train); torch 2.13 traces a conversion that changes nothing and breaks on a call whose
-    conversion changes a parameter's dtype (the first call of a model held in another dtype; the
-    next call recompiles).
+    nothing changes (the truth corpus, float32 models: switch_transformers' router,
+    `self.classifier = self.classifier.to(self.dtype)`, 13 breaks and 6 skipped frames in eval and
+    in train; nllb-moe's, 12 breaks in eval, 9 in train); torch 2.13 traces a conversion that
+    changes nothing and breaks on a call whose conversion changes a parameter's dtype (the first
+    call of a model held in another dtype; the next call recompiles). A torch.nn module without
+    parameters (an activation, dropout) is not reported.
 
     ## Example
     ```python
@@ -63,8 +64,9 @@ class ModuleConversion(Rule):
     ## Use instead
     Convert the module once, outside the compiled code (after loading the model), or only when it
     is needed: `if self.classifier.weight.dtype != self.dtype:` before the conversion (the fix, for
-    torch.nn layers that always have a weight), which both versions trace when the dtype already
-    matches.
+    torch.nn layers that always have a weight). Traced with no break when the dtype already
+    matches: on torch 2.13 (measured, eval and train) and on 2.11 (nllb-moe's router guarded by
+    hand: 0 breaks, on an H100).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0264.html

@@ -1,5 +1,7 @@
 import ast
 
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import is_self
 from compilelint.fix.builders import where_for_if, where_for_ifexp
 from compilelint.fix.rewrites.assert_split import split_assert
 from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
@@ -65,13 +67,15 @@ def _drawn(ctx, node) -> bool:
 
 
 def _random_compare(ctx, node):
-    """`torch.rand([]) < p`: the probability `p` (a value, not a tensor), else None."""
+    """`torch.rand([]) < p`: the probability `p` (a number, a scalar, or a setting of the module such as
+    `self.layerdrop`), else None (`x.mean() > torch.rand([])` thresholds data, it skips no layer)."""
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and
             isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
         return None
     left, right = node.left, node.comparators[0]
     for drawn, other in ((left, right), (right, left)):
-        if _drawn(ctx, drawn) and not ctx.is_tensor(other) and not _drawn(ctx, other):
+        setting = isinstance(other, ast.Attribute) and is_self(other.value) and not ctx.is_tensor(other)
+        if _drawn(ctx, drawn) and (isinstance(other, ast.Constant) or ctx.kind(other) == T.SCALAR or setting):
             return other
     return None
 
@@ -279,6 +283,8 @@ class Encoder(nn.Module):
                 skip = torch.rand([]) < self.layerdrop
             if not skip:  # <-
                 x = layer(x)
+            if x.mean() > torch.rand([]):  # <- a random threshold on data: not a layer skip
+                x = -x
         return x
 """,
     ]
