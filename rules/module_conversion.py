@@ -11,13 +11,18 @@ CONVERSIONS = frozenset({"to", "half", "float", "bfloat16", "double", "cuda", "c
 NN_WITH_PARAMETERS = ("Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Embedding", "LayerNorm", "GroupNorm",
                       "RMSNorm", "BatchNorm", "LazyBatchNorm", "SyncBatchNorm", "InstanceNorm", "LazyInstanceNorm",
                       "MultiheadAttention", "RNN", "LSTM", "GRU", "Transformer", "PReLU", "AdaptiveLogSoftmax",
-                      "Sequential", "Module", "Parameter")
+                      "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
+# Tensors, not modules: `self.v = nn.Parameter(...) if affine else None` lands among the classes built.
+NN_TENSORS = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 
 
 def _may_hold_parameters(classes) -> bool:
-    """A project's module class may own parameters; a torch.nn class only if it is one that does."""
-    return any(not c.startswith("torch.nn.") or c.rsplit(".", 1)[-1].startswith(NN_WITH_PARAMETERS)
-               for c in classes)
+    """Modules only, and one of them may own parameters: a project's module class may, a torch.nn
+    class if it is one that does."""
+    torch_nn = [c.rsplit(".", 1)[-1] for c in classes if c.startswith("torch.nn.")]
+    if any(leaf in NN_TENSORS for leaf in torch_nn):
+        return False
+    return len(torch_nn) < len(classes) or any(leaf.startswith(NN_WITH_PARAMETERS) for leaf in torch_nn)
 
 
 def _guarded(stack, stmt, module: ast.AST) -> bool:
@@ -172,12 +177,13 @@ class Router(nn.Module):
         self.classifier.half()
         self.act = nn.GELU()
         self.scale = nn.Parameter(torch.ones(experts))
+        self.shift = nn.Parameter(torch.zeros(experts)) if experts > 1 else None
         self.register_buffer("table", torch.zeros(experts))
         self.dtype = torch.float32
 
     def forward(self, hidden):
         hidden = hidden.to(self.dtype)
-        scale = self.scale.to(hidden.dtype)
+        scale = self.scale.to(hidden.dtype) + self.shift.to(hidden.dtype)
         table = self.table.to(hidden.device)
         if self.classifier.weight.dtype != self.dtype:
             self.classifier = self.classifier.to(self.dtype)
