@@ -86,11 +86,8 @@ def random_skip(ctx, expr):
     p = _random_compare(ctx, expr)
     if p is not None or not isinstance(expr, ast.Name):
         return p
-    values = _bindings(ctx, expr.id) or ()
-    found = [q for q in (_random_compare(ctx, v) for v in values if not isinstance(v, ast.Constant)) if q is not None]
-    if found and len(found) == sum(1 for v in values if not isinstance(v, ast.Constant)):
-        return found[0]
-    return None
+    compared = [_random_compare(ctx, v) for v in _bindings(ctx, expr.id) or () if not isinstance(v, ast.Constant)]
+    return compared[0] if compared and None not in compared else None
 
 
 class TensorBranch(Rule):
