@@ -1,11 +1,25 @@
 import ast
 
+from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import is_self
 from compilelint.fix.builders import where_for_if, where_for_ifexp
 from compilelint.fix.rewrites.assert_split import split_assert
 from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
 from compilelint.fix.rewrites.paths import tensor_on_every_path
 from compilelint.fix.rewrites.tensor_raise import raise_to_assert_async
 from compilelint.rule import Rule
+
+# torch's samplers and in-place fills: what they return is a fresh random draw on every call.
+RANDOM_DRAWS = frozenset(f"torch.{n}" for n in (
+    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "bernoulli", "multinomial", "normal",
+    "poisson",
+))
+RANDOM_FILLS = frozenset({"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
+                          "log_normal_", "cauchy_"})
+RANDOM_SKIP = ("`{what}` on a random draw (a layer skipped at random, LayerDrop) graph-breaks ({{gb}}) and no "
+               "rewrite keeps the outputs (torch.cond re-draws the layer's dropout in backward; running the layer "
+               "every time shifts every later random draw): for compiled training set the drop probability "
+               "({p}) to 0, an eager change (no layer is skipped)")
 
 
 def truth_tested(test: ast.AST):
@@ -21,6 +35,59 @@ def truth_tested(test: ast.AST):
 
 def _where_or_check(ctx, node, expr):
     return where_for_if(ctx, node, expr) or raise_to_assert_async(ctx, node, expr)
+
+
+def _bindings(ctx, name: str):
+    """The values assigned to local `name` in the function (`name = value`), or None when it is also
+    bound another way (a parameter, a loop target, a tuple target, `+=`...)."""
+    fn = ctx.function_node
+    if fn is None or any(a.arg == name for a in ast.walk(fn.args) if isinstance(a, ast.arg)):
+        return None
+    values, stores = [], 0
+    for node in ctx.nodes(fn):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            stores += 1
+        elif isinstance(node, ast.Assign):
+            values += [node.value for t in node.targets if isinstance(t, ast.Name) and t.id == name]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and \
+                isinstance(node.target, ast.Name) and node.target.id == name:
+            values.append(node.value)
+    return values if values and len(values) == stores else None
+
+
+def _drawn(ctx, node) -> bool:
+    """A fresh random draw: `torch.rand([])`, `torch.empty(()).uniform_()`, or a local holding one."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return ctx.resolve(func) in RANDOM_DRAWS or isinstance(func, ast.Attribute) and func.attr in RANDOM_FILLS
+    if isinstance(node, ast.Name):
+        values = _bindings(ctx, node.id)
+        return values is not None and all(isinstance(v, ast.Call) and _drawn(ctx, v) for v in values)
+    return False
+
+
+def _random_compare(ctx, node):
+    """`torch.rand([]) < p`: the probability `p` (a number, a scalar, or a setting of the module such as
+    `self.layerdrop`), else None (`x.mean() > torch.rand([])` thresholds data, it skips no layer)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and
+            isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
+        return None
+    left, right = node.left, node.comparators[0]
+    for drawn, other in ((left, right), (right, left)):
+        setting = isinstance(other, ast.Attribute) and is_self(other.value) and not ctx.is_tensor(other)
+        if _drawn(ctx, drawn) and (isinstance(other, ast.Constant) or ctx.kind(other) == T.SCALAR or setting):
+            return other
+    return None
+
+
+def random_skip(ctx, expr):
+    """The drop probability of a LayerDrop-style test (`torch.rand([]) < p`, or a flag assigned that
+    comparison and otherwise only constants), else None."""
+    p = _random_compare(ctx, expr)
+    if p is not None or not isinstance(expr, ast.Name):
+        return p
+    compared = [_random_compare(ctx, v) for v in _bindings(ctx, expr.id) or () if not isinstance(v, ast.Constant)]
+    return compared[0] if compared and None not in compared else None
 
 
 class TensorBranch(Rule):
@@ -47,6 +114,12 @@ class TensorBranch(Rule):
     branches with different work. Conditions on shapes, `is None`, `isinstance` and
     `self.training` are fine: they are not data.
 
+    A layer skipped at random in training (LayerDrop: `if torch.rand([]) < self.layerdrop:`) has
+    no rewrite that keeps the outputs: `torch.cond` re-draws the layer's dropout masks in backward
+    (measured on a 4-layer stack: outputs equal, gradients differ by 1.9), and running the layer
+    every time to select afterwards shifts every later random draw. Its finding says so and names
+    the setting that avoids it: a drop probability of 0 for compiled training (an eager change).
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
     """
@@ -62,6 +135,10 @@ class TensorBranch(Rule):
     def _check(self, test: ast.AST, what: str, build=None, owner=None):
         for expr in truth_tested(test):
             if self.ctx.is_tensor(expr):
+                p = random_skip(self.ctx, expr)
+                if p is not None:
+                    self.report(expr, RANDOM_SKIP.format(what=what, p=f"`{ast.unparse(p)}`"))
+                    continue
                 fix = build(self.ctx, owner, expr) if build is not None and tensor_on_every_path(self.ctx, expr) else None
                 fix = explained(fix, BOTH_BRANCHES)
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks ({{gb}}): "
@@ -185,6 +262,27 @@ class Gate(nn.Module):
             x = torch.zeros_like(x)
         assert x.isnan().sum() == 0 and y.isnan().sum() == 0, "NaN"  # <-
         return x + y
+""",
+        """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, layers, layerdrop: float = 0.1):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.layerdrop = layerdrop
+
+    def forward(self, x):
+        for layer in self.layers:
+            skip = False
+            if self.training:
+                skip = torch.rand([]) < self.layerdrop
+            if not skip:  # <-
+                x = layer(x)
+            if x.mean() > torch.rand([]):  # <- a random threshold on data: not a layer skip
+                x = -x
+        return x
 """,
     ]
     VALID = [

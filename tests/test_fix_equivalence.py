@@ -135,3 +135,49 @@ def test_numpy_planner_run_eagerly_matches_eager_under_compile():
     assert compare(ref, before)["equal"] not in ("bitwise", "allclose"), "the original now draws as eager does"
     assert compare(ref, after)["equal"] == "bitwise"
     assert 0 < n_after < n_before, (n_before, n_after)
+
+
+# torch version → whether a submodule conversion that changes nothing graph-breaks: 2.11 measured in
+# the truth corpus (switch_transformers' router, GB0264), 2.13 in bench/measure/snippets_module_cast.out.
+NOOP_CONVERSION_BREAKS = {"2.11": True, "2.13": False}
+
+
+def _torch_minor():
+    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_guarded_module_conversion_computes_the_same_without_breaks(mode):
+    """The dtype already matches: the guarded conversion computes the same, eager and compiled, with no
+    break; the original breaks there on the torch versions that break on a conversion that changes
+    nothing (2.11), and not on 2.13."""
+    version = _torch_minor()
+    if version not in NOOP_CONVERSION_BREAKS:
+        pytest.skip(f"no measurement of a no-op module conversion on torch {version}")
+    train = mode == "train"
+    before, after = _targets("module_cast", ""), _targets("module_cast", ".unsafe-fixed")
+    for n, ((m0, args0, _), (m1, args1, _)) in enumerate(zip(before, after)):
+        name = f"module_cast #{n}"
+        ref = _values(m0, args0, train)
+        assert compare(ref, _values(m1, args1, train))["equal"] == "bitwise", name
+        _, n_before = _compiled(m0, args0, train)
+        got, n_after = _compiled(m1, args1, train)
+        assert n_after == 0, f"{name}: {n_after} breaks left after the fix"
+        assert (n_before > 0) == NOOP_CONVERSION_BREAKS[version], (name, n_before)
+        assert compare(ref, got)["equal"] in ("bitwise", "allclose"), name
+
+
+def test_guarded_module_conversion_still_converts():
+    """A module held in another dtype (bfloat16): both convert it, to the same dtypes, with the same
+    outputs, and both break on that call (the conversion itself, GB0264): the guard hides nothing."""
+    def built():
+        pairs = zip(_targets("module_cast", ""), _targets("module_cast", ".unsafe-fixed"))
+        return [(m0.to(torch.bfloat16), m1.to(torch.bfloat16), args) for (m0, args, _), (m1, _, _) in pairs]
+
+    for n, (m0, m1, args) in enumerate(built()):
+        ref = _values(m0, args, False)
+        assert compare(ref, _values(m1, args, False))["equal"] == "bitwise", n
+        dtypes = [p.dtype for p in m0.parameters()]
+        assert dtypes == [p.dtype for p in m1.parameters()] and torch.bfloat16 not in dtypes, (n, dtypes)
+    for n, (m0, m1, args) in enumerate(built()):
+        assert _compiled(m0, args, False)[1] > 0 and _compiled(m1, args, False)[1] > 0, n

@@ -43,6 +43,16 @@ def guard_statement(ctx, call: ast.Call, what: str = "the call") -> Optional[Fix
 def guard_lines(ctx, stmt: ast.stmt, message: str, title: str) -> Optional[Fix]:
     """The statement's lines under `if not torch.compiler.is_compiling():` (unsafe, with `message`
     and `title`)."""
+    t = torch_name(ctx)
+    if t is None:
+        return None
+    tname, imports = t
+    return wrap_lines(ctx, stmt, GUARD.format(torch=tname), message, title, imports)
+
+
+def wrap_lines(ctx, stmt: ast.stmt, header: str, message: str, title: str, imports=()) -> Optional[Fix]:
+    """The statement's lines indented one level under `header` (an `if ...:` line; unsafe, with
+    `message` and the quick-fix `title`), plus the `imports` edits the header needs."""
     ft = file_text(ctx)
     span = ft.span(stmt)
     if not whole_lines(ft, span):
@@ -50,14 +60,10 @@ def guard_lines(ctx, stmt: ast.stmt, message: str, title: str) -> Optional[Fix]:
     in_string = ft.rows_starting_in_string(span.row, span.end_row) if span.end_row > span.row else set()
     if in_string is None:
         return None  # can't tell string continuation lines from code: don't re-indent blindly
-    t = torch_name(ctx)
-    if t is None:
-        return None
-    tname, imports = t
     indent = ft.line(span.row)[: span.col - 1]
     unit = _indent_unit(ctx, ft, stmt, indent)
     nl = newline(ctx)
-    parts = [indent + GUARD.format(torch=tname) + nl + indent + unit]
+    parts = [indent + header + nl + indent + unit]
     for row in range(span.row, span.end_row + 1):
         line = ft.lines[row - 1]
         piece = line[span.col - 1:] if row == span.row else line
@@ -68,4 +74,5 @@ def guard_lines(ctx, stmt: ast.stmt, message: str, title: str) -> Optional[Fix]:
             piece = unit + piece
         parts.append(piece)
     content = "".join(parts)
-    return Fix("unsafe", message, imports + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),), title=title)
+    return Fix("unsafe", message, tuple(imports) + (Edit(content, Span(span.row, 1, span.end_row, span.end_col)),),
+               title=title)
