@@ -58,4 +58,5 @@ def test_verify_without_torch_says_what_to_install(tmp_path):
         assert out.stdout == ""
         assert out.stderr.strip().splitlines() == [
             'compilelint: error: verify runs your code under torch.compile, and torch cannot be imported here: '
-            'python -m pip install "compilelint[verify]" (or install torch)'], out.stderr
+            'install torch (python -m pip install torch), or the verify extra in a clone: '
+            'python -m pip install -e ".[verify]"'], out.stderr

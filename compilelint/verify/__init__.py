@@ -111,7 +111,7 @@ def torch_missing() -> str:
     if found:
         return ""
     return ('verify runs your code under torch.compile, and torch cannot be imported here: '
-            'python -m pip install "compilelint[verify]" (or install torch)')
+            'install torch (python -m pip install torch), or the verify extra in a clone: python -m pip install -e ".[verify]"')
 
 
 def _validate(example, run_cmd, device, backend):
