@@ -129,8 +129,8 @@ class FunctionInfo:
     # item (`cache.is_updated[i] = True`, CL413), it sets a name to None before a loop (CL414).
     stores_attribute_items: bool = False
     none_before_loop: bool = False
-    # The classes its returns construct, and references (`parts`): what a builder makes.
-    returns_parts: Tuple[str, ...] = ()
+    # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
+    returns_parts: Tuple[Tuple[str, ...], ...] = ()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from compilelint.analysis.astutil import (
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
-from compilelint.analysis.parts import Parts
+from compilelint.analysis.parts import Parts, false_constants
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -93,6 +93,7 @@ class FileFacts:
         self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
         self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
+        self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
         self.experts_default_eager = EAGER_EXPERTS_DEFAULT in source.text and _defaults_experts_to_eager(self.top)
@@ -113,6 +114,7 @@ class FileFacts:
             if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
         self.compiled_names = self.find_compiled_names()
+        self.false_constants = false_constants(self.top, self.source.text)
         return self
 
     def find_compiled_names(self) -> Set[str]:

@@ -6,9 +6,11 @@ construct them itself (`parts`): constructor-argument flow, builder returns, con
   and the `super().__init__(...)` of each subclass whose next `__init__` it is (a subclass that
   builds the parts and hands them to its base). What a call passes may itself be a parameter of
   the caller's own `__init__`, followed the same way.
-- `@ret:f` / `@self:m`: what every return of that function (or method, on the class) builds.
-Answers are unions over the project (a base class given different parts by two subclasses holds
-both); cycles answer nothing more.
+- `@ret:f` / `@self:m`: what the returns of that function (or method, on the class) build.
+A parameter given different parts by different calls answers nothing (the reached function cannot
+tell which instance it runs on), nor does a builder whose return sites build different parts (the
+caller's values pick one); a return under a false module-level constant does not count (`parts`);
+cycles answer nothing more.
 """
 from __future__ import annotations
 
@@ -53,7 +55,19 @@ class PartFlow:
         summary, info = entry
         owner = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
         context = owner if owner in self.project.classes else None
-        return self._remembered(("ret", fid), lambda: self.resolve(context, info.returns_parts))
+        return self._remembered(("ret", fid), lambda: self._agreed(context, info.returns_parts))
+
+    def _agreed(self, context: Optional[str], sites) -> List[str]:
+        """What the return sites build when they all build the same: a builder that picks among
+        classes by its arguments (`get_block(name)`, one `return` per kind) is decided by the
+        caller's values, which the project pass does not know — so it gives none."""
+        out: List[str] = []
+        for parts in sites:
+            found = self.resolve(context, parts)
+            if found and out and set(found) != set(out):
+                return []
+            out = out or found
+        return out
 
     def _param(self, cls: str, param: str) -> List[str]:
         init = self.project.method(cls, "__init__")
@@ -62,13 +76,19 @@ class PartFlow:
         return self._remembered((init, param), lambda: self._passed(init, param))
 
     def _passed(self, init: str, param: str) -> List[str]:
-        """What the project's constructor calls that run `init` pass for `param`."""
+        """What the project's constructor calls that run `init` pass for `param`, when they all
+        pass the same: a base class that each subclass gives other parts (a cache whose every
+        kind hands its own layers to the base's `layers`) holds, in one instance, only one
+        subclass's, which the function reached cannot tell — so it is given none."""
         params = self.project.functions[init][1].params  # (self, ...): positional index i fills i + 1
         out: List[str] = []
         for context, args in self.sites().get(init, ()):
             for slot, parts in args:
                 if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
-                    out.extend(c for c in self.resolve(context, parts) if c not in out)
+                    found = self.resolve(context, parts)
+                    if found and out and set(found) != set(out):
+                        return []
+                    out = out or found
         return out
 
     def sites(self) -> Dict[str, List[Tuple[Optional[str], tuple]]]:

@@ -241,13 +241,17 @@ class Parts:
             _add(out, c)
         return out
 
-    def returns(self) -> Tuple[str, ...]:
-        """The parts of every value the function returns (a builder: `return HEADS[name](cfg)`)."""
-        out: List[str] = []
-        for sub in self.facts.nodes(self.method):
-            if sub.__class__ is ast.Return and sub.value is not None and sub.value.__class__ is not ast.Constant:
-                for part in self.argument_parts(sub.value):
-                    _add(out, part)
+    def returns(self) -> Tuple[Tuple[str, ...], ...]:
+        """The parts of each value the function returns, one tuple per `return` (a builder:
+        `return Head(cfg)`; `return HEADS[name](cfg)`), less the returns under an `if` that a false
+        module-level constant rules out (`if _USE_EXPORT and is_exportable(): return
+        ExportConv(...)` with `_USE_EXPORT = False`)."""
+        out: List[Tuple[str, ...]] = []
+        for ret in _live_returns(self.method.body, self.facts.false_constants):
+            if ret.value is not None and ret.value.__class__ is not ast.Constant:
+                parts = tuple(self.argument_parts(ret.value))
+                if parts and parts not in out:
+                    out.append(parts)
         return tuple(out)
 
     def constructor_calls(self) -> List[Tuple[str, Tuple[Tuple[object, Tuple[str, ...]], ...]]]:
@@ -317,7 +321,78 @@ def record(facts, node, owner: str, info, summary, methods=None):
     if name == "forward" or name.startswith("__") and name.endswith("__") and name != "__init__":
         return
     parts = Parts(facts, node, init=bool(owner) and name == "__init__", methods=methods)
-    if name != "__init__":
+    if name != "__init__" and _may_build(facts, node):
         info.returns_parts = parts.returns()
     for callee, args in parts.constructor_calls():
         summary.constructions.append((sys.intern(callee), sys.intern(owner), args))
+
+
+def _may_build(facts, node) -> bool:
+    """Can the function return a part? It calls a class (`Block(...)`, `REGISTRY[name](...)`), a
+    parameter (`block_fn(...)`), or returns what a function it calls returns (`return _create(...)`).
+    Most functions (tensor code) do none of these, and their returns are not worth a look."""
+    params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    for sub in facts.nodes(node):
+        kind = sub.__class__
+        if kind is ast.Call:
+            func = sub.func
+            leaf = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else ""
+            if func.__class__ is ast.Subscript or leaf[:1].isupper() or func.__class__ is ast.Name and leaf in params:
+                return True
+        elif kind is ast.Return and sub.value.__class__ is ast.Call:
+            func = sub.value.func
+            if func.__class__ is ast.Name and func.id not in params:
+                return True
+            name = facts.imports.resolve(func) if func.__class__ is ast.Attribute else None
+            if name and not name.startswith(NOT_BUILDERS):  # `return layers.make(cfg)`, not `x.view(...)`
+                return True
+    return False
+
+
+def false_constants(top, text: str) -> frozenset:
+    """Module-level names bound once to a false constant (`_USE_EXPORT_CONV = False`), in a file
+    with no `global` statement (no function rebinds them). `top`: the module's statements."""
+    if "global" in text:
+        return frozenset()
+    bound: Dict[str, int] = {}
+    false = set()
+    for stmt in top:
+        if stmt.__class__ is ast.Assign:
+            for t in stmt.targets:
+                if t.__class__ is ast.Name:
+                    bound[t.id] = bound.get(t.id, 0) + 1
+                    if stmt.value.__class__ is ast.Constant and not stmt.value.value:
+                        false.add(t.id)
+    return frozenset(n for n in false if bound[n] == 1)
+
+
+def _never(test, false) -> bool:
+    """Is this test false whatever runs: a false constant, or an `and` with one in it?"""
+    if test.__class__ is ast.Name:
+        return test.id in false
+    if test.__class__ is ast.Constant:
+        return not test.value
+    if test.__class__ is ast.BoolOp and test.op.__class__ is ast.And:
+        return any(_never(v, false) for v in test.values)
+    return False
+
+
+def _live_returns(stmts, false):
+    """The `return` statements of a body (nested functions and classes left out) that can run."""
+    for stmt in stmts:
+        kind = stmt.__class__
+        if kind is ast.Return:
+            yield stmt
+        elif kind is ast.If:
+            if not _never(stmt.test, false):
+                yield from _live_returns(stmt.body, false)
+            yield from _live_returns(stmt.orelse, false)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(stmt, field, None)
+                if inner:
+                    yield from _live_returns(inner, false)
+            for case in getattr(stmt, "cases", ()):
+                yield from _live_returns(case.body, false)
