@@ -367,8 +367,8 @@ class ClassCollector:
                     read.add(sub.attr)
                 elif kind is ast.Call:
                     for value in [sub.func] + sub.args:
-                        while value.__class__ in (ast.Attribute, ast.Subscript, ast.Starred) and not is_self(getattr(value, "value", None)):
-                            value = value.value
+                        while value.__class__ in _HOLDERS and not is_self(value.value):
+                            value = value.value  # self.x.m(...), self.x[i](...), f(*self.x) run self.x
                         if value.__class__ is ast.Attribute and is_self(value.value):
                             run.add(value.attr)
                 elif kind is ast.For or kind is ast.comprehension:
@@ -587,6 +587,8 @@ def built_under(init, class_row: int) -> Dict[str, list]:
     return out
 
 
+# Expressions that reach into the value they hold (`parts` of the attributes a class runs).
+_HOLDERS = (ast.Attribute, ast.Subscript, ast.Starred)
 # The nodes a method's walk records facts from (`ClassCollector._method`).
 _RECORDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.Call))
 

@@ -98,8 +98,9 @@ class PartFlow:
             self._sites = {}
             for summary in project.summaries:
                 for callee, context, args in summary.constructions:
-                    if callee == SUPER:
-                        init = project.method(context, "__init__", skip_first=True) if context in project.classes else None
+                    if callee == SUPER:  # the next `__init__` after the calling class's
+                        known = context in project.classes
+                        init = project.method(context, "__init__", skip_first=True) if known else None
                     else:
                         target = project.canonical(callee)
                         init = project.method(target, "__init__") if target in project.classes else None
