@@ -135,6 +135,8 @@ class FunctionInfo:
     # item (`cache.is_updated[i] = True`, CL413), it sets a name to None before a loop (CL414).
     stores_attribute_items: bool = False
     none_before_loop: bool = False
+    # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
+    returns_parts: Tuple[Tuple[str, ...], ...] = ()
 
 
 @dataclass
@@ -158,6 +160,9 @@ class ClassInfo:
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
     built_under: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Tuple[int, bool], ...]]]] = field(default_factory=dict)
+    # self.<attr> → what `__init__` stores there that other code decides (`parts`): the arguments
+    # of a parameter (`@arg:heads`), a builder's returns (`@ret:pkg.build_head`, `@self:_make_layer`).
+    parts: Dict[str, List[str]] = field(default_factory=dict)
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
@@ -182,6 +187,9 @@ class FileSummary:
     # The file's model overrides transformers' experts dispatch to default to "eager", so its
     # `@use_experts_implementation` forwards run as written unless the user asks for a kernel.
     experts_default_eager: bool = False
+    # Constructor calls here that pass parts: (class called or "super()", the calling class or "",
+    # ((positional index or keyword, the parts passed), ...)), joined by the project pass (`part_flow`).
+    constructions: List[Tuple[str, str, tuple]] = field(default_factory=list)
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
@@ -208,16 +216,18 @@ class FileSummary:
         parts = (
             self.module,
             sorted((q, tuple(f.decorators), f.is_generator, tuple(c.unplaced() for c in f.calls), f.params,
-                    tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant)
+                    tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant,
+                    f.returns_parts)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),
             self.experts_default_eager,
+            self.constructions,
         )
         return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

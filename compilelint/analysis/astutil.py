@@ -56,6 +56,12 @@ def is_class_name(name: str) -> bool:
     return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
 
 
+def is_super_init(func) -> bool:
+    """`super().__init__` (the callee of a call)."""
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \
+        isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+
+
 def self_targets(target, value):
     """(attr, value) for `self.attr = value`, including tuple targets `self.a, self.b = ...`."""
     if isinstance(target, ast.Attribute) and is_self(target.value):

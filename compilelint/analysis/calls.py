@@ -8,20 +8,18 @@ it registers as opaque custom ops.
 from __future__ import annotations
 
 import ast
-import sys
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
-from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, dotted
+from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params
 from compilelint.summary import Call, FileSummary, Root
 
 if TYPE_CHECKING:
     from compilelint.analysis.walker import Scope
 
-STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
 # Builtins that look at what they are given without calling it: `isinstance(block, AttnBlock)` does
 # not run `AttnBlock.__init__`.
 NOT_CALLING = frozenset(f"builtins.{n}" for n in (

@@ -13,11 +13,12 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
-    FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, keyword_str, module_statements,
-    parameter_defaults, self_attr, self_targets, walk,
+    FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, is_super_init, keyword_str,
+    module_statements, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
+from compilelint.analysis.parts import Parts, false_constants
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -92,6 +93,7 @@ class FileFacts:
         self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
         self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
+        self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
         self.experts_default_eager = EAGER_EXPERTS_DEFAULT in source.text and _defaults_experts_to_eager(self.top)
@@ -112,6 +114,7 @@ class FileFacts:
             if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
         self.compiled_names = self.find_compiled_names()
+        self.false_constants = false_constants(self.top, self.source.text)
         return self
 
     def find_compiled_names(self) -> Set[str]:
@@ -309,11 +312,7 @@ class ClassCollector:
     def __init__(self, facts: FileFacts, node: ast.ClassDef):
         self.facts = facts
         self.node = node
-        # The method at hand, and what its locals hold, worked out when first asked (most methods
-        # never construct a module: a forward's locals are not worth a walk)
-        self.method = None
-        self._class_names: Optional[Dict[str, List[str]]] = None  # names holding a class
-        self._local_modules_memo: Optional[Dict[str, List[str]]] = None  # locals holding modules
+        self.parts = Parts(facts, None)  # what the values of the method at hand hold
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -350,7 +349,32 @@ class ClassCollector:
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
+        if info.parts:
+            info.parts = self._run_parts(info.parts)
         return cls
+
+    def _run_parts(self, parts: Dict[str, List[str]]) -> Dict[str, List[str]]:
+        """The `parts` worth the project pass's look: those of attributes this class runs
+        (`self.x(...)`, `self.x.m(...)`, `self.x[i](...)`, `for m in self.x`, `f(self.x)`), or never
+        reads (a base class elsewhere may run them); `self.dim = dim`, read as a number, is not."""
+        run, read = set(), set()
+        for method in self.node.body:
+            if not isinstance(method, FUNCS) or method.name == "__init__":
+                continue
+            for sub in self.facts.nodes(method):
+                kind = sub.__class__
+                if kind is ast.Attribute and sub.ctx.__class__ is ast.Load and is_self(sub.value):
+                    read.add(sub.attr)
+                elif kind is ast.Call:
+                    for value in [sub.func] + sub.args:
+                        while value.__class__ in _HOLDERS and not is_self(value.value):
+                            value = value.value  # self.x.m(...), self.x[i](...), f(*self.x) run self.x
+                        if value.__class__ is ast.Attribute and is_self(value.value):
+                            run.add(value.attr)
+                elif kind is ast.For or kind is ast.comprehension:
+                    if sub.iter.__class__ is ast.Attribute and is_self(sub.iter.value):
+                        run.add(sub.iter.attr)
+        return {attr: refs for attr, refs in parts.items() if attr in run or attr not in read}
 
     def _class_level(self, info: ClassInfo):
         """What the class body declares plainly: attributes typed by a class (`config: BartConfig`,
@@ -391,7 +415,7 @@ class ClassCollector:
             self._config_copies(method, cls)
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
-        self.method, self._class_names, self._local_modules_memo = method, None, None
+        self.parts = Parts(self.facts, method, init=in_init, methods=cls.info.methods)
         for sub in self.facts.nodes(method):
             if sub.__class__ not in _RECORDING_NODES:
                 continue
@@ -408,7 +432,7 @@ class ClassCollector:
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str):
                 self._record_attr(cls, sub.args[1].value, sub.args[2], probe, in_init)
-            elif in_init and isinstance(sub, ast.Call) and _is_super_init(sub.func):
+            elif in_init and isinstance(sub, ast.Call) and is_super_init(sub.func):
                 parent = next((self.facts.classes[b.id] for b in self.node.bases
                                if isinstance(b, ast.Name) and b.id in self.facts.classes), None)
                 if parent is not None:  # super().__init__(Gate(), Router())
@@ -434,6 +458,8 @@ class ClassCollector:
                 for c in self._constructed_classes(sub.args[-1]):
                     if c not in members:
                         members.append(c)
+                if in_init:
+                    self._record_parts(cls, self_attr(sub.func.value), sub.args[-1])
 
     def _config_copies(self, init, cls: ClassFacts):
         """`self.layerdrop = config.encoder_layerdrop`: the attribute holds the config's value (an
@@ -479,7 +505,17 @@ class ClassCollector:
                 if c not in subs:
                     subs.append(c)
 
+    def _record_parts(self, cls: ClassFacts, attr: str, value: ast.AST):
+        """What `__init__` stores that other code decides (`self.heads = heads`, `self.head =
+        build_head(cfg)`): `ClassInfo.parts`, resolved by the project pass (`part_flow`)."""
+        refs = self.parts.refs(value)
+        if refs:
+            kept = cls.info.parts.setdefault(attr, [])
+            kept.extend(r for r in refs if r not in kept)
+
     def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
+        if in_init:
+            self._record_parts(cls, attr, value)
         for sub in walk(value):  # Holder(Gate(), Router()): the arguments become Holder's submodules
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.facts.classes:
                 callee = self.facts.classes[sub.func.id]
@@ -519,95 +555,8 @@ class ClassCollector:
         kinds.add(kind)
 
     def _constructed_classes(self, value: ast.AST) -> List[str]:
-        """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
-        found = []
-        for sub in walk(value):
-            if isinstance(sub, ast.Call):
-                registry = self._registry_of(sub.func)
-                if registry:
-                    found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
-                    continue
-                if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names():
-                    found.extend(self.class_names()[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
-                    continue
-                name = self.facts.imports.resolve(sub.func)
-                if name and is_class_name(name):
-                    found.append(name)
-            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                found.extend(self.local_modules().get(sub.id, ()))  # nn.Sequential(*stages)
-        return found
-
-    def class_names(self) -> Dict[str, List[str]]:
-        if self._class_names is None:
-            self._class_names = self._class_valued_names(self.method) if self.method is not None else {}
-        return self._class_names
-
-    def local_modules(self) -> Dict[str, List[str]]:
-        if self._local_modules_memo is None:
-            self._local_modules_memo = self._local_modules(self.method) if self.method is not None else {}
-        return self._local_modules_memo
-
-    def _local_modules(self, method) -> Dict[str, List[str]]:
-        """Locals holding modules a method builds before storing them on self (timm): a module
-        (`stage = Stage(...); self.stages.append(stage)`) or a list filled with modules
-        (`stages.append(Stage(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*stages)`):
-        local name → the classes it holds."""
-        made: Dict[str, List[str]] = {}  # local name → classes constructed into it
-        out: Dict[str, List[str]] = {}
-        self._local_modules_memo = {}
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = self._constructed_classes(sub.value)
-                if found:
-                    made.setdefault(sub.targets[0].id, []).extend(found)
-        self._local_modules_memo = made  # `blocks += [b]` after `b = Block(...)`
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
-                    sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
-                members = out.setdefault(sub.func.value.id, [])
-                members.extend(c for c in self._constructed_classes(sub.args[-1]) if c not in members)
-            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add) and isinstance(sub.target, ast.Name):
-                members = out.setdefault(sub.target.id, [])  # stages += [Stage(...)]
-                members.extend(c for c in self._constructed_classes(sub.value) if c not in members)
-        for name, classes in made.items():  # `stage = Stage(...); self.stages.append(stage)`
-            out.setdefault(name, []).extend(c for c in classes if c not in out[name])
-        return {k: v for k, v in out.items() if v}
-
-    def _registry_of(self, node) -> List[str]:
-        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
-        registries = self.facts.class_registries
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            return registries.get(node.value.id, [])
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
-                isinstance(node.func.value, ast.Name):
-            return registries.get(node.func.value.id, [])
-        return []
-
-    def _class_valued_names(self, method) -> Dict[str, List[str]]:
-        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
-        (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
-        out: Dict[str, List[str]] = {}
-        for arg, default in parameter_defaults(method.args):
-            found = self._classes_of(default)
-            if found:
-                out[arg.arg] = found
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = self._classes_of(sub.value)
-                if found:
-                    out.setdefault(sub.targets[0].id, []).extend(found)
-        return out
-
-    def _classes_of(self, expr) -> List[str]:
-        """The classes an expression names: `A`, `mod.A`, `A if c else B`, `REGISTRY[key]`."""
-        if isinstance(expr, ast.IfExp):
-            return self._classes_of(expr.body) + self._classes_of(expr.orelse)
-        if isinstance(expr, ast.Subscript):
-            return list(self._registry_of(expr))
-        if isinstance(expr, (ast.Name, ast.Attribute)):
-            name = self.facts.imports.resolve(expr)
-            return [name] if name and is_class_name(name) else []
-        return []
+        """Classes constructed anywhere in an expression of the method at hand (`parts`)."""
+        return self.parts.constructed_classes(value)
 
 
 def built_under(init, class_row: int) -> Dict[str, list]:
@@ -638,13 +587,10 @@ def built_under(init, class_row: int) -> Dict[str, list]:
     return out
 
 
+# Expressions that reach into the value they hold (`parts` of the attributes a class runs).
+_HOLDERS = (ast.Attribute, ast.Subscript, ast.Starred)
 # The nodes a method's walk records facts from (`ClassCollector._method`).
 _RECORDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.Call))
-
-
-def _is_super_init(func) -> bool:
-    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \
-        isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
 def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:

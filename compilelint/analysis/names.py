@@ -10,12 +10,15 @@ import ast
 import builtins
 import functools
 import os
+import sys
 from typing import Dict, Optional
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 # The dotted names torch.compile goes by (as a call, a decorator, or the legacy optimize()).
 COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+# Top-level names of the standard library: never a function of the checked project.
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
 
 
 def module_name_for(path: str) -> str:

@@ -2,8 +2,8 @@
 
 Works on the per-file summaries only (no trees): find the roots (compile decorators and call sites,
 vLLM's `@support_torch_compile`, `--entry`, configured extra roots, and every `nn.Module.forward`
-by default), then follow calls — own methods, submodules assigned in `__init__`, module functions,
-imports across files — stopping at `torch.compiler.disable`, custom ops, `allow_in_graph` and
+by default), then follow calls — own methods, submodules assigned in `__init__` (or handed to it,
+or made by a builder: `part_flow`), module functions, imports across files — stopping at `torch.compiler.disable`, custom ops, `allow_in_graph` and
 `nonstrict_trace`, and skipping code under `if not torch.compiler.is_compiling():`.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.analysis.part_flow import PartFlow
 from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
@@ -113,6 +114,7 @@ class Project:
             self.opaque.update(s.opaque)
         self._predicate_memo: Dict[str, Optional[bool]] = {}
         self._mro_memo: Dict[str, List[str]] = {}
+        self.part_flow = PartFlow(self)
 
     # ----- names ----------------------------------------------------------------------------------
     def canonical(self, dotted: str, depth: int = 0) -> str:
@@ -154,11 +156,20 @@ class Project:
         return None
 
     def submodule_classes(self, cls: str, attr: str) -> List[str]:
+        """The classes `self.<attr>` holds: those the nearest class of the MRO constructs into it,
+        and what any of them stores there that other code decides (`part_flow`: a constructor
+        argument, a builder's returns)."""
+        out: List[str] = []
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].submodules:
-                return [self.canonical(x) for x in entry[1].submodules[attr]]
-        return []
+                out = [self.canonical(x) for x in entry[1].submodules[attr]]
+                break
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry and attr in entry[1].parts:
+                out.extend(x for x in self.part_flow.resolve(c, entry[1].parts[attr]) if x not in out)
+        return out
 
     def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
         """The config flags a call into a submodule needs to reach `callee` (`self.adapter(x)` →

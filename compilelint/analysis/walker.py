@@ -20,6 +20,7 @@ from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.misuse import MISUSE, misuse_branch
 from compilelint.analysis.names import dotted
+from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.regions import is_stop_decorator
 from compilelint.finding import Span
@@ -97,6 +98,8 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
+        record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
+                     cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)

@@ -403,7 +403,7 @@ def _moved(value, delta: int):
         return Call(value[:3] + (value[3] + delta,) + value[4:])
     if isinstance(value, Root):
         return dataclasses.replace(value, row=value.row + delta)
-    if isinstance(value, str):
+    if isinstance(value, (str, tuple)):  # a constructor call's record (`FileSummary.constructions`): no rows
         return value
     raise TypeError(f"cannot move a {type(value).__name__}")  # a new kind of output: teach it here
 

@@ -197,7 +197,7 @@ def split_root(display: str) -> Tuple[str, str]:
 
 # What `Project` holds; a project index with anything else is rebuilt, never patched.
 PROJECT_FIELDS = {"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules", "functions",
-                  "classes", "opaque", "_predicate_memo", "_mro_memo"}
+                  "classes", "opaque", "_predicate_memo", "_mro_memo", "part_flow"}
 
 
 def patched(project: Optional[Project], old: FileSummary, new: FileSummary, summaries) -> Optional[Project]:
