@@ -145,9 +145,8 @@ class Project:
         self._mro_memo[cls] = out
         return out
 
-    def method(self, cls: str, name: str, skip_first: bool = False) -> Optional[str]:
-        chain = self.mro(cls)[1:] if skip_first else self.mro(cls)
-        for c in chain:
+    def method(self, cls: str, name: str) -> Optional[str]:
+        for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and name in entry[1].methods:
                 return f"{c}.{name}"
