@@ -267,10 +267,10 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     project.follow_swapped = settings.follow_swapped
     entries = []
     for entry in settings.entries:
-        fid = resolve_entry(project, entry)
-        if fid is None:
+        resolved = resolve_entry(project, entry)  # (function id, the class it runs for)
+        if resolved is None:
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
-        entries.append(fid)
+        entries.append(resolved)
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache, frames_memo.calls)
     builder = FindingBuilder(settings, judges)

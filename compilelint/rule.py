@@ -181,8 +181,9 @@ class ProjectContext:
         raise NotImplementedError
 
     @property
-    def roots(self) -> List[Tuple[str, str, bool, bool]]:
-        """Compile roots: (function id, how it is compiled, in a CUDA-graph mode, written explicitly)."""
+    def roots(self) -> List[Tuple[str, str, bool, bool, Optional[str]]]:
+        """Compile roots: (function id, how it is compiled, in a CUDA-graph mode, written explicitly,
+        the class it runs for: a subclass inheriting it, else None)."""
         raise NotImplementedError
 
     @property

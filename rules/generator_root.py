@@ -42,7 +42,7 @@ class GeneratorRoot(Rule):
     @classmethod
     def check_project(cls, project: ProjectContext):
         """Generators handed to torch.compile directly (explicit roots), reported at the `def`."""
-        for fid, via, _cudagraph, explicit in project.roots:
+        for fid, via, _cudagraph, explicit, *_ in project.roots:
             entry = project.function(fid) if explicit else None
             if entry is None or not entry[1].is_generator:
                 continue

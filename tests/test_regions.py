@@ -73,3 +73,16 @@ def test_scope_all_reports_every_function():
     path = os.path.join(REGIONS, "roots_decorators.py")
     report = check_paths([path], Settings(cache=False, named_alone=True, scope="all"))
     assert any(f.function == "never_compiled" for f in report.findings)
+
+
+def test_entry_runs_an_inherited_forward_for_its_own_class():
+    """`--entry file.py:Child` compiles a Child: the base's `forward` calls Child's `update`; a
+    sibling with a clean `update` and the base itself reach neither Child's nor each other's."""
+    path = os.path.join(REGIONS, "self_dispatch.py")
+    rows = {}
+    for cls in ("Counts", "Sums", "Scaled", "Base"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted(f.span.row for f in report.findings)
+    assert rows == {"Counts": [24], "Sums": [], "Scaled": [38], "Base": [15]}
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Counts"]))
+    assert [f.region.reason for f in report.findings] == ["Base.forward → Counts.update"]

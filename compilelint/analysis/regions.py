@@ -30,8 +30,7 @@ OPAQUE_DECORATORS = frozenset({
     "torch.library.custom_op", "torch._library.custom_ops.custom_op", "torch.library.impl",
     "torch.library.register_fake", "torch.library.register_kernel", "torch._dynamo.allow_in_graph",
     "torch.compiler.allow_in_graph", "torch._dynamo.nonstrict_trace", "torch.compiler.nonstrict_trace",
-    "torch.jit.unused", "torch.jit.ignore",
-})
+})  # not `torch.jit.unused` / `torch.jit.ignore`: TorchScript's markers; Dynamo traces through them
 IGNORE_CLASS_DECORATORS = ("ignore_torch_compile",)
 # Dynamo takes the result as a constant and never traces the body.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
@@ -114,6 +113,7 @@ class Project:
             self.opaque.update(s.opaque)
         self._predicate_memo: Dict[str, Optional[bool]] = {}
         self._mro_memo: Dict[str, List[str]] = {}
+        self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow(self)
 
     # ----- names ----------------------------------------------------------------------------------
@@ -140,20 +140,43 @@ class Project:
         out = [cls]
         entry = self.classes.get(cls)
         if entry:
-            for base in entry[1].bases:
-                for b in self.mro(self.canonical(base)):
-                    if b not in out:
-                        out.append(b)
+            bases = [self.canonical(base) for base in entry[1].bases]
+            for b in _c3([self.mro(base) for base in bases] + [bases]) or [b for base in bases for b in self.mro(base)]:
+                if b not in out:
+                    out.append(b)
         self._mro_memo[cls] = out
         return out
 
-    def method(self, cls: str, name: str, skip_first: bool = False) -> Optional[str]:
-        chain = self.mro(cls)[1:] if skip_first else self.mro(cls)
-        for c in chain:
+    def method(self, cls: str, name: str) -> Optional[str]:
+        for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and name in entry[1].methods:
                 return f"{c}.{name}"
         return None
+
+    def defining_class(self, fid: str) -> Optional[str]:
+        """The class a method is written in (None for a module function)."""
+        summary, info = self.functions[fid]
+        cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
+        return cls if cls in self.classes else None
+
+    def receiver(self, fid: str, receiver: Optional[str]) -> Optional[str]:
+        """The class `self` is an instance of while method `fid` runs, as reach tells receivers
+        apart: None (the defining class) unless `receiver` is a subclass whose own classes before
+        the defining one in its MRO define a method or a submodule (only they can make a `self.m`
+        call resolve elsewhere) or whose MRO after them is not the defining class's (where `super()`
+        goes), so reaching `Base.forward` for such a subclass is a reach of its own."""
+        cls = self.defining_class(fid)
+        if cls is None or receiver is None or receiver == cls:
+            return None
+        key = (receiver, cls)
+        if key not in self._receiver_memo:
+            chain = self.mro(receiver)
+            before = chain[:chain.index(cls)] if cls in chain else []
+            own = any(self.classes[c][1].methods or self.classes[c][1].submodules for c in before if c in self.classes)
+            own = own or chain[len(before):] != self.mro(cls)  # `super()` goes elsewhere (a mixin's order)
+            self._receiver_memo[key] = receiver if own else None
+        return self._receiver_memo[key]
 
     def submodule_classes(self, cls: str, attr: str) -> List[str]:
         """The classes `self.<attr>` holds: those the nearest class of the MRO constructs into it,
@@ -287,11 +310,11 @@ class Project:
                      if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")
 
     # ----- resolution of calls --------------------------------------------------------------------
-    def callees(self, fid: str, call: Call) -> List[str]:
-        summary, info = self.functions[fid]
-        cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
-        if cls not in self.classes:
-            cls = None
+    def callees(self, fid: str, call: Call, receiver: Optional[str] = None) -> List[str]:
+        """The project functions a call of `fid` may run. `self.m` resolves in the MRO of the
+        receiver (`type(self)`: `receiver`, else the class `fid` is written in), as Python does:
+        a base's `forward` calling `self.update(x)` runs the subclass's `update`."""
+        cls = self.defining_class(fid)
         if call.kind == "name":
             target = self.canonical(call.target)
             if target in self.functions:
@@ -306,29 +329,51 @@ class Project:
             return [method] if method else []
         if cls is None:
             return []
+        if call.kind == "super":  # the class after the defining one in the receiver's MRO
+            chain = self.mro(receiver) if receiver else []
+            after = chain[chain.index(cls) + 1:] if cls in chain else self.mro(cls)[1:]
+            method = next((f"{c}.{call.target}" for c in after
+                           if c in self.classes and call.target in self.classes[c][1].methods), None)
+            return [method] if method else []
+        cls = receiver or cls
         if call.kind == "self":
             method = self.method(cls, call.target)
             if method:
                 return [method]
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member or "forward")] if m]
-        if call.kind == "super":
-            method = self.method(cls, call.target, skip_first=True)
-            return [method] if method else []
         if call.kind == "attr":
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         return []
 
+    def callee_receivers(self, fid: str, call: Call, callee: str, receiver: Optional[str]) -> List[Optional[str]]:
+        """The receivers `callee` runs with, called by `fid` run for `receiver`: the caller's for its
+        own methods (`self.m`, `super().m`), each submodule class whose method it is for
+        `self.attr(...)`, the class constructed or named for `Child(...)` / `config.method(...)`."""
+        cls = receiver or self.defining_class(fid)
+        if call.kind in ("self", "super") and cls is not None and self.defining_class(callee) in self.mro(cls):
+            return [self.receiver(callee, receiver)]
+        if call.kind in ("self", "attr"):
+            member = call.member or "forward"
+            out = [self.receiver(callee, c) for c in self.submodule_classes(cls, call.target) if self.method(c, member) == callee]
+            return list(dict.fromkeys(out)) or [None]
+        if call.kind in ("name", "method"):
+            target = self.canonical(call.target)
+            if target in self.classes:
+                return [self.receiver(callee, target)]
+        return [None]
+
     # ----- roots ----------------------------------------------------------------------------------
-    def root_functions(self, root: Root, summary: FileSummary) -> List[str]:
+    def root_functions(self, root: Root, summary: FileSummary) -> List[Tuple[str, Optional[str]]]:
+        """(function id, receiver) of each function a root compiles."""
         target = self.canonical(root.target)
         if root.self_attr_of:
-            return [m for c in self.submodule_classes(target, root.self_attr_of)
+            return [(m, self.receiver(m, c)) for c in self.submodule_classes(target, root.self_attr_of)
                     for m in [self.method(c, root.member or "forward")] if m]
         if target in self.classes:
             m = self.method(target, root.member or "forward")
-            return [m] if m else []
+            return [(m, self.receiver(m, target))] if m else []
         if target in self.functions and root.member is None:
-            return [target]
+            return [(target, None)]
         return []
 
     def display(self, fid: str) -> str:
@@ -336,30 +381,32 @@ class Project:
         return f"{summary.path}:{info.qualname}"
 
 
-def compile_roots(project: Project, entries: List[str], scope: str,
-                  follow_swapped: bool = False) -> List[Tuple[str, str, bool, bool]]:
-    """(function id, how it is compiled, cudagraph, explicit) in priority order."""
-    roots: List[Tuple[str, str, bool, bool]] = []
+def compile_roots(project: Project, entries: list, scope: str,
+                  follow_swapped: bool = False) -> List[Tuple[str, str, bool, bool, Optional[str]]]:
+    """(function id, how it is compiled, cudagraph, explicit, receiver) in priority order;
+    `entries`: each `--entry` as `resolve_entry` gives it, or a function id."""
+    roots: List[Tuple[str, str, bool, bool, Optional[str]]] = []
     if entries:
-        for fid in entries:
-            roots.append((fid, "--entry", False, True))
+        for entry in entries:
+            fid, receiver = (entry, None) if isinstance(entry, str) else entry
+            roots.append((fid, "--entry", False, True, receiver))
         return roots
     for summary in project.summaries:
         for root in summary.roots:
-            for fid in project.root_functions(root, summary):
-                roots.append((fid, root.via, root.cudagraph, True))
+            for fid, receiver in project.root_functions(root, summary):
+                roots.append((fid, root.via, root.cudagraph, True, receiver))
         for qual, cls in summary.classes.items():
             cid = f"{summary.module}.{qual}"
             decorators = [_bare(d) for d in cls.decorators]
             if any(d.rsplit(".", 1)[-1] in CLASS_COMPILE_DECORATORS or d in project.extra_roots for d in decorators):
                 m = project.method(cid, "forward")
                 if m:
-                    roots.append((m, "@support_torch_compile", True, True))
+                    roots.append((m, "@support_torch_compile", True, True, project.receiver(m, cid)))
         for qual, fn in summary.functions.items():
             for d in fn.decorators:
                 name = _bare(d)
                 if name in COMPILE_DECORATORS or name in project.extra_roots:
-                    roots.append((f"{summary.module}.{qual}", f"@{name}", d.endswith("#cudagraph"), True))
+                    roots.append((f"{summary.module}.{qual}", f"@{name}", d.endswith("#cudagraph"), True, None))
     if scope in ("modules", "all"):
         for summary in project.summaries:
             for qual, cls in summary.classes.items():
@@ -371,11 +418,26 @@ def compile_roots(project: Project, entries: List[str], scope: str,
                 if not follow_swapped and project.swapped_by(f"{cid}.forward"):
                     continue
                 if project.is_module_class(cid):
-                    roots.append((f"{cid}.forward", "nn.Module.forward", False, False))
+                    roots.append((f"{cid}.forward", "nn.Module.forward", False, False, None))
     if scope == "all":
         for fid in project.functions:
-            roots.append((fid, "scope=all", False, False))
+            roots.append((fid, "scope=all", False, False, None))
     return roots
+
+
+def _c3(sequences: List[List[str]]) -> Optional[List[str]]:
+    """Python's C3 merge of the bases' MROs (a diamond's shared base comes after both sides, as
+    `super()` goes); None where Python would refuse the order."""
+    sequences = [list(seq) for seq in sequences if seq]
+    out: List[str] = []
+    while sequences:
+        head = next((seq[0] for seq in sequences if not any(seq[0] in other[1:] for other in sequences)), None)
+        if head is None:
+            return None
+        out.append(head)
+        sequences = [seq[1:] if seq[0] == head else seq for seq in sequences]
+        sequences = [seq for seq in sequences if seq]
+    return out
 
 
 def edge_mode(guards) -> str:
@@ -395,27 +457,33 @@ def reach(project: Project, roots, follow_swapped: bool = False,
           calls=None) -> Tuple[Dict[str, Reach], List[DisabledCall]]:
     """Breadth-first from each root; the first (highest-priority) root to reach a function wins.
     A function reached in train mode along one path and eval (or any) along another runs in any.
+    What is followed is a function with its receiver (`Project.receiver`): `Base.forward` run for
+    a subclass that overrides `update` reaches that override, for `Base` itself `Base.update`.
     `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else a new one)."""
     calls = calls if calls is not None else ResolvedCalls()
     reached: Dict[str, Reach] = {}
+    states: Dict[Tuple[str, Optional[str]], Reach] = {}  # (function, receiver) → how it was reached
     disabled: List[DisabledCall] = []
     seen_disabled = set()
-    for fid, via, cudagraph, explicit in roots:
+    for fid, via, cudagraph, explicit, *rest in roots:
         if fid not in project.functions or project.is_stopped(fid):
             continue
-        if fid in reached:
-            existing = reached[fid]
-            if existing.explicit or not explicit:
-                continue
+        state = (fid, rest[0] if rest else None)
+        existing = reached.get(fid)
+        ranked_below = existing is not None and (existing.explicit or not explicit)
+        if ranked_below and state in states:
+            continue
         root_display = project.display(fid)
         qual = project.functions[fid][1].qualname
-        queue = deque([fid])
-        reached[fid] = Reach(root_display, qual, cudagraph, explicit)
+        queue = deque([state])
+        states[state] = Reach(root_display, qual, cudagraph, explicit)
+        if not ranked_below:
+            reached[fid] = states[state]
         while queue:
-            current = queue.popleft()
-            here = reached[current]
+            current, receiver = queue.popleft()
+            here = states[(current, receiver)]
             summary, info = project.functions[current]
-            for index, (call, callees) in enumerate(calls.of(project, current)):
+            for index, (call, callees) in enumerate(calls.of(project, current, receiver)):
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
@@ -435,27 +503,34 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                     swapped = project.swapped_by(callee)
                     if swapped and not follow_swapped:
                         continue
-                    old = reached.get(callee)
-                    if old is not None and old.root == root_display:
-                        if old.mode != mode and old.mode != "any":  # reached in another mode too
-                            reached[callee] = replace(old, mode="any")
-                            queue.append(callee)
-                        continue
-                    if old is not None and (old.explicit or not explicit):
-                        continue
-                    own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
-                    plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
-                    hop = callee_qual if plain else f"{call.label} → {callee_qual}"
-                    condition = swapped or here.condition
-                    if (MISUSE, True) in call.guards and MISUSE_NOTE not in condition:
-                        condition = " and ".join(x for x in (condition, MISUSE_NOTE) if x)
-                    reached[callee] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)
-                    queue.append(callee)
+                    for callee_receiver in project.callee_receivers(current, call, callee, receiver):
+                        state = (callee, callee_receiver)
+                        old_state, old = states.get(state), reached.get(callee)
+                        if old is not None and old.root == root_display and old.mode != mode and old.mode != "any":
+                            reached[callee] = replace(old, mode="any")  # reached in another mode too
+                        if old_state is not None and old_state.root == root_display:
+                            if old_state.mode != mode and old_state.mode != "any":
+                                states[state] = replace(old_state, mode="any")
+                                queue.append(state)
+                            continue
+                        if old_state is not None and (old_state.explicit or not explicit):
+                            continue
+                        own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
+                        plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
+                        hop = callee_qual if plain else f"{call.label} → {callee_qual}"
+                        condition = swapped or here.condition
+                        if (MISUSE, True) in call.guards and MISUSE_NOTE not in condition:
+                            condition = " and ".join(x for x in (condition, MISUSE_NOTE) if x)
+                        states[state] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition)
+                        if old is None or (explicit and not old.explicit):
+                            reached[callee] = states[state]
+                        queue.append(state)
     return reached, disabled
 
 
-def resolve_entry(project: Project, entry: str) -> Optional[str]:
-    """`path/to/file.py:QualName` or `dotted.module:QualName` → function id (a class means its forward)."""
+def resolve_entry(project: Project, entry: str) -> Optional[Tuple[str, Optional[str]]]:
+    """`path/to/file.py:QualName` or `dotted.module:QualName` → (function id, receiver): a class
+    means its forward (perhaps a base's), run for an instance of that class."""
     where, _, qual = entry.rpartition(":")
     if not where:
         return None
@@ -474,5 +549,6 @@ def resolve_entry(project: Project, entry: str) -> Optional[str]:
         return None
     fid = f"{module}.{qual}"
     if fid in project.classes:
-        return project.method(fid, "forward")
-    return fid if fid in project.functions else None
+        forward = project.method(fid, "forward")
+        return (forward, project.receiver(forward, fid)) if forward else None
+    return (fid, None) if fid in project.functions else None

@@ -11,20 +11,26 @@ index, and starts a new one when it rebuilds the index.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.inverse import Inverse
 from compilelint.summary import Call
+
+ON_SELF = ("self", "super", "attr")  # the call kinds a receiver resolves
 
 
 class ResolvedCalls:
     def __init__(self):
         self._by_fid: Dict[str, Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}  # fid → (its calls, answer)
+        self._by_receiver: Dict[Tuple[str, str], Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}
         self._callers = Inverse(_by_callee)  # the calls reaching each function, kept between passes
         self._callers_over = (None, None)  # the (project, reached) `_callers` was last brought up to date for
 
-    def of(self, project, fid: str) -> List[Tuple[Call, List[str]]]:
-        """(call, its callees) for every call of function `fid`, in order."""
+    def of(self, project, fid: str, receiver: Optional[str] = None) -> List[Tuple[Call, List[str]]]:
+        """(call, its callees) for every call of function `fid`, in order; with `receiver`, for
+        method `fid` run on an instance of that subclass (`Project.receiver`)."""
+        if receiver is not None:
+            return self._of_receiver(project, fid, receiver)
         calls = project.functions[fid][1].calls
         entry = self._by_fid.get(fid)
         if entry is not None:
@@ -36,6 +42,17 @@ class ResolvedCalls:
                 return answer
         answer = [(call, project.callees(fid, call)) for call in calls]
         self._by_fid[fid] = (calls, answer)
+        return answer
+
+    def _of_receiver(self, project, fid: str, receiver: str) -> List[Tuple[Call, List[str]]]:
+        """`of`, the calls on `self` (`self.m`, `super().m`, `self.attr.m`) resolved for `receiver`."""
+        calls = project.functions[fid][1].calls
+        entry = self._by_receiver.get((fid, receiver))
+        if entry is not None and entry[0] is calls:
+            return entry[1]
+        answer = [(call, project.callees(fid, call, receiver) if call.kind in ON_SELF else callees)
+                  for call, callees in self.of(project, fid)]
+        self._by_receiver[(fid, receiver)] = (calls, answer)
         return answer
 
     def callers(self, project, reached) -> Dict[str, List[Tuple[str, Call]]]:

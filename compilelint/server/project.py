@@ -21,6 +21,7 @@ from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
 from compilelint.analysis.frames import FramesMemo
 from compilelint.analysis.regions import Project
+from compilelint.analysis.resolved_calls import ON_SELF
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.finding import Finding
 from compilelint.server.incremental import FileMemo, analyze_edit
@@ -230,8 +231,9 @@ def reach_unchanged(project: Project, old: FileSummary, new: FileSummary, last) 
     of reached functions only, in order, and only those calls that lead to some function of the
     project: so it holds when every function whose calls changed is either unreached or makes the
     same calls to project functions as before (a call to a helper outside the project, an unknown
-    name, a new `self.x()` with no such method). A function with a call to a disabled function is
-    left out: the pass refers to those calls by their index."""
+    name). A call on `self` counts even with no such method: a subclass it runs for may have one.
+    A function with a call to a disabled function is left out: the pass refers to those calls by
+    their index."""
     if last is None:
         return False
     if old.graph_key == new.graph_key:
@@ -258,7 +260,7 @@ def _followed(project: Project, fid: str, calls) -> list:
     out = []
     for call in calls:
         callees = project.callees(fid, call)
-        if callees:
+        if callees or call.kind in ON_SELF:
             out.append((call.unplaced(), tuple(callees)))
     return out
 
