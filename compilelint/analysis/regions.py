@@ -147,8 +147,10 @@ class Project:
         self._mro_memo[cls] = out
         return out
 
-    def method(self, cls: str, name: str) -> Optional[str]:
-        for c in self.mro(cls):
+    def method(self, cls: str, name: str, skip_first: bool = False) -> Optional[str]:
+        """The method `name` of `cls` by its MRO (`skip_first`: of the classes after it, where
+        `super().name` in `cls` itself goes)."""
+        for c in self.mro(cls)[1:] if skip_first else self.mro(cls):
             entry = self.classes.get(c)
             if entry and name in entry[1].methods:
                 return f"{c}.{name}"
