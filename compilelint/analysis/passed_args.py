@@ -16,7 +16,11 @@ The other way round, a branch that supplies a missing optional argument (`if dim
 dim_size = int(index.max()) + 1`) runs only when a call leaves it out: it is dropped when every
 live traced call gives that argument a value of its own making (not None, not an optional
 parameter of the caller handed on). Needs of this kind are written `-name`.
-A function that is itself a root gets its arguments from the user: nothing is dropped.
+A function that is itself a root gets its arguments from the user: nothing is dropped. What it
+hands on through its own `*args, **kwargs` (`forward(self, x, *args, **kwargs): return
+self.predict(x, *args, **kwargs)`) is what the user added to the inputs, which a model called as
+`model(x)` does not: a flag `predict` tests, defaulting to off, is not given there. Handed on by a
+function that is not a root, such arguments could be anything: given.
 """
 from __future__ import annotations
 
@@ -100,8 +104,10 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
     return got
 
 
-# The parameter name `forwarded_params` writes for an argument that is the constant None.
+# The parameter name `forwarded_params` writes for an argument that is the constant None; the
+# slot and name it writes when the call hands on the caller's own *args/**kwargs.
 NONE = "None"
+VARARGS = "*"
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
 
 
@@ -111,7 +117,9 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     constant None as (its slot, NONE)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ()
-    nones = [(i, NONE) for i, a in enumerate(call.args) if a.__class__ is ast.Constant and a.value is None]
+    nones = [(VARARGS, VARARGS)] if any(a.__class__ is ast.Starred for a in call.args) or \
+        any(k.arg is None for k in call.keywords) else []  # its own, else `passed_shape` gave None
+    nones += [(i, NONE) for i, a in enumerate(call.args) if a.__class__ is ast.Constant and a.value is None]
     nones += [(k.arg, NONE) for k in call.keywords if k.arg and k.value.__class__ is ast.Constant and k.value.value is None]
     out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
     out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
@@ -125,6 +133,26 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
         rebound = _rebound(fn, nodes)
         out = [(slot, name) for slot, name in out if name not in rebound]
     return tuple(out + nones)
+
+
+def passed_shape(call: ast.Call, fn: Optional[ast.AST]) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """(number of positional arguments, keyword names) the call writes out, the caller's own
+    `*args` and `**kwargs` handed on left out (`forwarded_params` notes them); None when it
+    unpacks anything else."""
+    own = fn.args if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    for a in call.args:
+        if isinstance(a, ast.Starred) and not (own is not None and own.vararg is not None and
+                                               isinstance(a.value, ast.Name) and a.value.id == own.vararg.arg):
+            return None
+    for k in call.keywords:
+        if k.arg is None and not (own is not None and own.kwarg is not None and
+                                  isinstance(k.value, ast.Name) and k.value.id == own.kwarg.arg):
+            return None
+    return (sum(1 for a in call.args if not isinstance(a, ast.Starred)), tuple(k.arg for k in call.keywords if k.arg))
+
+
+def _handed_on(call: Call) -> bool:
+    return any(at == VARARGS for at, _ in call.forwards)
 
 
 def _offset(call: Call, callee: FunctionInfo) -> int:
@@ -149,8 +177,8 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return True
     if param.startswith("*"):  # "*2": exactly two extra positional arguments
-        return call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
-    return _slot(call, callee, param) is not None
+        return _handed_on(call) or call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
+    return _slot(call, callee, param) is not None or _handed_on(call)
 
 
 def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
@@ -195,6 +223,8 @@ class Incoming:
         if call.args is None or not call.forwards or param.startswith("*"):
             return True
         slot = _slot(call, callee, param)
+        if slot is None:  # only the caller's own *args/**kwargs can give it
+            return caller not in self.roots
         own = next((name for at, name in call.forwards if at == slot), None)
         if own == NONE:
             return False  # `f(x, mask=None)`
