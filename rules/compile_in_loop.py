@@ -1,6 +1,7 @@
 import ast
 import re
 
+from compilelint.analysis.astutil import names_in_target
 from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
@@ -48,14 +49,33 @@ class CompileInLoop(Rule):
     def visit_Call(self, node: ast.Call):
         if self.ctx.resolve(node.func) not in COMPILE_FUNCS:
             return
-        if self.ctx.loops > 0:
-            self.report(node)
-            return
         fn = self.ctx.function
         name = fn.qualname.rsplit(".", 1)[-1] if fn is not None else ""
-        if name and PER_CALL.match(name):
+        per_call = bool(name and PER_CALL.match(name))
+        if self.ctx.loops > 0:
+            if per_call or not self._each_once(node):
+                self.report(node)
+            return
+        if per_call:
             self.report(node, f"`torch.compile()` inside `{name}()` compiles again on every call (a new backend "
                               "each time): compile once at setup, e.g. in __init__, and call the compiled object")
+
+    def _each_once(self, node: ast.Call) -> bool:
+        """A setup loop compiling each of its items once: the compiled object is the loop's own
+        item (`for i, layer in enumerate(layers): layers[i] = torch.compile(layer)`) and the
+        result is stored, not called. Every iteration compiles another object, once. (A lambda
+        closing over the item is one code object guarded on the item's value: it recompiles.)"""
+        statement = self.ctx.statement()
+        loop = next((n for n in reversed(self.ctx.stack) if isinstance(n, (ast.For, ast.AsyncFor))), None)
+        if loop is None or not node.args or not isinstance(statement, ast.Assign) or statement.value is not node:
+            return False
+        target = node.args[0]
+        while isinstance(target, (ast.Attribute, ast.Subscript)):  # layer, blocks[i], stage.block
+            if isinstance(target, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in names_in_target(loop.target)
+                                                         for n in ast.walk(target.slice)):
+                return True
+            target = target.value
+        return isinstance(target, ast.Name) and target.id in names_in_target(loop.target)
 
     INVALID = [
         """
@@ -93,5 +113,9 @@ def evaluate(model, loader):
     model = torch.compile(model)
     for batch in loader:
         model(batch)
+
+def compile_blocks(blocks):
+    for i, block in enumerate(blocks):
+        blocks[i] = torch.compile(block)
 """,
     ]

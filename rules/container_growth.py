@@ -1,6 +1,7 @@
 import ast
 
-from compilelint.analysis.astutil import self_attr
+from compilelint.analysis.astutil import is_call_to, self_attr
+from compilelint.analysis.names import dotted
 from compilelint.rule import Rule
 
 GROW = frozenset({"append", "extend", "insert"})
@@ -16,7 +17,9 @@ class ContainerGrowth(Rule):
     Dynamo guards on the length of lists it reads (`len(self.cache) == 3`). Growing one from
     compiled code fails that guard on the next call: a recompile per call (measured: 3 of 4
     calls for `self.cache.append`, 2 of 3 for a global list) until `recompile_limit` (8), then
-    the frame runs eager. Local lists and module-level dict stores are fine.
+    the frame runs eager. Local lists and module-level dict stores are fine, and so is a list
+    the function first sets to a new one (`self.outputs = []` in its own body, above the
+    append): every call starts from the same length (measured: 0 recompiles in 5 calls).
 
     ## Example
     ```python
@@ -48,6 +51,8 @@ class ContainerGrowth(Rule):
         if not isinstance(func, ast.Attribute) or func.attr not in GROW:
             return
         owner = func.value
+        if self._fresh(owner, node):
+            return  # `self.outputs = []` at the top of the call: the list dies with it
         if self_attr(owner) is not None:
             cls = self.ctx.cls
             if cls is not None and owner.attr in cls.init_lists:
@@ -58,6 +63,23 @@ class ContainerGrowth(Rule):
             self.report(node, f"`{owner.id}.{func.attr}()` grows a module-level list: its length is guarded, so every "
                               "call recompiles until recompile_limit (8), then the frame runs eager; return the values "
                               "instead")
+
+    def _fresh(self, owner: ast.AST, call: ast.Call) -> bool:
+        """Does the function bind `owner` to a new list in a statement of its own body (not under
+        an `if` or a loop) above the call? Then every call starts from an empty list, and the
+        guarded length is the same each time."""
+        fn = self.ctx.function_node
+        text = dotted(owner)
+        if fn is None or text is None:
+            return False
+        for stmt in fn.body:
+            if stmt.lineno >= call.lineno:
+                return False
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and \
+                    (isinstance(stmt.value, ast.List) or is_call_to(stmt.value, "list")) and \
+                    any(dotted(t) == text for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                return True
+        return False
 
     INVALID = [
         """
@@ -101,5 +123,18 @@ class Recorder(nn.Module):
 
     def record(self, y):
         self.history.append(y)  # not compiled
+
+
+class Collector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.outputs = []
+
+    def forward(self, x):
+        self.outputs = []
+        for _ in range(2):
+            x = x * 2
+            self.outputs.append(x)
+        return x
 """,
     ]

@@ -3,7 +3,7 @@ import weakref
 from typing import Dict, Optional, Set
 
 from compilelint.analysis import frames as F
-from compilelint.analysis.astutil import walk
+from compilelint.analysis.astutil import self_attr, walk
 from compilelint.rule import ProjectContext, Rule
 
 
@@ -203,6 +203,15 @@ class FirstCallState(Rule):
                     out |= methods[sub.func.attr]
         return out
 
+    def _counters(self, body) -> Set[str]:
+        """The module's number attributes (set to a number in `__init__`) that the body changes
+        with `+=` and the like: module-scalar-mutation (CL401) reports them at the change."""
+        cls = self.ctx.cls
+        if cls is None:
+            return set()
+        return {_load_dump(sub.target) for stmt in body for sub in walk(stmt)
+                if isinstance(sub, ast.AugAssign) and self_attr(sub.target) in cls.init_numbers}
+
     def visit_If(self, node: ast.If):
         fn = self.ctx.function
         if fn is None or self.ctx.is_tensor(node.test):
@@ -216,6 +225,7 @@ class FirstCallState(Rule):
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
         submodules = self.ctx.cls.info.submodules if self.ctx.cls is not None else {}
         hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}
+        hits -= self._counters(node.body)  # a number the branch counts up is CL401's, every call
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container

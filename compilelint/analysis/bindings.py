@@ -56,11 +56,12 @@ def module_call_kind(facts: FileFacts, cls: Optional[ClassFacts], key: str) -> O
 
 
 def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorators: List[str],
-                      site_kinds: Optional[Dict[str, str]] = None) -> Bindings:
+                      site_kinds: Optional[Dict[str, str]] = None, call_returns=None) -> Bindings:
     """Tensor inference over a function's bindings: its parameters and locals,
     name → [((row, col), kind)] in source order, and the isinstance-narrowed ranges.
     `site_kinds`: parameter → kind every call of the function passes (`call_sites`); a Python value
-    passed for a parameter annotated as a tensor makes it unknown.
+    passed for a parameter annotated as a tensor makes it unknown. `call_returns`: what a call of
+    a function of the file returns (`TensorInference.call_returns`).
     Function-local imports are added to the file's import table (they rebind names for the walk)."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
@@ -96,7 +97,7 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
         ks = ks - {T.NONE}
         env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
     inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
-                                  facts.global_kind, lambda key: module_call_kind(facts, cls, key))
+                                  facts.global_kind, lambda key: module_call_kind(facts, cls, key), call_returns)
     # In source order, so each right-hand side sees the bindings made before it.
     for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
         for name, kind in bind(target, value, how, inference):

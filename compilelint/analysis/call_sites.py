@@ -13,6 +13,11 @@ in-file classes whose attribute holds the module, when that attribute is only ev
 not a tensor); only methods a call can contradict are typed so (`typed_by_callers`). Bindings are
 computed once per function and shared with the walk; a helper called only from helpers is
 resolved through them (cycles stop).
+
+The other way round, a call of a function or method of the file returns what the callee's body
+returns, with its parameters bound to the kinds the call passes (`returns`): `should_stop(self, x):
+return (x.abs() > 10).all()` called with a tensor returns a tensor, so `if self.should_stop(x):`
+branches on data; `sample(self, x): return {"perm": torch.randperm(n)}` returns a dict of tensors.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, is_self
+from compilelint.analysis.astutil import FUNCS, is_generator, is_self
 from compilelint.analysis.bindings import Bindings, function_bindings
 from compilelint.analysis.facts import ClassFacts, FileFacts
 
@@ -36,18 +41,85 @@ class CallSites:
         self._calls: Optional[Dict[str, List[Tuple[ast.AST, Optional[str], ast.Call]]]] = None
         self._method_calls: Dict[str, List[Tuple[ast.AST, Optional[str], ast.Call]]] = {}
         self._methods: set = set()  # ids of the methods of the file's top-level classes
+        self._method_nodes: Dict[Tuple[str, str], ast.AST] = {}  # (class, method name) → its node
+        self._module_functions: Dict[str, ast.AST] = {}  # name → the module function's node
         self._parents: Dict[str, List[str]] = {}  # class → its bases defined in the file
         self._busy: set = set()
         self._self_reads: Dict[str, Counter] = {}  # class → how often its methods read each `self.attr`
+        self._returns: Dict[tuple, Optional[str]] = {}  # (callee, kinds passed) → what it returns
+        self._returning: set = set()  # callees whose returns are being worked out (a cycle: unknown)
 
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
         if key not in self._bindings:
             self._busy.add(key)
             sites = self._parameter_kinds(node, cls)
-            self._bindings[key] = function_bindings(self.facts, node, cls, decorators, sites)
+            self._bindings[key] = function_bindings(self.facts, node, cls, decorators, sites,
+                                                    self._returns_for(cls))
             self._busy.discard(key)
         return self._bindings[key]
+
+    def _returns_for(self, cls: Optional[ClassFacts]):
+        return lambda call, inference: self.returns(call, inference, cls)
+
+    def returns(self, call: ast.Call, inference, cls: Optional[ClassFacts]) -> Optional[str]:
+        """What `call` (a module function of the file by name, or `self.name(...)` from a method of
+        `cls`) returns: the one kind every `return` of the callee gives (TENSOR, BOOL, SEQ or DICT),
+        its parameters bound to the kinds this call passes; None when unknown."""
+        found = self._callee(call, cls)
+        if found is None:
+            return None
+        fn, owner, bound = found
+        values = _own_returns(fn)
+        if not values or any(v is None for v in values):
+            return None  # a bare `return` (or falling off the end of a branch) gives None
+        positional = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if bound else 0:]
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+                or len(call.args) > len(positional):
+            return None
+        passed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords]
+        sites = {p: k for p, k in ((p, inference.kind(v)) for p, v in passed) if k in (T.TENSOR, T.BOOL, T.SCALAR)}
+        key = (id(fn), tuple(sorted(sites.items())))
+        if key not in self._returns:
+            if id(fn) in self._returning:
+                return None  # recursion: decide nothing
+            self._returning.add(id(fn))
+            try:
+                b = function_bindings(self.facts, fn, owner, [], sites, self._returns_for(owner))
+                kinds = {b.inference.kind(v) for v in values}
+            finally:
+                self._returning.discard(id(fn))
+            kind = kinds.pop() if len(kinds) == 1 else (T.TENSOR if kinds == {T.TENSOR, T.BOOL} else None)
+            self._returns[key] = kind if kind in (T.TENSOR, T.BOOL, T.SEQ, T.DICT) else None
+        return self._returns[key]
+
+    def _callee(self, call: ast.Call, cls: Optional[ClassFacts]):
+        """(function node, the ClassFacts of its class or None, whether the receiver fills its first
+        parameter) for a call of a plain function of the file: no decorator but staticmethod or
+        classmethod, not a generator; a method no in-file subclass of `cls` overrides."""
+        self._callers()
+        func = call.func
+        if isinstance(func, ast.Name):
+            fn, owner = self._module_functions.get(func.id), None
+        elif cls is not None and isinstance(func, ast.Attribute) and is_self(func.value):
+            mine = cls.info.qualname
+            if any(c != mine and mine in self._ancestors(c) and (c, func.attr) in self._method_nodes
+                   for c in self._parents):
+                return None  # a subclass may run another body
+            order, fn, owner = [mine], None, None
+            while order and fn is None:  # the class, then its in-file bases, depth first
+                name = order.pop(0)
+                fn = self._method_nodes.get((name, func.attr))
+                owner = self.facts.classes.get(name)
+                order = self._parents.get(name, []) + order
+        else:
+            return None
+        if fn is None or isinstance(fn, ast.AsyncFunctionDef) or is_generator(fn):
+            return None
+        decorators = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
+        if len(decorators) != len(fn.decorator_list) or decorators - {"staticmethod", "classmethod"}:
+            return None
+        return fn, owner, owner is not None and "staticmethod" not in decorators
 
     def _callers(self):
         """(module function name → its calls by name, method name → its `self.name(...)` calls),
@@ -63,6 +135,8 @@ class CallSites:
                     self._parents[stmt.name] = [b.id for b in stmt.bases
                                                 if isinstance(b, ast.Name) and b.id in self.facts.classes]
             self._methods = {id(fn) for fn, cname in functions if cname is not None}
+            self._method_nodes = {(cname, fn.name): fn for fn, cname in functions if cname is not None}
+            self._module_functions = {fn.name: fn for fn, cname in functions if cname is None}
             defs = self.facts.module_defs
             for fn, cname in functions:
                 for sub in self.facts.nodes(fn):
@@ -167,6 +241,38 @@ class CallSites:
 
     def _decorators(self, fn) -> List[str]:
         return [d for d in (self.facts.decorator_name(x) for x in fn.decorator_list) if d]
+
+
+def _own_returns(fn) -> List[Optional[ast.AST]]:
+    """The values of the function's own `return`s (None for a bare one), nested functions,
+    lambdas and classes left out; a body that can end without one adds None."""
+    out: List[Optional[ast.AST]] = []
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            out.append(node.value)
+        elif not isinstance(node, FUNCS + (ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    if out and not _ends(fn.body):
+        out.append(None)
+    return out
+
+
+def _ends(body: List[ast.stmt]) -> bool:
+    """Does every path through these statements end in a `return` or a `raise`?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _ends(last.body) and _ends(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _ends(last.body)
+    if isinstance(last, ast.Try):
+        return (_ends(last.body) or _ends(last.orelse)) and all(_ends(h.body) for h in last.handlers)
+    return False
 
 
 def typed_by_callers(node, method: bool) -> bool:

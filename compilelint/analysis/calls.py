@@ -14,7 +14,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
-from compilelint.analysis.passed_args import forwarded_params, needed_params
+from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape
 from compilelint.summary import Call, FileSummary, Root
 
 if TYPE_CHECKING:
@@ -48,8 +48,7 @@ class CallRecorder:
         if scope.info is None:
             return
         direct = list(self._call_targets(func, scope))
-        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
-        args = None if starred else (len(node.args), tuple(k.arg for k in node.keywords))
+        args = passed_shape(node, scope.node)
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in (node.args if name not in NOT_CALLING else ()):

@@ -264,7 +264,7 @@ class FileFacts:
             if not (isinstance(sub, ast.Return) and sub.value is not None):
                 continue
             operands = []
-            for v in or_operands(sub.value):
+            for v in or_operands(_truth_of(sub.value)):
                 operands.extend(flags.get(v.id, [v]) if isinstance(v, ast.Name) else [v])
             names = []
             for v in operands:
@@ -297,6 +297,14 @@ def marks_constant(nodes) -> bool:
         if isinstance(n, ast.Attribute) and n.attr == MARKED_CONSTANT and isinstance(n.ctx, ast.Store):
             return True
     return False
+
+
+def _truth_of(expr: ast.AST) -> ast.AST:
+    """`bool(x)` → x: the same truth (`def is_compiling(): return bool(_is_compiling())`)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" \
+            and len(expr.args) == 1 and not expr.keywords:
+        expr = expr.args[0]
+    return expr
 
 
 def or_operands(expr: ast.AST) -> List[ast.AST]:

@@ -12,7 +12,15 @@ them out. A call that hands on an optional parameter of its own unchanged gives 
 own callers did: HuBERT's `_mask_hidden_states(hidden_states, mask_time_indices=...)` never passes
 `attention_mask`, so the `attention_mask.sum(-1).tolist() if attention_mask is not None else ...`
 of the `_compute_mask_indices(..., attention_mask=attention_mask)` it calls never runs.
-A function that is itself a root gets its arguments from the user: nothing is dropped.
+The other way round, a branch that supplies a missing optional argument (`if dim_size is None:
+dim_size = int(index.max()) + 1`) runs only when a call leaves it out: it is dropped when every
+live traced call gives that argument a value of its own making (not None, not an optional
+parameter of the caller handed on). Needs of this kind are written `-name`.
+A function that is itself a root gets its arguments from the user: nothing is dropped. What it
+hands on through its own `*args, **kwargs` (`forward(self, x, *args, **kwargs): return
+self.predict(x, *args, **kwargs)`) is what the user added to the inputs, which a model called as
+`model(x)` does not: a flag `predict` tests, defaulting to off, is not given there. Handed on by a
+function that is not a root, such arguments could be anything: given.
 """
 from __future__ import annotations
 
@@ -47,10 +55,9 @@ def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str
         return term.id
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
             optional.get(term.left.id, False) is None and isinstance(term.comparators[0], ast.Constant) and \
-            term.comparators[0].value is None:
-        op = term.ops[0]
-        if isinstance(op, ast.IsNot) and branch or isinstance(op, ast.Is) and not branch:
-            return term.left.id
+            term.comparators[0].value is None and isinstance(term.ops[0], (ast.Is, ast.IsNot)):
+        given = isinstance(term.ops[0], ast.IsNot) == branch
+        return term.left.id if given else "-" + term.left.id  # `p is None`: runs when p is missing
     return None
 
 
@@ -73,35 +80,51 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
                 out.append(name)
     if out:
         rebound = _rebound(fn, nodes)
-        out = [p for p in out if p not in rebound]
+        first = min(test.lineno for test, _ in conditions)
+        # `if p is None: p = ...` fills the parameter in: only a binding above the test counts
+        out = [p for p in out if (rebound.get(p[1:], 1 << 30) >= first if p.startswith("-") else p not in rebound)]
     return tuple(out)
 
 
-_REBOUND: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
+_REBOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()
 
 
-def _rebound(fn: ast.AST, nodes) -> frozenset:
-    """The names the function assigns, once per function node (asked for every call under a condition)."""
+def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
+    """The names the function assigns → the first line assigning each, once per function node
+    (asked for every call under a condition)."""
     got = _REBOUND.get(fn)
     if got is None:
-        got = _REBOUND[fn] = frozenset(
-            t.id for sub in nodes(fn) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]) if isinstance(t, ast.Name))
+        got = {}
+        for sub in nodes(fn):
+            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                    if isinstance(t, ast.Name):
+                        got[t.id] = min(got.get(t.id, sub.lineno), sub.lineno)
+        _REBOUND[fn] = got
     return got
 
 
+# The parameter name `forwarded_params` writes for an argument that is the constant None; the
+# slot and name it writes when the call hands on the caller's own *args/**kwargs.
+NONE = "None"
+VARARGS = "*"
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
 
 
 def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tuple[object, str], ...]:
     """The arguments of `call` that are optional parameters of `fn` handed on unchanged (never
-    rebound in `fn`), as (positional index or keyword name, parameter)."""
+    rebound in `fn`), as (positional index or keyword name, parameter); an argument that is the
+    constant None as (its slot, NONE)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ()
+    nones = [(VARARGS, VARARGS)] if any(a.__class__ is ast.Starred for a in call.args) or \
+        any(k.arg is None for k in call.keywords) else []  # its own, else `passed_shape` gave None
+    nones += [(i, NONE) for i, a in enumerate(call.args) if a.__class__ is ast.Constant and a.value is None]
+    nones += [(k.arg, NONE) for k in call.keywords if k.arg and k.value.__class__ is ast.Constant and k.value.value is None]
     out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
     out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
     if not out:
-        return ()
+        return tuple(nones)
     optional = _OPTIONAL.get(fn)
     if optional is None:  # once per function: asked for each of its calls
         optional = _OPTIONAL[fn] = _optional_params(fn)
@@ -109,7 +132,27 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     if out:
         rebound = _rebound(fn, nodes)
         out = [(slot, name) for slot, name in out if name not in rebound]
-    return tuple(out)
+    return tuple(out + nones)
+
+
+def passed_shape(call: ast.Call, fn: Optional[ast.AST]) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """(number of positional arguments, keyword names) the call writes out, the caller's own
+    `*args` and `**kwargs` handed on left out (`forwarded_params` notes them); None when it
+    unpacks anything else."""
+    own = fn.args if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    for a in call.args:
+        if isinstance(a, ast.Starred) and not (own is not None and own.vararg is not None and
+                                               isinstance(a.value, ast.Name) and a.value.id == own.vararg.arg):
+            return None
+    for k in call.keywords:
+        if k.arg is None and not (own is not None and own.kwarg is not None and
+                                  isinstance(k.value, ast.Name) and k.value.id == own.kwarg.arg):
+            return None
+    return (sum(1 for a in call.args if not isinstance(a, ast.Starred)), tuple(k.arg for k in call.keywords if k.arg))
+
+
+def _handed_on(call: Call) -> bool:
+    return any(at == VARARGS for at, _ in call.forwards)
 
 
 def _offset(call: Call, callee: FunctionInfo) -> int:
@@ -134,8 +177,17 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return True
     if param.startswith("*"):  # "*2": exactly two extra positional arguments
-        return call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
-    return _slot(call, callee, param) is not None
+        return _handed_on(call) or call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
+    return _slot(call, callee, param) is not None or _handed_on(call)
+
+
+def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
+    """Does this call surely give `param` a value: passed, neither None nor an optional parameter
+    of the caller handed on?"""
+    if call.args is None:
+        return False
+    slot = _slot(call, callee, param)
+    return slot is not None and all(at != slot for at, _ in call.forwards)
 
 
 class Incoming:
@@ -151,7 +203,8 @@ class Incoming:
         self._asking: set = set()  # (function, parameter) being decided: a cycle gives up
 
     def unpassed(self, fid: str, needs: Tuple[str, ...]) -> bool:
-        """True when something in `needs` is given by no live traced call of `fid`."""
+        """True when something in `needs` is given by no live traced call of `fid` (a `-name`:
+        given a value by every one)."""
         if not needs or fid in self.roots:
             return False
         incoming = self._incoming().get(fid, [])
@@ -159,7 +212,8 @@ class Incoming:
         if not calls:  # reached only through calls that never run (or, with no calls, as a root)
             return bool(incoming)
         callee = self.project.functions[fid][1]
-        return any(not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
+        return any(all(_fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
+                   not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 
     def gives_tensors(self, fid: str, params: Tuple[str, ...]) -> bool:
         """True when every live traced call of `fid` passes, for each of `params`, an argument its
@@ -179,7 +233,11 @@ class Incoming:
         if call.args is None or not call.forwards or param.startswith("*"):
             return True
         slot = _slot(call, callee, param)
+        if slot is None:  # only the caller's own *args/**kwargs can give it
+            return caller not in self.roots
         own = next((name for at, name in call.forwards if at == slot), None)
+        if own == NONE:
+            return False  # `f(x, mask=None)`
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

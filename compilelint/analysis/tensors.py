@@ -1,8 +1,8 @@
 """Tensor inference: is this expression a tensor? Small explicit rules; unknown means "say nothing".
 
 Kinds: TENSOR, BOOL (a boolean tensor, e.g. a mask), SEQ (tuple/list of tensors, e.g. `x.chunk(2)`),
-SCALAR (a Python value: shapes, sizes, dtypes, numbers, `x is None`), MODULE (an nn.Module),
-LOGGER, and None for unknown. Precision lives here: a rule about tensor-driven control flow only
+DICT (a dict whose values are all tensors: `{"perm": torch.randperm(n)}`), SCALAR (a Python value:
+shapes, sizes, dtypes, numbers, `x is None`), MODULE (an nn.Module), LOGGER, and None for unknown. Precision lives here: a rule about tensor-driven control flow only
 fires when the condition is known to be a tensor.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from compilelint.analysis.names import dotted
 TENSOR = "tensor"
 BOOL = "bool"
 SEQ = "seq"
+DICT = "dict"
 SCALAR = "scalar"
 MODULE = "module"
 LOGGER = "logger"
@@ -221,12 +222,16 @@ class TensorInference:
     the name sees the last binding before it (`x = x * 2` reads the earlier `x`).
     """
 
-    def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns):
+    def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns,
+                 call_returns=None):
         self.resolve = resolve  # node -> dotted name through imports (None when unknown / local)
         self.env = env  # local name -> [((row, col), kind)] sorted by position
         self.self_attr_kind = self_attr_kind  # attr -> kind for `self.attr`
         self.global_kind = global_kind  # module-level name -> kind
         self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
+        # (call, this inference) -> what a call of a function or method of the file returns, with
+        # its parameters bound to the kinds this call passes (`call_sites.CallSites.returns`)
+        self.call_returns = call_returns or (lambda call, inference: None)
         # name -> [(start, end)]: where an isinstance() check has narrowed the name to a tensor
         self.narrowed: Dict[str, list] = {}
         # (name, binding position) -> the `if` branches around that binding, outermost first:
@@ -282,6 +287,8 @@ class TensorInference:
                 return SEQ if isinstance(node.slice, ast.Slice) else TENSOR
             if base == SCALAR:
                 return SCALAR
+            if base == DICT:
+                return TENSOR  # params["perm"]: every value of the dict is a tensor
             return None
         if isinstance(node, ast.Call):
             return self._call(node)
@@ -322,6 +329,9 @@ class TensorInference:
             if kinds and kinds <= {TENSOR, BOOL}:
                 return SEQ
             return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
+        if isinstance(node, ast.Dict):
+            kinds = {self.kind(v) for v in node.values}
+            return DICT if kinds and None not in node.keys and kinds <= {TENSOR, BOOL} else None
         if isinstance(node, ast.NamedExpr):
             return self.kind(node.value)
         return None
@@ -379,11 +389,15 @@ class TensorInference:
                 kind = self.self_attr_kind(func.attr)
                 if kind == MODULE:
                     return self.module_class_returns("self." + func.attr)
+                if kind is None:
+                    return self.call_returns(node, self)  # self.should_stop(x): a method of the class
             return None
         if name.startswith("builtins."):
             return self._builtin(name[9:], node)
         if name.startswith("torch."):
             return self._torch(name[6:], node)
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            return self.call_returns(node, self)  # a function of the file (others answer None)
         return None
 
     def _tensor_method(self, method: str, node: ast.Call):

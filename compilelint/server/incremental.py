@@ -151,9 +151,13 @@ class IncrementalAnalyzer(FileAnalyzer):
         self._keys: Set[Tuple[str, int]] = set()
         self._call_names: Dict[str, str] = {}  # qualname → how its callers call it, when they can type it
         self._self_calls: Set[str] = set()  # `self.<attr>(` calls in the changed and retyped functions
+        # What a call of a function of the file returns is read from its body (`call_sites.returns`):
+        # a function calling one whose lines changed (or one calling such a one) is walked again.
+        self._returns_changed: Optional[re.Pattern] = None
         if memo is not None and prefer_module_reuse:
             changed, self._keys, texts, self._call_names = _changed(memo, self.facts.top, lines)
             self.retyped = _retyped(changed, texts, memo)
+            self._returns_changed = _callers_of_changed(memo, self.facts.top, lines)
             # a `forward` is typed by the `self.attr(...)` calls of the classes holding it too
             self._self_calls = _self_calls(changed + [texts[n] for n in self.retyped if n in texts])
 
@@ -175,7 +179,8 @@ class IncrementalAnalyzer(FileAnalyzer):
         # calls it (`_retyped`).
         if before is not None and before.replayable and state is not None and before.state == state \
                 and before.lines == lines and self.retyped is not None \
-                and self._call_names.get(qualname) not in self.retyped and not self._holder_called(node, cls):
+                and self._call_names.get(qualname) not in self.retyped and not self._holder_called(node, cls) \
+                and not (self._returns_changed is not None and self._returns_changed.search("".join(lines))):
             self._reuse(key, before, row)
             return
         aliases = dict(self.imports.aliases)
@@ -273,6 +278,29 @@ def _changed(memo: FileMemo, top, lines: List[str]):
         if name is not None:
             texts[name] = texts.get(name, "") + "".join(text)
     return changed, set(new), texts, call_names
+
+
+def _callers_of_changed(memo: FileMemo, top, lines: List[str]) -> Optional[re.Pattern]:
+    """A pattern matching a call of a function whose lines changed, or of one that calls such a
+    function, and so on (by bare name: `self.m(` and `m(` alike, more than needed, never less)."""
+    texts: Dict[str, str] = {}
+    for stmt in top:
+        nodes = [stmt] if isinstance(stmt, FUNCS) else \
+            [m for m in stmt.body if isinstance(m, FUNCS)] if isinstance(stmt, ast.ClassDef) else []
+        for node in nodes:
+            texts[node.name] = texts.get(node.name, "") + "".join(lines[first_row(node) - 1:node.end_lineno])
+    old: Dict[str, str] = {}
+    for (qualname, _), walked in memo.walked.items():
+        name = qualname.rsplit(".", 1)[-1]
+        old[name] = old.get(name, "") + "".join(walked.lines)
+    names = {name for name in set(texts) | set(old) if texts.get(name) != old.get(name)}
+    while names:
+        pattern = re.compile(r"\b(%s)\s*\(" % "|".join(sorted(map(re.escape, names))))
+        more = {name for name, text in texts.items() if name not in names and pattern.search(text)}
+        if not more:
+            return pattern
+        names |= more
+    return None
 
 
 _SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(")
