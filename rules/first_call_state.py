@@ -185,7 +185,9 @@ class FirstCallState(Rule):
         # a flag flipped after the condition that read it: `if self.first: ...` then `self.first = False`
         tested = self.tested.get(id(fn), {})
         if isinstance(node.value, ast.Constant):
-            for key in _assigned([node]):
+            # the most specific read first (`x.ptrs[r]` rather than `x.ptrs`), as visit_If chooses:
+            # a set's order would make the message depend on PYTHONHASHSEED
+            for key in sorted(_assigned([node]), key=lambda k: (-len(k), k)):
                 if key in tested:
                     self._say(*tested[key])
 
