@@ -29,6 +29,13 @@ RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model
 DEFAULT_TORCH_VERSION = "2.13"
 KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 
+
+def torch_at_least(version: str, minimum: str) -> bool:
+    """`version` (major.minor) is `minimum` or newer, compared as numbers ("2.9" is older than "2.13")."""
+    def parts(v: str):
+        return tuple(int(p) for p in v.split(".")[:2] if p.isdigit())
+    return parts(version) >= parts(minimum)
+
 # `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
 GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
 

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional
 from compilelint.analysis import frames as F
 from compilelint.analysis.trees import Trees
 from compilelint.finding import Region, Span
-from compilelint.rule import ProjectContext, Rule
+from compilelint.rule import ProjectContext, Rule, torch_at_least
 
 
 def _inner_wrapper(fn: Optional[ast.AST]) -> Optional[ast.FunctionDef]:
@@ -59,7 +59,7 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
             s, f = graph.functions[dec]
             node = trees.function(s.path, f.row)
             inner = trees.derived(node, "inner_wrapper", _inner_wrapper) if node is not None else None
-            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
+            if inner is not None and not (torch_at_least(torch_version, "2.13") and _forwards_in_block(inner)):
                 return s, f, inner, f"@{dec.rsplit('.', 1)[-1]}"
     if "." not in info.qualname:
         return None
@@ -70,7 +70,7 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
             node = trees.function(hook[0].path, hook[1].row)
             inner = trees.derived(node, f"installed {method}", lambda n: _installed(n, method)) \
                 if node is not None else None
-            if inner is not None and not (torch_version >= "2.13" and _forwards_in_block(inner)):
+            if inner is not None and not (torch_at_least(torch_version, "2.13") and _forwards_in_block(inner)):
                 return hook[0], hook[1], inner, f"{cls.rsplit('.', 1)[-1]}.__init_subclass__"
     return None
 

@@ -235,3 +235,10 @@ def test_command_line_overrides_the_file(project):
     # --select starts afresh: the file's ignore of CL207 no longer applies
     assert findings(cfg, "--select", "CL2", "--ignore", "CL201") == [(14, "CL207")]
     assert findings(project('scope = "compiled"\n'), "--scope", "modules") == DEFAULT
+
+
+def test_torch_versions_compare_as_numbers():
+    from compilelint.rule import torch_at_least
+
+    assert torch_at_least("2.13", "2.13") and torch_at_least("2.14", "2.13") and torch_at_least("3.0", "2.13")
+    assert not torch_at_least("2.9", "2.13") and not torch_at_least("2.11", "2.13")  # "2.9" >= "2.13" as strings
