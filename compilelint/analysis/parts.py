@@ -84,7 +84,7 @@ class Parts:
         return self._local_modules
 
     def _find_local_modules(self, method) -> Dict[str, List[str]]:
-        """Locals holding modules a method builds before storing them on self (timm): a module
+        """Locals holding modules a method builds before storing them on self: a module
         (`stage = Stage(...); self.stages.append(stage)`) or a list filled with modules
         (`stages.append(Stage(...))`, `stages += [Stage(...)]`, then `nn.Sequential(*stages)`):
         local name → the classes it holds."""
@@ -121,7 +121,7 @@ class Parts:
 
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
         """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
-        (vLLM's models pass the decoder layer class this way) and `cls = A if cond else B`."""
+        and `cls = A if cond else B`."""
         out: Dict[str, List[str]] = {}
         for arg, default in parameter_defaults(method.args):
             found = self.classes_of(default)
