@@ -20,7 +20,8 @@ KEEP_RUNS = 8
 
 
 def _code_fingerprint() -> str:
-    """Changes whenever compilelint's own code does (an edited rule must not read stale entries)."""
+    """Changes whenever compilelint's own code or data does (an edited rule or table must not read
+    stale entries)."""
     import compilelint
     import compilelint.rules
 
@@ -29,7 +30,7 @@ def _code_fingerprint() -> str:
         for folder, dirs, files in os.walk(top):
             dirs.sort()
             for name in sorted(files):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".toml")):
                     st = os.stat(os.path.join(folder, name))
                     h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode("utf-8", "surrogateescape"))
     return h.hexdigest()

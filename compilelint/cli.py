@@ -105,7 +105,7 @@ def selection_options(f):
         click.option("--follow-misuse", is_flag=True, default=None,
                      help="Also report code that runs only when a caller passes a deprecated or unexpected argument."),
         click.option("--torch-version", type=click.Choice(KNOWN_TORCH_VERSIONS), default=None,
-                     help="Which measured torch behaviour messages and links assume."),
+                     help="Which measured torch the findings speak of (default: the installed torch's version)."),
         click.option("--config", "config_values", multiple=True, metavar="FILE | KEY=VALUE",
                      help="The configuration file for every file (compilelint.toml or pyproject.toml), "
                           "or a TOML `KEY = VALUE` pair overriding a setting (repeatable)."),

@@ -15,7 +15,8 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.rule import DEFAULT_TORCH_VERSION, KNOWN_TORCH_VERSIONS, expand_selection, registry
+from compilelint.rule import KNOWN_TORCH_VERSIONS, expand_selection, registry
+from compilelint.torch_version import default_torch_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,7 +48,9 @@ class Settings:
     follow_misuse: bool = False  # follow branches taken only on a deprecated or unexpected argument
     extra_roots: List[str] = field(default_factory=list)
     extra_stops: List[str] = field(default_factory=list)
-    torch_version: str = DEFAULT_TORCH_VERSION
+    # The measured torch whose behaviour the findings speak of; by default the installed torch's.
+    torch_version: str = field(default_factory=lambda: default_torch_version()[0])
+    torch_version_from: str = ""  # where `torch_version` came from (`--show-settings` says it)
     entries: List[str] = field(default_factory=list)
     # Judge the named files alone: the rest of their projects is not read, so nothing reaches them
     # from other files (`--isolated`, the fixture tests). Off: reach never depends on what was named.
@@ -70,6 +73,11 @@ class Settings:
     # (explicit config file, isolated, inline `--config KEY=VALUE` pairs, flag overrides). None for
     # settings built by hand, which judge every file alike.
     cli: Optional[tuple] = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if not self.torch_version_from:
+            version, source = default_torch_version()
+            self.torch_version_from = source if self.torch_version == version else "given by the caller"
 
     def for_path(self, path: str) -> "Settings":
         """The settings that judge `path`: those of the nearest configuration above it, with the
@@ -291,6 +299,8 @@ def apply(settings: Settings, table: dict, source: str) -> None:
                     raise ConfigError(f"'{key}' in {source}: the value for '{pattern}' must be a list of "
                                       f"rule codes, not {codes!r}")
         setattr(settings, attr, list(value) if kind is list else dict(value) if kind is dict else value)
+        if attr == "torch_version":
+            settings.torch_version_from = source
     validate(settings, source)
 
 
@@ -370,6 +380,8 @@ def _made(settings: Settings, inline, overrides: dict, cli: tuple) -> Settings:
         if value is None or value == [] or value == {}:
             continue
         setattr(settings, key, value)
+        if key == "torch_version":
+            settings.torch_version_from = "--torch-version"
     validate(settings, "the command line")
     settings.cli = cli
     return settings

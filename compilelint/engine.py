@@ -265,6 +265,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
+    project.torch_version = settings.torch_version
     entries = []
     for entry in settings.entries:
         resolved = resolve_entry(project, entry)  # (function id, the class it runs for)
@@ -281,8 +282,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             r = reached.get(f"{summary.module}.{qual}")
             if r is None:
                 continue
-            skips = _frame_skips(info.candidates, builder.rules)
-            for c in info.candidates:
+            candidates = [c for c in info.candidates if project.on_torch(c)]
+            skips = _frame_skips(candidates, builder.rules)
+            for c in candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
                 if mode == "never" or project.dead(c.guards):
                     continue
@@ -304,7 +306,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                     continue
                 builder.add(summary, qual, c, region)
         for c in summary.anywhere:
-            builder.add(summary, summary.enclosing_function(c.span.row), c, None)
+            if project.on_torch(c):
+                builder.add(summary, summary.enclosing_function(c.span.row), c, None)
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()

@@ -30,7 +30,8 @@ def settings_text(settings: Settings, path: str) -> str:
            f"Paths relative to: {s.project_root or os.getcwd()}  (excludes, per-file-ignores)",
            f"Project: {_project(path, s)}", ""]
     for key, (attr, _) in KEYS.items():
-        out.append(f"{key} = {_toml(getattr(s, attr), key)}")
+        line = f"{key} = {_toml(getattr(s, attr), key)}"
+        out.append(f"{line}  # from {s.torch_version_from}" if attr == "torch_version" else line)
     if s.selection_overrides:
         out.append(f"# from the command line, on top: {_toml([list(o) for o in s.selection_overrides])}")
     out += ["", "Enabled rules: " + ", ".join(sorted(s.enabled_codes()))]

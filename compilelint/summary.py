@@ -46,6 +46,9 @@ class Candidate:
     # Untyped parameters `fix` holds for only when they are tensors: the fix is kept when every
     # traced call of the function passes a tensor for each (a caller in another file says so).
     fix_if_tensors: Tuple[str, ...] = ()
+    # The measured Dynamo behaviour the break relies on (`data/torch_behaviour.toml`): on a torch
+    # where it does not hold the candidate is no finding and no break.
+    behaviour: str = ""
 
 
 class Call(tuple):

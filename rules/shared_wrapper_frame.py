@@ -5,7 +5,8 @@ from typing import Dict, List, Optional
 from compilelint.analysis import frames as F
 from compilelint.analysis.trees import Trees
 from compilelint.finding import Region, Span
-from compilelint.rule import ProjectContext, Rule, torch_at_least
+from compilelint.rule import ProjectContext, Rule
+from compilelint.torch_version import holds
 
 
 def _inner_wrapper(fn: Optional[ast.AST]) -> Optional[ast.FunctionDef]:
@@ -43,6 +44,10 @@ def _forwards_in_block(wrapper: ast.FunctionDef) -> bool:
     return False
 
 
+# A break below a `try`/`with` block resumes after it (torch 2.11), or skips the frame (2.13).
+RESUMES = "break-inside-try-block-resumes"
+
+
 def shared_code(graph, fid: str, torch_version: str, trees: Trees):
     """(file summary, outer function, wrapper def, how) when the code Dynamo compiles for method
     `fid` is a wrapper function that other methods share, else None.
@@ -59,7 +64,7 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
             s, f = graph.functions[dec]
             node = trees.function(s.path, f.row)
             inner = trees.derived(node, "inner_wrapper", _inner_wrapper) if node is not None else None
-            if inner is not None and not (torch_at_least(torch_version, "2.13") and _forwards_in_block(inner)):
+            if inner is not None and not (_forwards_in_block(inner) and not holds(RESUMES, torch_version)):
                 return s, f, inner, f"@{dec.rsplit('.', 1)[-1]}"
     if "." not in info.qualname:
         return None
@@ -70,7 +75,7 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
             node = trees.function(hook[0].path, hook[1].row)
             inner = trees.derived(node, f"installed {method}", lambda n: _installed(n, method)) \
                 if node is not None else None
-            if inner is not None and not (torch_at_least(torch_version, "2.13") and _forwards_in_block(inner)):
+            if inner is not None and not (_forwards_in_block(inner) and not holds(RESUMES, torch_version)):
                 return hook[0], hook[1], inner, f"{cls.rsplit('.', 1)[-1]}.__init_subclass__"
     return None
 

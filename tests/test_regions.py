@@ -18,24 +18,25 @@ def expected(path):
     out = set()
     files = [path] if os.path.isfile(path) else [
         os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".py")]
-    scope = "modules"
+    settings = {"scope": "modules"}
     for f in files:
         with open(f) as fh:
             for i, line in enumerate(fh, 1):
-                if i == 1 and "compilelint-test:" in line:
-                    scope = line.split("scope=")[1].strip()
+                if i == 1 and "compilelint-test:" in line:  # scope=compiled torch-version=2.11
+                    settings.update(pair.replace("-", "_").split("=", 1)
+                                    for pair in line.split("compilelint-test:", 1)[1].split())
                 m = EXPECT.search(line)
                 if m:
                     for code in m.group(1).split(","):
                         out.add((os.path.realpath(f), i, code.strip()))
-    return out, scope
+    return out, settings
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_region_case(case):
     path = os.path.join(REGIONS, case)
-    want, scope = expected(path)
-    report = check_paths([path], Settings(cache=False, named_alone=True, scope=scope))
+    want, settings = expected(path)
+    report = check_paths([path], Settings(cache=False, named_alone=True, **settings))
     assert not report.errors
     got = {(os.path.realpath(f.path), f.span.row, f.code) for f in report.findings}
     assert got == want

@@ -11,10 +11,18 @@ rule's gb_types are taken from: keep it next to the snippets (`*.out`).
 import importlib.util
 import os
 import sys
+import sysconfig
 
 import torch
 import torch._dynamo
 from compilelint.verify.events import Capture, dedupe, metrics_events, metrics_snapshot
+
+
+STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
+
+
+def _where(path: str) -> str:
+    return ("stdlib " if path.startswith(STDLIB) else "torch ") + os.path.basename(path)
 
 
 def measure(make, calls):
@@ -44,13 +52,15 @@ def main(argv):
             continue
         events, error = measure(make, calls)
         kinds = sorted({(e["event"], e["line"], e["gb_type"], e["gb_id"]) for e in events if e["file"] == os.path.abspath(path)})
-        # A break inside torch itself (nn.Module.__setattr__ for a rebound buffer) is the snippet's too.
-        inside = sorted({(e["event"], f"{os.path.basename(e['file'])}:{e['line']}", e["gb_type"], e["gb_id"])
+        # A break inside torch itself (nn.Module.__setattr__ for a rebound buffer) or in the standard
+        # library it calls (copy.deepcopy) is the snippet's too.
+        inside = sorted({(e["event"], f"{_where(e['file'])}:{e['line']}", e["gb_type"], e["gb_id"])
                          for e in events if e["event"] != "recompile" and e["file"] and
-                         e["file"] != os.path.abspath(path) and os.sep + "torch" + os.sep in e["file"]})
+                         e["file"] != os.path.abspath(path) and (os.sep + "torch" + os.sep in e["file"]
+                                                                 or e["file"].startswith(STDLIB))})
         verdict = "clean" if not kinds and not inside else "; ".join(
             [f"{k} L{ln} {gb or ''} {gid}".strip() for k, ln, gb, gid in kinds] +
-            [f"{k} in torch {where} {gb or ''} {gid}".strip() for k, where, gb, gid in inside])
+            [f"{k} in {where} {gb or ''} {gid}".strip() for k, where, gb, gid in inside])
         print(f"{name}: {verdict}" + (f"  [error: {error}]" if error else ""))
         for e in events:
             if e["event"] == "recompile" and e["file"] == os.path.abspath(path):

@@ -81,7 +81,7 @@ class FramesMemo:
 
     def __init__(self, calls: Optional[ResolvedCalls] = None):
         self.calls = calls if calls is not None else ResolvedCalls()
-        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, breaks)})
+        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, (its reach mode, torch), {mode: (edges, breaks)})
         self.in_reach: Dict[str, tuple] = {}  # fid → (its part, the reach, the part within that reach)
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
         self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
@@ -92,7 +92,7 @@ class FramesMemo:
         candidates, per mode, when it is reached in `mode_reached`."""
         info = project.functions[fid][1]
         entry = self.parts.get(fid)
-        if entry is not None and entry[0] is info and entry[1] == mode_reached:
+        if entry is not None and entry[0] is info and entry[1] == (mode_reached, project.torch_version):
             return entry[2]
         out = {mode: ([], []) for mode in MODES}
         for call, callees in self.calls.of(project, fid):
@@ -104,14 +104,14 @@ class FramesMemo:
                 if _runs_in(m, mode):
                     out[mode][0].extend(targets)
         for c in info.candidates:
-            if c.code not in _break_codes():
+            if c.code not in _break_codes() or not project.on_torch(c):
                 continue
             m = meet(mode_reached, edge_mode(c.guards))
             if m != "never" and not project.dead(c.guards):
                 for mode in MODES:
                     if _runs_in(m, mode):
                         out[mode][1].append(c)
-        self.parts[fid] = (info, mode_reached, out)
+        self.parts[fid] = (info, (mode_reached, project.torch_version), out)
         return out
 
     def edges(self, mode: str, reached, answers) -> Inverse:

@@ -17,7 +17,9 @@ from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.analysis.part_flow import PartFlow
 from compilelint.analysis.resolved_calls import ResolvedCalls
-from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.rule import DEFAULT_TORCH_VERSION
+from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.torch_version import holds
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
 # vLLM's class decorator; SGLang and others re-export it, so its name is enough.
@@ -98,6 +100,7 @@ class Project:
         self.follow_misuse = follow_misuse
         # Follow implementations a user opts into (`--follow-swapped`): flash attention's branches.
         self.follow_swapped = False
+        self.torch_version = DEFAULT_TORCH_VERSION  # the torch whose measured behaviour decides (`on_torch`)
         self.extra_roots = tuple(r.replace(":", ".") for r in extra_roots)
         self.extra_stops = tuple(s.replace(":", ".") for s in extra_stops)
         self.modules: Dict[str, FileSummary] = {}
@@ -253,6 +256,10 @@ class Project:
             value = PREDICATE_LEAVES.get(name.rsplit(".", 1)[-1])
         self._predicate_memo[name] = value
         return value
+
+    def on_torch(self, candidate: Candidate) -> bool:
+        """The candidate breaks on the selected torch: the behaviour it relies on holds there."""
+        return not candidate.behaviour or holds(candidate.behaviour, self.torch_version)
 
     def dead(self, guards) -> bool:
         """True when the code only runs if a compile predicate has the value it lacks under Dynamo,

@@ -384,7 +384,7 @@ class FileAnalyzer(RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=()):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), behaviour=""):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -402,7 +402,7 @@ class FileAnalyzer(RuleContext):
                               needs=needed_params(conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
-                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else ())
+                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), behaviour=behaviour)
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
