@@ -24,12 +24,13 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
+from compilelint.analysis.libraries import CONFIG_CLASS_SUFFIXES, CONFIG_HOLDERS, CONFIG_OWNER_WORDS
 from compilelint.analysis.names import dotted
 
 # (attribute of a config object, the truth value the path needs) for a bare test of the attribute;
 # (attribute, the value the path needs, operator, number) for a comparison (`layerdrop > 0.0`).
 Flag = tuple
-CONFIG_ATTRS = ("config", "config_class")
+CONFIG_ATTRS = CONFIG_HOLDERS  # a model's attributes naming its config class (`data/libraries.toml`)
 COMPARISONS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -38,7 +39,7 @@ def _config_attr(node: ast.AST, in_config: bool, config_attrs: Dict[str, str]) -
     if not isinstance(node, ast.Attribute):
         return None
     owner = dotted(node.value) or ""
-    if "config" in owner.lower() or (in_config and owner == "self"):
+    if any(word in owner.lower() for word in CONFIG_OWNER_WORDS) or (in_config and owner == "self"):
         return node.attr
     return config_attrs.get(node.attr) if owner == "self" else None
 
@@ -76,7 +77,7 @@ def condition_flags(conditions: List[Tuple[ast.AST, bool]], class_name: str = ""
     branch, every operand of an `or` on the false branch. `class_name`: the class of the method;
     `config_attrs`: its `self` attributes copied from the config in `__init__`."""
     out: List[Flag] = []
-    in_config = class_name.endswith("Config")
+    in_config = class_name.endswith(CONFIG_CLASS_SUFFIXES)
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:

@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
+from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, is_super_init, keyword_str,
@@ -30,24 +31,22 @@ CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 # Calls whose name suggests a compile predicate, or an opt-in implementation's
 # (`regions.OPT_IN_PREDICATES`); only these are kept as guards (keeps summaries small).
 MARKED_CONSTANT = "_dynamo_marked_constant"
-PREDICATE_NAME = re.compile(r"compil|script|trac|dynamo|export|flash_attention_requested", re.I)
-# Registry keys of implementations a user opts into (transformers' `attn_implementation=
-# "flash_attention_2"`): the default configuration never picks them.
-OPT_IN_KEY = re.compile(r"^flash_attention(_\d)?$")
+PREDICATE_NAME = re.compile("|".join(["compil|script|trac|dynamo|export"] +
+                                     [re.escape(name) for name in libraries.OPT_IN_PREDICATES]), re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
-# transformers' hook that picks a model's experts implementation; a model that overrides it to
-# default to "eager" runs the eager forward of its `@use_experts_implementation` classes.
-EAGER_EXPERTS_DEFAULT = "get_correct_experts_implementation"
+# Hooks that pick the implementation a swap decorator puts in place (`data/libraries.toml`); a
+# model that overrides one to default to "eager" runs the eager forward of its decorated classes.
+EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
 def _defaults_experts_to_eager(top) -> bool:
-    """Does a class here override `get_correct_experts_implementation` with "eager" in it
-    (`requested = "eager" if requested is None else requested`)?"""
-    return any(isinstance(m, FUNCS) and m.name == EAGER_EXPERTS_DEFAULT
+    """Does a class here override an eager-default hook with "eager" in it (`requested = "eager"
+    if requested is None else requested`)?"""
+    return any(isinstance(m, FUNCS) and m.name in EAGER_DEFAULT_HOOKS
                and any(isinstance(n, ast.Constant) and n.value == "eager" for n in walk(m))
                for c in top if isinstance(c, ast.ClassDef) for m in c.body)
 
@@ -96,7 +95,8 @@ class FileFacts:
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
-        self.experts_default_eager = EAGER_EXPERTS_DEFAULT in source.text and _defaults_experts_to_eager(self.top)
+        self.experts_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
+            _defaults_experts_to_eager(self.top)
         self._module_constructed: Optional[Dict[str, str]] = None
 
     def collect(self) -> "FileFacts":
@@ -188,8 +188,8 @@ class FileFacts:
                     for v in value.values):
                 self.class_registries[name] = [self.imports.resolve(v) for v in value.values]
                 for key, v in zip(value.keys, value.values):
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and OPT_IN_KEY.search(key.value) \
-                            and isinstance(v, ast.Name):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                            and libraries.opt_in_chooser(key.value) and isinstance(v, ast.Name):
                         self.opt_in_classes[v.id] = key.value
             else:
                 aliased = self._attribute_of(value)

@@ -1,8 +1,8 @@
 """The project pass: which functions does torch.compile trace, and through which path?
 
 Works on the per-file summaries only (no trees): find the roots (compile decorators and call sites,
-vLLM's `@support_torch_compile`, `--entry`, configured extra roots, and every `nn.Module.forward`
-by default), then follow calls — own methods, submodules assigned in `__init__` (or handed to it,
+class decorators that compile `forward` (`data/libraries.toml`), `--entry`, configured extra
+roots, and every `nn.Module.forward` by default), then follow calls — own methods, submodules assigned in `__init__` (or handed to it,
 or made by a builder: `part_flow`), module functions, imports across files — stopping at `torch.compiler.disable`, custom ops, `allow_in_graph` and
 `nonstrict_trace`, and skipping code under `if not torch.compiler.is_compiling():`.
 """
@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from compilelint.analysis import config_flags
+from compilelint.analysis import config_flags, libraries
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.analysis.part_flow import PartFlow
@@ -22,8 +22,8 @@ from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummar
 from compilelint.torch_version import holds
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
-# vLLM's class decorator; SGLang and others re-export it, so its name is enough.
-CLASS_COMPILE_DECORATORS = ("support_torch_compile",)
+# Class decorators that compile `forward` (`data/libraries.toml`); re-exported, so the name is enough.
+CLASS_COMPILE_DECORATORS = libraries.COMPILE_CLASS_DECORATORS
 DISABLE_DECORATORS = frozenset({
     "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
     "torch._dynamo.eval_frame.disable",
@@ -33,17 +33,16 @@ OPAQUE_DECORATORS = frozenset({
     "torch.library.register_fake", "torch.library.register_kernel", "torch._dynamo.allow_in_graph",
     "torch.compiler.allow_in_graph", "torch._dynamo.nonstrict_trace", "torch.compiler.nonstrict_trace",
 })  # not `torch.jit.unused` / `torch.jit.ignore`: TorchScript's markers; Dynamo traces through them
-IGNORE_CLASS_DECORATORS = ("ignore_torch_compile",)
+IGNORE_CLASS_DECORATORS = libraries.IGNORE_CLASS_DECORATORS
 # Dynamo takes the result as a constant and never traces the body.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
 # Class decorators that may replace `forward` at run time by a kernel or a batched implementation
-# (transformers): by default the eager body is not what runs, so it is not followed
+# (`data/libraries.toml`): by default the eager body is not what runs, so it is not followed
 # (`--follow-swapped` follows it, with the decorator named as the path's condition).
-SWAP_CLASS_DECORATORS = ("use_experts_implementation", "use_kernel_forward_from_hub")
+SWAP_CLASS_DECORATORS = libraries.SWAP_CLASS_DECORATORS
 # Predicates of an implementation the user opts into, with their value in the default
-# configuration (transformers' `is_flash_attention_requested(config)`: False unless the model was
-# loaded with `attn_implementation="flash_attention_2"`); `--follow-swapped` leaves them open.
-OPT_IN_PREDICATES = {"is_flash_attention_requested": False}
+# configuration (`data/libraries.toml`); `--follow-swapped` leaves them open.
+OPT_IN_PREDICATES = libraries.OPT_IN_PREDICATES
 # Value each predicate has while Dynamo traces.
 PREDICATES = {
     "torch.compiler.is_compiling": True,
@@ -56,8 +55,9 @@ PREDICATES = {
     "torch.fx._symbolic_trace.is_fx_tracing": False,
     "torch.compiler.is_exporting": False,
 }
-# Well-known wrappers in libraries outside the checked tree (transformers, diffusers, vLLM).
-PREDICATE_LEAVES = {"is_torchdynamo_compiling": True, "is_dynamo_compiling": True, "is_compiling": True}
+# torch's predicates by their last name, and the wrappers of libraries outside the checked tree
+# (`data/libraries.toml`), with their value while Dynamo traces.
+PREDICATE_LEAVES = {"is_dynamo_compiling": True, "is_compiling": True, **libraries.COMPILE_PREDICATES}
 NOT_MODULE_BASES = ("object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
                     "TypedDict", "Exception", "Function", "dict", "list", "tuple", "str", "int")
 
@@ -305,14 +305,14 @@ class Project:
 
     def swapped_by(self, fid: str) -> str:
         """What may put this `forward` in place of the default at run time, as the path's condition
-        says it: `@use_experts_implementation keeps the eager forward`, `attn_implementation=
-        "flash_attention_2" picks it`; or "". Not followed unless `--follow-swapped`."""
+        says it: `@<decorator> keeps the eager forward`, `<argument>="<key>" picks it`; or "". Not
+        followed unless `--follow-swapped`."""
         cls, _, method = fid.rpartition(".")
         entry = self.classes.get(cls)
         if method != "forward" or entry is None:
             return ""
         if entry[1].chosen_by:
-            return f'attn_implementation="{entry[1].chosen_by}" picks it'
+            return f'{libraries.opt_in_chooser(entry[1].chosen_by)}="{entry[1].chosen_by}" picks it'
         if entry[0].experts_default_eager:
             return ""
         return next((f"@{_bare(d).rsplit('.', 1)[-1]} keeps the eager forward" for d in entry[1].decorators
@@ -407,10 +407,12 @@ def compile_roots(project: Project, entries: list, scope: str,
         for qual, cls in summary.classes.items():
             cid = f"{summary.module}.{qual}"
             decorators = [_bare(d) for d in cls.decorators]
-            if any(d.rsplit(".", 1)[-1] in CLASS_COMPILE_DECORATORS or d in project.extra_roots for d in decorators):
+            via = next((d for d in decorators if d.rsplit(".", 1)[-1] in CLASS_COMPILE_DECORATORS
+                        or d in project.extra_roots), None)
+            if via is not None:
                 m = project.method(cid, "forward")
                 if m:
-                    roots.append((m, "@support_torch_compile", True, True, project.receiver(m, cid)))
+                    roots.append((m, f"@{via.rsplit('.', 1)[-1]}", True, True, project.receiver(m, cid)))
         for qual, fn in summary.functions.items():
             for d in fn.decorators:
                 name = _bare(d)
