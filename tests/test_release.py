@@ -71,6 +71,7 @@ def test_the_packages_hold_the_rules_and_data_not_the_tests(dist):
     names = zipfile.ZipFile(dist["wheel"]).namelist()
     assert "compilelint/rules/tensor_item.py" in names and "compilelint/data/sarif-schema-2.1.0.json" in names
     assert "compilelint/server/lsp.py" in names
+    assert {"compilelint/data/libraries.toml", "compilelint/data/torch_behaviour.toml"} <= set(names)
     assert not [n for n in names if n.startswith(("rules/", "tests/", "fixtures/", "bench/"))]
     with tarfile.open(dist["sdist"]) as sdist:
         members = sdist.getnames()
