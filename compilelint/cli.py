@@ -12,10 +12,10 @@ import click
 from compilelint import __version__
 from compilelint.config import ConfigError, Settings, settings_for
 from compilelint.report import FORMATS
-from compilelint.rule import DEFAULT_TORCH_VERSION, FIX_WORDS, KNOWN_TORCH_VERSIONS, registry, rule_page
+from compilelint.rule import FIX_WORDS, KNOWN_TORCH_VERSIONS, registry, rule_page
 
 OUTPUT_FORMATS = FORMATS
-VERSION_TEXT = f"compilelint {__version__} (assumes torch {DEFAULT_TORCH_VERSION} graph-break behaviour)"
+VERSION_TEXT = f"compilelint {__version__} (graph-break behaviour measured on torch {', '.join(KNOWN_TORCH_VERSIONS)})"
 
 
 def _split(values) -> List[str]:

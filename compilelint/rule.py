@@ -224,7 +224,10 @@ class ProjectContext:
 
     @property
     def torch_version(self) -> str:
-        """The torch version the findings speak of (`torch-version`, "2.13" by default)."""
+        """The measured torch version the findings speak of (`torch-version`, else the installed
+        torch's; `torch_version.holds(behaviour, version)` says what holds on it). A per-file rule
+        has no such input: it names the behaviour a finding relies on (`report(..., behaviour=)`),
+        so the file's cached summary serves every version."""
         raise NotImplementedError
 
     def frames(self, mode: str):
