@@ -29,6 +29,8 @@ def _table_names():
     names |= set(libraries.OPT_IN_PREDICATES) | set(libraries.COMPILE_PREDICATES)
     names |= {chosen_by for _, chosen_by in libraries.OPT_IN_KEYS}
     names |= set(libraries.CONFIG_HOLDERS) - libraries.CONFIG_OWNER_WORDS
+    names |= set(libraries.LOGGER_FACTORIES + libraries.LOGGER_METHODS) | set(libraries.CUSTOM_OP_REGISTRARS)
+    names |= {op_keyword for op_keyword, _ in libraries.CUSTOM_OP_REGISTRARS.values()}
     return names
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
@@ -74,8 +75,10 @@ class CallRecorder:
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""
         op = None
-        if name and name.rsplit(".", 1)[-1] == "direct_register_custom_op":
-            op = keyword(node, "op_func") or (node.args[1] if len(node.args) > 1 else None)
+        registrar = libraries.CUSTOM_OP_REGISTRARS.get(name.rsplit(".", 1)[-1]) if name else None
+        if registrar is not None:
+            op_keyword, position = registrar
+            op = keyword(node, op_keyword) or (node.args[position] if len(node.args) > position else None)
         elif isinstance(node.func, ast.Call) and (scope.resolve(node.func.func) or "").endswith(("library.custom_op", "allow_in_graph")) and node.args:
             op = node.args[0]
         elif name in ("torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph") and node.args:

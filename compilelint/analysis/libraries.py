@@ -42,6 +42,12 @@ COMPILE_PREDICATES: Dict[str, bool] = {row["name"]: row["value"] for row in _ROW
 CONFIG_HOLDERS: Tuple[str, ...] = tuple(h for row in _ROWS.get("config", ()) for h in row["holders"])
 CONFIG_CLASS_SUFFIXES: Tuple[str, ...] = tuple(row["class_suffix"] for row in _ROWS.get("config", ()))
 CONFIG_OWNER_WORDS: FrozenSet[str] = frozenset(row["owner_word"] for row in _ROWS.get("config", ()))
+# Functions returning a logger, and the methods libraries add to their loggers.
+LOGGER_FACTORIES = _names("logger_factory")
+LOGGER_METHODS = _names("logger_method")
+# Functions registering a custom op → (the keyword, the position) of the function they register.
+CUSTOM_OP_REGISTRARS: Dict[str, Tuple[str, int]] = {
+    row["name"]: (row["op_keyword"], row["op_position"]) for row in _ROWS.get("custom_op_registrar", ())}
 
 
 def opt_in_chooser(key: str) -> str:

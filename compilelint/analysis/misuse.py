@@ -15,13 +15,15 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
+from compilelint.analysis import libraries
 from compilelint.analysis.names import dotted
 
 # The pseudo-predicate of a misuse branch: (MISUSE, True) in a node's guards.
 MISUSE = "caller-misuse"
 NOTE = "a caller passes a deprecated or unexpected argument"
 DEPRECATION_CATEGORIES = frozenset({"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"})
-WARNING_CALLS = frozenset({"warn", "warning", "warning_once", "warning_advice", "info", "info_once", "debug"})
+# logging's, and the methods libraries add to their loggers (`data/libraries.toml`)
+WARNING_CALLS = frozenset({"warn", "warning", "info", "debug"} | set(libraries.LOGGER_METHODS))
 
 
 def is_helper(fn: Optional[ast.AST]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Optional
 
+from compilelint.analysis import libraries
 from compilelint.analysis.names import dotted
 
 TENSOR = "tensor"
@@ -142,7 +143,7 @@ LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
     "ByteTensor", "CharTensor", "BoolTensor",
 })
-LOGGER_FACTORIES = ("getLogger", "get_logger", "init_logger", "getlogger")
+LOGGER_FACTORIES = ("getLogger", "getlogger") + libraries.LOGGER_FACTORIES  # the libraries': data/libraries.toml
 
 
 def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optional[str]]) -> Optional[str]:
