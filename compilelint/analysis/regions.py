@@ -194,6 +194,14 @@ class Project:
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
                 out.extend(x for x in self.part_flow.resolve(c, entry[1].parts[attr]) if x not in out)
+        if not out:  # `q_net: QNet` in the class body, set in a method the reading did not follow
+            for c in self.mro(cls):
+                entry = self.classes.get(c)
+                declared = self.canonical(entry[1].attr_types[attr]) if entry and attr in entry[1].attr_types else None
+                if declared:
+                    if declared in self.classes and self.is_module_class(declared):
+                        out.append(declared)
+                    break
         return out
 
     def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
