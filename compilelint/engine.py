@@ -27,7 +27,7 @@ from compilelint.finding import FileError, Finding, Region, Report
 from compilelint.analysis.frames import Frames, FramesMemo, all_frames
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import module_name_for
-from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entry
+from compilelint.analysis.regions import DisabledCall, Project, compile_roots, edge_mode, meet, reach, resolve_entries
 from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.notebook import decode_any, locate
@@ -267,10 +267,10 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     project.follow_swapped = settings.follow_swapped
     entries = []
     for entry in settings.entries:
-        resolved = resolve_entry(project, entry)  # (function id, the class it runs for)
-        if resolved is None:
+        resolved = resolve_entries(project, entry)  # (function id, the class it runs for) each
+        if not resolved:
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
-        entries.append(resolved)
+        entries.extend(resolved)
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     roots, reached, disabled = _reach_cached(project, summaries, entries, settings, cache, frames_memo.calls)
     builder = FindingBuilder(settings, judges)

@@ -156,6 +156,12 @@ class Project:
                 return f"{c}.{name}"
         return None
 
+    def called(self, cls: str) -> List[str]:
+        """What calling an instance of `cls` runs: a `__call__` of its MRO written in the project
+        (one that overrides nn.Module's: it runs first, then, as a rule, forward), and forward."""
+        out = [m for m in (self.method(cls, "__call__"), self.method(cls, "forward")) if m]
+        return list(dict.fromkeys(out))
+
     def defining_class(self, fid: str) -> Optional[str]:
         """The class a method is written in (None for a module function)."""
         summary, info = self.functions[fid]
@@ -346,11 +352,15 @@ class Project:
                            if c in self.classes and call.target in self.classes[c][1].methods), None)
             return [method] if method else []
         cls = receiver or cls
+        if call.kind == "self" and call.target == "__call__" and not call.member:  # `self(x)`
+            return self.called(cls)
         if call.kind == "self":
             method = self.method(cls, call.target)
             if method:
                 return [method]
-            return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member or "forward")] if m]
+            if not call.member or call.member == "forward":  # `self.kernel(x)`
+                return [m for c in self.submodule_classes(cls, call.target) for m in self.called(c)]
+            return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         if call.kind == "attr":
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         return []
@@ -364,7 +374,8 @@ class Project:
             return [self.receiver(callee, receiver)]
         if call.kind in ("self", "attr"):
             member = call.member or "forward"
-            out = [self.receiver(callee, c) for c in self.submodule_classes(cls, call.target) if self.method(c, member) == callee]
+            out = [self.receiver(callee, c) for c in self.submodule_classes(cls, call.target)
+                   if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
             return list(dict.fromkeys(out)) or [None]
         if call.kind in ("name", "method"):
             target = self.canonical(call.target)
@@ -538,9 +549,27 @@ def reach(project: Project, roots, follow_swapped: bool = False,
     return reached, disabled
 
 
+def resolve_entries(project: Project, entry: str) -> List[Tuple[str, Optional[str]]]:
+    """Every (function id, receiver) calling the entry runs: for a class, its forward and a
+    `__call__` its MRO writes in the project (`model(x)` runs that first); else `resolve_entry`'s."""
+    fid = _entry_id(project, entry)
+    if fid in project.classes:
+        return [(m, project.receiver(m, fid)) for m in project.called(fid)]
+    return [(fid, None)] if fid in project.functions else []
+
+
 def resolve_entry(project: Project, entry: str) -> Optional[Tuple[str, Optional[str]]]:
     """`path/to/file.py:QualName` or `dotted.module:QualName` → (function id, receiver): a class
     means its forward (perhaps a base's), run for an instance of that class."""
+    fid = _entry_id(project, entry)
+    if fid in project.classes:
+        forward = project.method(fid, "forward")
+        return (forward, project.receiver(forward, fid)) if forward else None
+    return (fid, None) if fid in project.functions else None
+
+
+def _entry_id(project: Project, entry: str) -> Optional[str]:
+    """The id (`module.QualName`) an entry names, or None when its file is not checked."""
     where, _, qual = entry.rpartition(":")
     if not where:
         return None
@@ -555,10 +584,4 @@ def resolve_entry(project: Project, entry: str) -> Optional[Tuple[str, Optional[
                 break
     else:
         module = where
-    if module is None:
-        return None
-    fid = f"{module}.{qual}"
-    if fid in project.classes:
-        forward = project.method(fid, "forward")
-        return (forward, project.receiver(forward, fid)) if forward else None
-    return (fid, None) if fid in project.functions else None
+    return f"{module}.{qual}" if module is not None else None
