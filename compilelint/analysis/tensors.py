@@ -170,6 +170,8 @@ def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Option
         items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         if outer in OPTIONAL_WRAPPERS or outer.endswith((".Optional", ".Union")):
             kinds = {annotation_kind(i, resolve) for i in items} - {NONE}
+            if kinds == {TENSOR, SEQ}:  # `Union[Tensor, tuple[Tensor, Tensor]]`: its items are tensors either way
+                return SEQ
             return kinds.pop() if len(kinds) == 1 else None
         if outer in SEQ_WRAPPERS or outer.endswith((".List", ".Tuple", ".Sequence")):
             kinds = {annotation_kind(i, resolve) for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)}
