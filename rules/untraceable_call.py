@@ -25,6 +25,9 @@ IO = frozenset({
     "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen",
 })
 MODULE_PREFIXES = ("json.", "hashlib.", "pickle.")
+# torch builtins Dynamo skips (measured on 2.13: "Attempted to call function marked as skipped";
+# the sparse result then skips the frame where it is used, "Attempted to wrap sparse Tensor").
+TORCH_SKIPPED = frozenset({"torch.sparse_coo_tensor"})
 
 
 class UntraceableCall(Rule):
@@ -33,7 +36,8 @@ class UntraceableCall(Rule):
     Finds calls Dynamo cannot trace inside compiled code: clocks (`time.time()`,
     `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.*`,
     `hashlib.*`, `pickle.*`, `open()`, `input()`, `sys.stdout.write()`, `importlib.import_module()`
-    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`.
+    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`, and
+    `torch.sparse_coo_tensor()`.
 
     ## Why is this bad?
     These are C functions or I/O: Dynamo graph-breaks at each call ("Attempted to call function
@@ -81,6 +85,9 @@ class UntraceableCall(Rule):
         elif name in ("builtins.open", "io.open"):
             self.report(node, "`open()` graph-breaks ({gb2}); inside `with` the rest of the frame runs eager "
                               "({gb3}): read files outside the compiled region")
+        elif name in TORCH_SKIPPED:
+            self.report(node, f"`{short}()` is skipped by Dynamo and graph-breaks ({{gb}}); using its sparse result "
+                              "skips the frame: build it outside the compiled region, or stay dense")
         elif name in IO or name.startswith(MODULE_PREFIXES):
             self.report(node, f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region")
 
@@ -108,6 +115,14 @@ class Block(nn.Module):
             pass
         time.sleep(0)  # <-
         return x
+
+def pair_counts(a, b):
+    counts = torch.sparse_coo_tensor(torch.stack((a, b)), torch.ones(a.shape[0]), (4, 4))  # <-
+    return counts.to_dense()
+
+class Counts(nn.Module):
+    def forward(self, a, b):
+        return pair_counts(a, b)
 """,
     ]
     VALID = [
