@@ -159,7 +159,8 @@ class Project:
     def called(self, cls: str) -> List[str]:
         """What calling an instance of `cls` runs: a `__call__` of its MRO written in the project
         (one that overrides nn.Module's: it runs first, then, as a rule, forward), and forward."""
-        out = [m for m in (self.method(cls, "__call__"), self.method(cls, "forward")) if m]
+        own_call = self.method(cls, "__call__") if self.is_module_class(cls) else None  # not a builder's
+        out = [m for m in (own_call, self.method(cls, "forward")) if m]
         return list(dict.fromkeys(out))
 
     def defining_class(self, fid: str) -> Optional[str]:
