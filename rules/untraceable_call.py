@@ -68,8 +68,27 @@ class UntraceableCall(Rule):
     name = "untraceable-call"
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
-                "Failed to trace builtin operator", "Unsupported context manager")
-    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142"), "2.11": ("GB0007", "GB0156", "GB0059", "GB0142")}
+                "Failed to trace builtin operator", "Unsupported context manager", "Attempted to wrap sparse Tensor")
+    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015"),
+              "2.11": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015")}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.sparse: dict = {}  # (function, local) → row where a skipped sparse constructor bound it
+
+    def visit_Assign(self, node: ast.Assign):
+        if isinstance(node.value, ast.Call) and self.ctx.resolve(node.value.func) in TORCH_SKIPPED:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    self.sparse[(id(self.ctx.function_node), t.id)] = node.lineno
+
+    def visit_Name(self, node: ast.Name):
+        key = (id(self.ctx.function_node), node.id)
+        row = self.sparse.get(key)
+        if row is not None and isinstance(node.ctx, ast.Load) and node.lineno > row:
+            del self.sparse[key]  # the first use skips the frame; nothing after it is traced
+            self.report(node, f"`{node.id}` holds a sparse tensor: using it in compiled code skips the frame "
+                              "({gb4}); stay dense, or build and use it outside the compiled region")
 
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
@@ -118,7 +137,7 @@ class Block(nn.Module):
 
 def pair_counts(a, b):
     counts = torch.sparse_coo_tensor(torch.stack((a, b)), torch.ones(a.shape[0]), (4, 4))  # <-
-    return counts.to_dense()
+    return counts.to_dense()  # <-
 
 class Counts(nn.Module):
     def forward(self, a, b):
