@@ -40,6 +40,7 @@ class Version:
     copy: Optional[Copy] = None  # None: the user's own files
     compile: bool = True
     knobs: Tuple[str, ...] = ()
+    mode: Optional[str] = None  # torch.compile's mode for this version alone (None: the run's)
 
 
 @dataclass
@@ -154,8 +155,11 @@ def _example_dir(example: str) -> List[str]:
 
 def _time_target(index: int, versions: List[Version], *, example: str, device: str, backend: str,
                  compile_mode: Optional[str], forget: List[str], timeout: float, memory_limit_mb: Optional[int],
-                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int) -> dict:
-    """Run the child for one target; its record: versions with their summaries, or an error."""
+                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int,
+                 env_extra: Optional[Dict[str, str]] = None, timing_lock: str = "") -> dict:
+    """Run the child for one target; its record: versions with their summaries, or an error.
+    `env_extra`: more environment for the child; `timing_lock`: a file the child locks while it
+    times, so that children compiling side by side never time on the device at once."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
     fd, out = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".jsonl")
     os.close(fd)
@@ -167,15 +171,18 @@ def _time_target(index: int, versions: List[Version], *, example: str, device: s
         if v.copy is not None and (mod.endswith(".py") or os.sep in mod):
             ex = f"{v.copy.to_copy(mod)}{sep}{attr}"
         variants.append({"name": v.name, "example": ex, "compile": v.compile,
-                         "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs)})
+                         "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs),
+                         **({"compile_mode": v.mode} if v.mode else {})})
     with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
         json.dump({"example": example, "index": index, "device": device, "backend": backend,
                    "compile_mode": compile_mode, "seed": 0, "out": out, "roots": forget, "variants": variants,
-                   "min_rounds": min_rounds, "max_rounds": max_rounds, "min_s": min_s, "budget_s": budget_s}, f)
+                   "min_rounds": min_rounds, "max_rounds": max_rounds, "min_s": min_s, "budget_s": budget_s,
+                   "timing_lock": timing_lock}, f)
     try:
         # Compiling every version takes time: the limit is per version, plus the timing budget.
         limit = timeout * len(versions) + budget_s * 2
-        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec], env=_env(), cwd=os.getcwd(),
+        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec], env=dict(_env(), **(env_extra or {})),
+                       cwd=os.getcwd(),
                        timeout=limit, memory_limit_mb=mem, started=lambda: os.path.getsize(out) > 0)
         records = _records(out)
     finally:
