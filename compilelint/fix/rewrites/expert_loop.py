@@ -59,7 +59,7 @@ MESSAGE = ("Run every expert on every token, weighted by the routing mask (no da
            "dropout in the loop draws over all tokens; an expert no token picked gets zero gradients instead of none "
            "(optimizers then apply weight decay and momentum to it). Slower at many experts: measured 0.5-0.7x "
            "of the compiled loop at 64 experts (top-1 and top-2) on a GPU; `compilelint verify --fix` at your "
-           "sizes says `slower` and `--proven-only` then leaves it out")
+           "sizes says `slower` where it is, and `--proven-only` then leaves it out")
 
 
 @never_raise
