@@ -54,8 +54,8 @@ _TOKEN_ID = re.compile(r"_token_id$")
 # `TRUTH_SIZE=moderate` (bench/fix/latency.py): a size whose compiled latency means something on a
 # GPU: hidden 512, 4 layers, 8 heads of 64, feed-forward 2048, 8 experts, batch 8 x 128 tokens,
 # each where the config's own default is not smaller (the shrink keeps the smaller of the two).
-MODERATE = dict(TINY, **{k: 512 for k in ("hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim",
-                                           "hidden_dim", "embedding_size", "word_embed_proj_dim", "projection_dim", "emb_dim")},
+MODERATE = dict(TINY, **{k: 512 for k in ("hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "emb_dim",
+                                           "hidden_dim", "embedding_size", "word_embed_proj_dim", "projection_dim")},
                 **{k: 4 for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
                                   "decoder_layers", "num_decoder_layers", "num_encoder_layers", "depth")},
                 num_sparse_encoder_layers=2, num_sparse_decoder_layers=2,

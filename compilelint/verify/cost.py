@@ -181,8 +181,8 @@ def _time_target(index: int, versions: List[Version], *, example: str, device: s
     try:
         # Compiling every version takes time: the limit is per version, plus the timing budget.
         limit = timeout * len(versions) + budget_s * 2
-        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec], env=dict(_env(), **(env_extra or {})),
-                       cwd=os.getcwd(),
+        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec],
+                       env=dict(_env(), **(env_extra or {})), cwd=os.getcwd(),
                        timeout=limit, memory_limit_mb=mem, started=lambda: os.path.getsize(out) > 0)
         records = _records(out)
     finally:
