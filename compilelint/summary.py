@@ -156,6 +156,9 @@ class ClassInfo:
     submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
     # self.<attr> → the config attribute `__init__` copies into it (`self.layerdrop = config.encoder_layerdrop`).
     config_attrs: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> → the `__init__` parameter (defaulting to a false constant) it is a plain copy of,
+    # its only assignment in the class (`self.looped = looped`): `init_defaults`.
+    init_defaults: Dict[str, str] = field(default_factory=dict)
     # self.<attr> → per assignment in `__init__` under `if`s: (the names its value calls, the
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
@@ -222,7 +225,8 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
+                    sorted(c.init_defaults.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
