@@ -121,14 +121,14 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
         for term in test.values if joined else [test]:
             name = _given(term, branch, optional, vararg, method)
             if name and name not in out:
-                out[name] = test.lineno
+                out[name] = test.lineno - fn.lineno
     if out:
         rebound = _rebound(fn, nodes)
         loops = _loops(fn, nodes)
         # `if p is None: p = ...` fills the parameter in: only a binding above the test counts; a
         # binding below it counts too when a loop can bring it back to the test
         # (`zero_division = 0.0 if zero_division == "warn" else zero_division` after the test does not)
-        first = min(test.lineno for test, _ in conditions)
+        first = min(test.lineno for test, _ in conditions) - fn.lineno
         return tuple(p for p, line in out.items() if
                      (rebound.get(p[1:], 1 << 30) >= first if p.startswith("-") else
                       p.startswith("self.") or p not in rebound or (rebound[p] >= line and not loops)))
@@ -148,8 +148,9 @@ def _loops(fn: ast.AST, nodes) -> bool:
 
 
 def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
-    """The names the function assigns → the first line assigning each, once per function node
-    (asked for every call under a condition)."""
+    """The names the function assigns → the first line assigning each, counted from the `def` line
+    (an edit above moves the node, not what this says), once per function node (asked for every
+    call under a condition)."""
     got = _REBOUND.get(fn)
     if got is None:
         got = {}
@@ -157,7 +158,8 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                     if isinstance(t, ast.Name):
-                        got[t.id] = min(got.get(t.id, sub.lineno), sub.lineno)
+                        row = sub.lineno - fn.lineno
+                        got[t.id] = min(got.get(t.id, row), row)
         _REBOUND[fn] = got
     return got
 
