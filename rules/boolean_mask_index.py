@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.mask_sum import where_for_mask_sum
+from compilelint.fix.mask_sum import where_for_mask_sum
 from compilelint.rule import Rule
 
 

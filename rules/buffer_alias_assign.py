@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.rewrites.buffer_local import buffer_to_local
+from compilelint.fix.buffer_local import buffer_to_local
 from compilelint.rule import Rule
 
 

@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.expert_loop import dense_expert_loop
+from compilelint.fix.expert_loop import dense_expert_loop
 from compilelint.rule import Rule
 
 # Ops whose output size depends on the data.

@@ -1,8 +1,8 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.builders import guard_statement
-from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
+from compilelint.fix.guard import guard_statement
+from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 LOGGER_METHODS = frozenset({

@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis.astutil import is_self, walk
-from compilelint.fix.rewrites.module_cast import guard_conversion
+from compilelint.fix.module_cast import guard_conversion
 from compilelint.rule import Rule
 
 # nn.Module methods that convert the module's parameters and buffers in place (and return it).

@@ -1,8 +1,8 @@
 import ast
 
 from compilelint.analysis.astutil import self_attr, walk
-from compilelint.fix.builders import buffer_counter
-from compilelint.fix.rewrites.notes import BUFFER, explained
+from compilelint.fix.counter import buffer_counter
+from compilelint.fix.notes import BUFFER, explained
 from compilelint.rule import Rule
 
 

@@ -2,7 +2,7 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
-from compilelint.fix.rewrites.numpy_planner import disable_numpy_planner
+from compilelint.fix.numpy_planner import disable_numpy_planner
 from compilelint.rule import Rule
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.

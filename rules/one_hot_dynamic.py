@@ -1,7 +1,7 @@
 import ast
 
-from compilelint.fix.builders import one_hot_num_classes
-from compilelint.fix.rewrites.notes import FIXED_WIDTH, explained
+from compilelint.fix.one_hot import one_hot_num_classes
+from compilelint.fix.notes import FIXED_WIDTH, explained
 from compilelint.rule import Rule
 
 ONE_HOT = frozenset({"torch.nn.functional.one_hot", "torch._C._nn.one_hot"})

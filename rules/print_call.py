@@ -1,7 +1,7 @@
 import ast
 
-from compilelint.fix.builders import guard_statement
-from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
+from compilelint.fix.guard import guard_statement
+from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 

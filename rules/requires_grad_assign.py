@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.requires_grad import requires_grad_call, requires_grad_guard
+from compilelint.fix.requires_grad import requires_grad_call, requires_grad_guard
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)

@@ -2,11 +2,11 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.builders import where_for_if, where_for_ifexp
-from compilelint.fix.rewrites.assert_split import split_assert
-from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
-from compilelint.fix.rewrites.paths import tensor_on_every_path
-from compilelint.fix.rewrites.tensor_raise import raise_to_assert_async
+from compilelint.fix.where import where_for_if, where_for_ifexp
+from compilelint.fix.assert_split import split_assert
+from compilelint.fix.notes import BOTH_BRANCHES, explained
+from compilelint.fix.paths import tensor_on_every_path
+from compilelint.fix.tensor_raise import raise_to_assert_async
 from compilelint.rule import Rule
 
 # torch's samplers and in-place fills: what they return is a fresh random draw on every call.

@@ -1,10 +1,10 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.builders import drop_item
-from compilelint.fix.rewrites.notes import ZERO_D, explained
-from compilelint.fix.rewrites.item_name import item_feeds_tensors
-from compilelint.fix.rewrites.tensor_assert import assert_async
+from compilelint.fix.item import drop_item
+from compilelint.fix.notes import ZERO_D, explained
+from compilelint.fix.item_name import item_feeds_tensors
+from compilelint.fix.tensor_assert import assert_async
 from compilelint.rule import Rule
 
 

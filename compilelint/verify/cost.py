@@ -70,7 +70,7 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
                  budget_s: float = 20.0, min_s: float = 1.0, min_rounds: int = 20, max_rounds: int = 2000,
                  memory_limit_mb: Optional[int] = None,
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Cost:
-    from compilelint.fix.apply import applicable
+    from compilelint.fix_files import applicable
     from compilelint.verify.fixproof import _fix_key, prove_fixes, write_fixes
     from compilelint.verify.knobs import try_settings
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
-from compilelint.fix.apply import _parses, applicable, apply_fixes, atomic_write, line_map
+from compilelint.fix_files import _parses, applicable, apply_fixes, atomic_write, line_map
 from compilelint.source import decode, encode
 from compilelint.verify import match as M
 from compilelint.verify.prove import Copy, TargetRun, make_copy, run_target
