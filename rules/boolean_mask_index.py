@@ -28,6 +28,13 @@ class BooleanMaskIndex(Rule):
     reduction (`(x * mask).sum() / mask.sum()`). Or set
     `torch._dynamo.config.capture_dynamic_output_shape_ops = True`.
 
+    ## Fix safety
+    Unsafe: `x[mask].sum()` (`.sum()` with no arguments) → `torch.where(mask, x, 0).sum()`, only
+    when the mask has `x`'s shape because it is made from `x` itself: a comparison of `x` with a number,
+    `torch.isfinite(x)` / `isnan(x)` / `isinf(x)`, their `~`, or a local bound once to one of those.
+    Float sums add in another order (the last bits may round differently); the masked-out values are
+    read (a NaN there is replaced by 0, as before); the dense tensor costs `x`'s full size in memory.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html
     """

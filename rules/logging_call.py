@@ -38,6 +38,12 @@ class LoggingCall(Rule):
     (`ignore_logging_functions` in 2.13). `reorderable_logging_functions = {logging.info}` works for
     the module-level functions only.
 
+    ## Fix safety
+    Unsafe. A statement that is only the call, on lines of its own, goes under
+    `if not torch.compiler.is_compiling():` (with `import torch` added when the file has no name
+    for torch). Eager runs it as before; under torch.compile it no longer runs at all, so the log record
+    is lost in compiled code.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0291.html
     """

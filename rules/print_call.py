@@ -23,6 +23,12 @@ class PrintCall(Rule):
     Guard it: `if not torch.compiler.is_compiling(): print(...)`, remove it, or let Dynamo move
     it after the graph with `torch._dynamo.config.reorderable_logging_functions = {print}`.
 
+    ## Fix safety
+    Unsafe. A statement that is only the call, on lines of its own, goes under
+    `if not torch.compiler.is_compiling():` (with `import torch` added when the file has no name
+    for torch). Eager runs it as before; under torch.compile it no longer runs at all, so the output
+    is lost in compiled code.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html
     """

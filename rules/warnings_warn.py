@@ -29,6 +29,12 @@ class WarningsWarn(Rule):
     `torch._dynamo.config.reorderable_logging_functions = {warnings.warn}`
     (`ignore_logging_functions` drops it).
 
+    ## Fix safety
+    Unsafe. A statement that is only the call, on lines of its own, goes under
+    `if not torch.compiler.is_compiling():` (with `import torch` added when the file has no name
+    for torch). Eager runs it as before; under torch.compile it no longer runs at all, so the warning
+    is lost in compiled code.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0007.html
     """
