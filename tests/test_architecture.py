@@ -1,7 +1,8 @@
 """The import contracts of pyproject.toml's [tool.importlinter], checked by import-linter: `check`
 and the language server never import torch or `verify`, rules never import the CLI, analysis never
 imports rules, report never imports the engine, and fixes run one way (applying over the engine over
-rules over fix builders over `rule` over text and edits: nothing imports upward)."""
+rules over fix builders over `rule` over text and edits: nothing imports upward), and verify --fix's
+steps import only earlier steps."""
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ CONTRACTS = (
     "analysis never imports rules",
     "report never imports the engine",
     "fix layers import downward only",
+    "verify --fix steps import earlier steps only",
 )
 
 

@@ -79,7 +79,7 @@ def try_settings(example: str, codes: Sequence[str], *, trace_files: Sequence[st
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Search:
     """Try the settings the findings (`codes`) and the baseline's breaks point to; see the module doc.
     `under`: count only the breaks in files under this folder; `copy`: run the code of this copy
-    (prove.Copy), e.g. after its fixes."""
+    (code_copy.Copy), e.g. after its fixes."""
     tmp = tempfile.mkdtemp(prefix="compilelint-knobs-")
     kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb,
           "copy": copy}
