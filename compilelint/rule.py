@@ -17,7 +17,7 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set, Tuple, Type
 
-from compilelint.fix.text import FileText
+from compilelint.file_text import FileText
 
 if TYPE_CHECKING:
     from compilelint.finding import Finding, Region, Span

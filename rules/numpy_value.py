@@ -2,7 +2,7 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
-from compilelint.fix.rewrites.numpy_planner import disable_numpy_planner
+from compilelint.fix.numpy_planner import disable_numpy_planner
 from compilelint.rule import Rule
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
@@ -48,6 +48,13 @@ class NumpyValue(Rule):
     ## Use instead
     Use Python's `math` on Python numbers (`math.lcm`, `math.prod`, `sum`), compute the value once
     in `__init__`, or keep tensor data in torch (`torch.randperm`, `torch.where`).
+
+    ## Fix safety
+    Safe: a module-level function (not a method, not nested, no decorator, not handed to
+    `torch.compile` in the file) that draws from `np.random` gets `@torch.compiler.disable`.
+    `torch.compiler.disable` does nothing outside torch.compile, so eager behaviour is unchanged; under
+    compile the function runs eagerly, drawing from NumPy's own generator (Dynamo would draw from
+    torch's), at the cost of one break at its call.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html

@@ -247,7 +247,7 @@ def test_file_errors_do_not_break_text_formats():
 
 def test_full_shows_only_what_fix_writes():
     """One edit applier: a fix whose edits overlap is one --fix refuses, so `full` previews no change."""
-    from compilelint.fix.edits import apply_fixes
+    from compilelint.edits import apply_fixes
 
     clash = Fix("safe", "Two edits on one span", (Edit("a", Span(3, 9, 3, 17)), Edit("b", Span(3, 10, 3, 12))))
     finding = item(fix=clash)

@@ -33,8 +33,8 @@ from compilelint.analysis.call_sites import typed_by_callers
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.facts import FileFacts
 from compilelint.analysis.walker import FileAnalyzer
+from compilelint.file_text import FileText
 from compilelint.finding import Span
-from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
 from compilelint.rule import FixContext
 from compilelint.server.reparse import first_row, function_nodes, reparse

@@ -1,5 +1,5 @@
 """What each older fix changes in eager behaviour, said in its message (`full` output and JSON show
-it): the builders in `compilelint.fix.builders` name the edit, these notes name its price."""
+it): the builders in `compilelint.fix` name the edit, these notes name its price."""
 from __future__ import annotations
 
 import dataclasses

@@ -24,8 +24,7 @@ from typing import Optional
 
 from compilelint.analysis.astutil import is_self
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import file_text
-from compilelint.fix.rewrites._shared import never_raise, whole_lines
+from compilelint.fix._common import file_text, never_raise, whole_lines
 
 MESSAGE = ("Keep the converted buffer in a local `{name}` and read it there. Eager change: `self.{name}` is "
            "no longer replaced by the converted tensor (other methods, later calls and state_dict() see the "
@@ -83,7 +82,7 @@ def buffer_to_local(ctx, stmt: ast.Assign, attr: str) -> Optional[Fix]:
             if node.lineno > stmt.end_lineno:
                 reads.append(node)
     ft = file_text(ctx)
-    if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
+    if not whole_lines(ft, ft.span(stmt)) or ft.comments_in(ft.span(stmt)):
         return None
     edits = [Edit(attr, ft.span(stmt.targets[0]))] + [Edit(attr, ft.span(r)) for r in reads]
     return Fix("unsafe", MESSAGE.format(name=attr), tuple(edits), title="Keep the converted buffer in a local")

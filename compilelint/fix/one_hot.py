@@ -5,8 +5,8 @@ import ast
 from typing import Optional, Tuple
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix.builders._classes import init_constant, is_self_attr, self_attr_stores
-from compilelint.fix.builders._common import file_text, in_fstring, int_const, module_level, never_raise
+from compilelint.fix._classes import init_constant, is_self_attr, self_attr_stores
+from compilelint.fix._common import file_text, in_fstring, int_const, module_level, never_raise
 
 def _class_count(ctx, node: ast.AST) -> Optional[str]:
     """Source text for a class count that is a known int: a literal, a module-level int constant, or

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
+from compilelint.file_text import FileText
 from compilelint.finding import Finding
-from compilelint.fix.text import FileText
 
 
 def apply_fixes(text: str, findings: List[Finding]) -> Tuple[str, List[Finding]]:

@@ -43,8 +43,9 @@ import ast
 from typing import List, Optional, Tuple
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import expr_text, file_text, torch_name
-from compilelint.fix.rewrites._shared import delete_lines, int_const, names_loaded, names_stored, never_raise, parents
+from compilelint.fix._common import (
+    delete_lines, expr_text, file_text, names_loaded, names_stored, never_raise, parents, signed_int_const, torch_name,
+)
 
 MESSAGE = ("Run every expert on every token, weighted by the routing mask (no data-dependent shapes). "
            "Eager change: each expert computes all tokens (E× the expert FLOPs; assumes experts act on each "
@@ -104,10 +105,10 @@ def _mask_of_hit(ctx, hit: ast.AST) -> Optional[str]:
         return None
     inner = hit.func.value
     if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.ops[0], ast.Gt) \
-            and int_const(inner.comparators[0]) == 0:
+            and signed_int_const(inner.comparators[0]) == 0:
         total = inner.left
     elif isinstance(inner, ast.Call) and ctx.resolve(inner.func) == "torch.greater" and len(inner.args) == 2 \
-            and not inner.keywords and int_const(inner.args[1]) == 0:
+            and not inner.keywords and signed_int_const(inner.args[1]) == 0:
         total = inner.args[0]
     else:
         return None
@@ -119,7 +120,7 @@ def _mask_of_hit(ctx, hit: ast.AST) -> Optional[str]:
         dims = total.keywords[0].value
     if not isinstance(dims, (ast.Tuple, ast.List)) or len(dims.elts) != 2:
         return None
-    got = {int_const(d) for d in dims.elts}
+    got = {signed_int_const(d) for d in dims.elts}
     if got not in ({-1, -2}, {1, 2}, {1, -1}, {2, -2}) or len(got) != 2:
         return None  # the reduction must leave exactly the expert dimension of a 3-D mask
     return total.func.value.id
@@ -139,7 +140,7 @@ def _where_parts(ctx, stmt: ast.stmt, e: str, scalar: bool) -> Optional[Tuple[st
     m = call.args[0]
     if not scalar:
         if not (isinstance(m, ast.Call) and isinstance(m.func, ast.Attribute) and m.func.attr == "squeeze"
-                and len(m.args) == 1 and int_const(m.args[0]) == 0 and not m.keywords):
+                and len(m.args) == 1 and signed_int_const(m.args[0]) == 0 and not m.keywords):
             return None
         m = m.func.value
     if not (isinstance(m, ast.Subscript) and isinstance(m.value, ast.Name) and isinstance(m.slice, ast.Name)
@@ -162,7 +163,7 @@ def _rewrite(ctx, func, loop: ast.For) -> Optional[Fix]:
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
             and isinstance(body[0].targets[0], ast.Name) and body[0].targets[0].id == e \
             and isinstance(body[0].value, ast.Subscript) and isinstance(body[0].value.value, ast.Name) \
-            and body[0].value.value.id == e and int_const(body[0].value.slice) == 0:
+            and body[0].value.value.id == e and signed_int_const(body[0].value.slice) == 0:
         scalar_stmt = body[0]
     wheres = [(s, _where_parts(ctx, s, e, scalar_stmt is not None)) for s in body]
     wheres = [(s, p) for s, p in wheres if p is not None]
@@ -263,7 +264,7 @@ def _e_use(ft, node: ast.Name, p, up, scalar: bool, e: str):
     """The edit for one use of the loop variable (None: unchanged), or False when it can't be kept."""
     if not scalar:
         # E is nonzero()'s 1-element row; only E[0] (a 0-d tensor) may be used, and becomes E.
-        if not (isinstance(p, ast.Subscript) and p.value is node and int_const(p.slice) == 0):
+        if not (isinstance(p, ast.Subscript) and p.value is node and signed_int_const(p.slice) == 0):
             return False
         return Edit(e, ft.span(p)) if _int_like_context(p, up) else False
     return None if _int_like_context(node, up) else False
@@ -284,7 +285,7 @@ def _int_like_context(node, up) -> bool:
 
 def _index_add(call: ast.Call, node, up, stmt) -> bool:
     return (isinstance(call.func, ast.Attribute) and call.func.attr == "index_add_" and len(call.args) == 3
-            and not call.keywords and int_const(call.args[0]) == 0 and call.args[1] is node
+            and not call.keywords and signed_int_const(call.args[0]) == 0 and call.args[1] is node
             and isinstance(up.get(id(call)), ast.Expr) and up[id(call)] is stmt)
 
 

@@ -1,15 +1,15 @@
 """What every fix builder shares: the never-raise wrapper, the file's text, how to spell `torch`
-in the function at hand (and the edit that imports it), and small AST predicates."""
+in the function at hand (and the edit that imports it), and small AST predicates and edits."""
 from __future__ import annotations
 
 import ast
 import functools
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from compilelint.analysis.astutil import module_statements
+from compilelint.file_text import FileText
 from compilelint.finding import Edit, Span
-from compilelint.fix.text import FileText
 from compilelint.rule import RuleContext
 
 ARITH_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -166,4 +166,43 @@ def in_fstring(ctx) -> bool:
 def int_const(node) -> Optional[int]:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
+    return None
+
+
+def parents(root: ast.AST) -> Dict[int, ast.AST]:
+    out = {}
+    for n in ast.walk(root):
+        for c in ast.iter_child_nodes(n):
+            out[id(c)] = n
+    return out
+
+
+def delete_lines(ft: FileText, node: ast.stmt) -> Optional[Edit]:
+    """An edit removing the statement's lines, or None when they hold anything else."""
+    if not whole_lines(ft, ft.span(node)):
+        return None
+    span = ft.span(node)
+    if ft.comments_in(Span(span.row, 1, span.end_row, len(ft.line(span.end_row)) + 1)):
+        return None
+    if span.end_row >= len(ft.lines):
+        return None
+    return Edit("", Span(span.row, 1, span.end_row + 1, 1))
+
+
+def names_loaded(nodes: Iterable[ast.AST]) -> set:
+    return {n.id for root in nodes for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def names_stored(nodes: Iterable[ast.AST]) -> set:
+    return {n.id for root in nodes for n in ast.walk(root)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
+def signed_int_const(node) -> Optional[int]:
+    """An int literal, negative ones (`-1`) included."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = signed_int_const(node.operand)
+        return -inner if inner is not None else None
     return None

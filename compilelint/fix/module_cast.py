@@ -26,9 +26,8 @@ from typing import Optional, Tuple
 
 from compilelint.analysis.astutil import is_self
 from compilelint.finding import Fix
-from compilelint.fix.builders._common import expr_text, file_text, torch_name
-from compilelint.fix.builders.guard import wrap_lines
-from compilelint.fix.rewrites._shared import never_raise
+from compilelint.fix._common import expr_text, file_text, never_raise, torch_name
+from compilelint.fix.guard import wrap_lines
 
 # nn.Module methods that convert every floating-point parameter to one dtype.
 DTYPE_CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16", "double": "float64"}

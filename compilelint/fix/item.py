@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix.builders._common import ARITH_OPS, file_text, in_fstring, never_raise
+from compilelint.fix._common import ARITH_OPS, file_text, in_fstring, never_raise
 
 _ITEM_TAIL = re.compile(r"\.[ \t]*item[ \t]*\([ \t]*\)$")
 

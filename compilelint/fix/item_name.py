@@ -20,10 +20,9 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix.builders._common import ARITH_OPS, file_text
-from compilelint.fix.rewrites._shared import never_raise
-from compilelint.fix.rewrites.notes import ZERO_D
-from compilelint.fix.rewrites.paths import _own_nodes
+from compilelint.fix._common import ARITH_OPS, file_text, never_raise
+from compilelint.fix.notes import ZERO_D
+from compilelint.fix.paths import _own_nodes
 
 MESSAGE = ("Keep the 0-d tensor: `.item()` → `.detach()` (its number only feeds tensor arithmetic). "
            f"Eager change: {ZERO_D}")

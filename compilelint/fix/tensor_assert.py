@@ -21,8 +21,7 @@ from typing import Optional
 
 from compilelint.analysis import tensors as T
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import file_text, torch_name
-from compilelint.fix.rewrites._shared import never_raise, whole_lines
+from compilelint.fix._common import file_text, never_raise, torch_name, whole_lines
 
 MESSAGE = ("Check with `torch._assert_async(cond)` on the 0-d tensor. Eager change: a failed check raises "
            "RuntimeError (not AssertionError), also under `python -O`, asynchronously on CUDA; the comparison "
@@ -52,7 +51,7 @@ def assert_async(ctx, call: ast.Call) -> Optional[Fix]:
     if stmt.msg is not None and not (isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str)):
         return None
     ft = file_text(ctx)
-    if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
+    if not whole_lines(ft, ft.span(stmt)) or ft.comments_in(ft.span(stmt)):
         return None
     t = torch_name(ctx)
     if t is None:

@@ -18,8 +18,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix.builders._common import newline, torch_name
-from compilelint.fix.rewrites._shared import never_raise
+from compilelint.fix._common import never_raise, newline, torch_name
 
 MESSAGE = ("Run `{name}` eagerly: `@{torch}.compiler.disable`. Under compile its NumPy random draws come "
            "from NumPy's generator as in eager (Dynamo draws them from torch's), and it costs one break "

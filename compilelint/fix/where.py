@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import (
+from compilelint.fix._common import (
     expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
 )
 

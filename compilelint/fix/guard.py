@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from compilelint.file_text import FileText
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix.builders._common import GUARD, file_text, never_raise, newline, torch_name, whole_lines
-from compilelint.fix.text import FileText
+from compilelint.fix._common import GUARD, file_text, never_raise, newline, torch_name, whole_lines
 
 
 def _indent_unit(ctx, ft: FileText, stmt: ast.stmt, indent: str) -> str:

@@ -18,8 +18,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import expr_text, file_text, newline
-from compilelint.fix.rewrites._shared import never_raise, whole_lines
+from compilelint.fix._common import expr_text, file_text, never_raise, newline, whole_lines
 
 MESSAGE = ("Assert each condition on its own: Dynamo traces an `assert` on one tensor. Eager behaviour is "
            "unchanged; under compile a failed check raises RuntimeError, as any traced tensor assert does")
@@ -34,7 +33,7 @@ def split_assert(ctx, stmt: ast.Assert) -> Optional[Fix]:
         return None
     ft = file_text(ctx)
     span = ft.span(stmt)
-    if not whole_lines(ft, stmt) or ft.comments_in(span):
+    if not whole_lines(ft, ft.span(stmt)) or ft.comments_in(span):
         return None
     indent = ft.line(span.row)[: span.col - 1]
     msg = ft.segment(ft.span(stmt.msg)) if stmt.msg is not None else ""

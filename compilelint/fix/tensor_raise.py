@@ -18,9 +18,8 @@ from typing import Optional
 
 from compilelint.analysis import tensors as T
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import expr_text, file_text, torch_name
-from compilelint.fix.rewrites._shared import never_raise, whole_lines
-from compilelint.fix.rewrites.paths import tensor_on_every_path
+from compilelint.fix._common import expr_text, file_text, never_raise, torch_name, whole_lines
+from compilelint.fix.paths import tensor_on_every_path
 
 MESSAGE = ("Check with `torch._assert_async(...)` instead of `if ...: raise`. Eager change: a failed check "
            "raises RuntimeError (not the original exception type), asynchronously on CUDA")
@@ -42,7 +41,7 @@ def raise_to_assert_async(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         return None  # an f-string message would be built on every call, not only on failure
     ft = file_text(ctx)
     span = ft.span(node)
-    if not whole_lines(ft, node) or not ft.line(span.row)[span.col - 1:].startswith("if") \
+    if not whole_lines(ft, ft.span(node)) or not ft.line(span.row)[span.col - 1:].startswith("if") \
             or ft.comments_in(span):
         return None
     t = torch_name(ctx)

@@ -18,10 +18,9 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import expr_text, file_text
-from compilelint.fix.builders.guard import guard_lines
-from compilelint.fix.rewrites._shared import never_raise, whole_lines
-from compilelint.fix.rewrites.paths import _own_nodes, tensor_when_reached
+from compilelint.fix._common import expr_text, file_text, never_raise, whole_lines
+from compilelint.fix.guard import guard_lines
+from compilelint.fix.paths import _own_nodes, tensor_when_reached
 
 # Reading one of these on the tensor would see the difference the guard makes under compile.
 AUTOGRAD_STATE = frozenset({"grad", "is_leaf", "requires_grad", "retain_grad", "register_hook", "grad_fn",
@@ -37,7 +36,7 @@ def requires_grad_call(ctx, stmt: ast.Assign) -> Optional[Fix]:
         return None
     target = stmt.targets[0]
     ft = file_text(ctx)
-    if not whole_lines(ft, stmt) or ft.comments_in(ft.span(stmt)):
+    if not whole_lines(ft, ft.span(stmt)) or ft.comments_in(ft.span(stmt)):
         return None
     return Fix("safe", "Call `t.requires_grad_(False)`",
                (Edit(f"{expr_text(ft, target.value)}.requires_grad_(False)", ft.span(stmt)),),

@@ -5,8 +5,8 @@ import ast
 from typing import Optional, Sequence
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._classes import class_node, init_constant, is_self_attr, method_named, self_attr_stores
-from compilelint.fix.builders._common import expr_text, file_text, int_const, never_raise, torch_name
+from compilelint.fix._classes import class_node, init_constant, is_self_attr, method_named, self_attr_stores
+from compilelint.fix._common import expr_text, file_text, int_const, never_raise, torch_name
 
 INPLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
 

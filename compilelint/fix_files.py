@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report, Span
-from compilelint.fix.edits import apply_fixes
-from compilelint.fix.text import FileText
+from compilelint.edits import apply_fixes
+from compilelint.file_text import FileText
 from compilelint.notebook import decode_any
 from compilelint.rule import registry
 from compilelint.source import SourceError, SourceFile, decode, encode, lines_with_ends

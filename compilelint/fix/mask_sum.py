@@ -19,8 +19,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix
-from compilelint.fix.builders._common import expr_text, file_text, torch_name
-from compilelint.fix.rewrites._shared import never_raise
+from compilelint.fix._common import expr_text, file_text, never_raise, torch_name
 
 MESSAGE = ("Sum `torch.where(mask, x, 0)` instead of `x[mask]`. Eager change: float sums may round differently "
            "(another order); x's masked-out values are read and replaced by 0; memory of x's full size")
