@@ -32,7 +32,7 @@ from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.notebook import decode_any, locate
 from compilelint.project import named_only, with_context
-from compilelint.rule import ProjectContext, registry
+from compilelint.rule import ProjectContext, break_codes, registry
 from compilelint.source import SourceError, read_bytes
 from compilelint.summary import Candidate, FileSummary
 
@@ -431,7 +431,7 @@ class FindingBuilder:
         self.findings[key] = Finding(
             code=c.code, name=rule.name, message=rule.render(c.message, tv), path=path, span=c.span, function=function,
             fix=c.fix if c.code in fixable else None, gb_type=rule.gb_types[0] if rule.gb_types else "",
-            url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity,
+            url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity, args=c.args,
         )
 
     def _suppressed(self, summary: FileSummary, code: str, row: int) -> bool:
@@ -482,13 +482,22 @@ class EngineProjectContext(ProjectContext):
     def function(self, fid: str):
         return self._project.functions.get(fid)
 
+    def facts(self, rule, fid: str):
+        found = self._project.functions.get(fid)
+        return found[1].rule_facts.get(rule.code) if found is not None else None
+
+    def canonical(self, dotted: str) -> str:
+        return self._project.canonical(dotted)
+
+    def mro(self, cls: str) -> List[str]:
+        return self._project.mro(cls)
+
+    def display(self, fid: str) -> str:
+        return self._project.display(fid)
+
     def region(self, fid: str) -> Optional[Region]:
         r = self._reached.get(fid)
         return Region(r.root, r.reason) if r is not None else None
-
-    @property
-    def graph(self) -> Project:
-        return self._project
 
     @property
     def reached(self):
@@ -503,7 +512,7 @@ class EngineProjectContext(ProjectContext):
 
     def frames(self, mode: str) -> Frames:
         if self._frames is None:  # both modes at once, for every rule that asks
-            self._frames = all_frames(self._project, self._reached, [r[0] for r in self._roots],
+            self._frames = all_frames(self._project, self._reached, [r[0] for r in self._roots], break_codes(),
                                       self._frames_memo)
         return self._frames[mode]
 

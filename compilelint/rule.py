@@ -36,6 +36,10 @@ def torch_at_least(version: str, minimum: str) -> bool:
         return tuple(int(p) for p in v.split(".")[:2] if p.isdigit())
     return parts(version) >= parts(minimum)
 
+# A finding's message data, as (field, value) pairs (`("state", "self.cache")`): what the rule's
+# project-pass hook reads back (`Finding.arg`), as Ruff's violation fields and pyflakes' message_args.
+MessageArgs = Tuple[Tuple[str, str], ...]
+
 # `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
 GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
 
@@ -134,9 +138,10 @@ class RuleContext:
 
     # ----- output -----------------------------------------------------------------------------------
     def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = ()) -> None:
+               fix_if_tensors: Tuple[str, ...] = (), args: "MessageArgs" = ()) -> None:
         """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
-        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors."""
+        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `args`: the
+        message's data, for the rule's own project-pass hook (`Finding.arg`)."""
         raise NotImplementedError
 
     @property
@@ -202,17 +207,28 @@ class ProjectContext:
         """The file and function behind a function id (`module.Class.method`)."""
         raise NotImplementedError
 
+    def facts(self, rule: Type["Rule"], fid: str):
+        """What `rule.function_facts` said of the function during its file's walk (None: nothing)."""
+        raise NotImplementedError
+
+    def canonical(self, dotted: str) -> str:
+        """A project name through re-exports (`pkg.Model` → `pkg.modeling.Model`); itself otherwise."""
+        raise NotImplementedError
+
+    def mro(self, cls: str) -> List[str]:
+        """A project class's method resolution order, itself first (project classes only)."""
+        raise NotImplementedError
+
+    def display(self, fid: str) -> str:
+        """A function id as findings name a root: `path.py:Class.method`."""
+        raise NotImplementedError
+
     def region(self, fid: str) -> Optional["Region"]:
         """How torch.compile reaches the function, None when it does not."""
         raise NotImplementedError
 
     def dead(self, guards) -> bool:
         """Code under these guards never runs while Dynamo traces (`if not is_compiling():`)."""
-        raise NotImplementedError
-
-    @property
-    def graph(self):
-        """The project's index (`regions.Project`): functions, classes, MRO, call resolution."""
         raise NotImplementedError
 
     @property
@@ -227,7 +243,8 @@ class ProjectContext:
 
     def frames(self, mode: str):
         """Which reached functions Dynamo runs as frames of their own in `mode` (eval / train):
-        `analysis.frames.Frames`, computed once per pass."""
+        `analysis.frames.Frames`, computed once per pass (its questions about the project, such as
+        `frames.execution_order`, take it alone)."""
         raise NotImplementedError
 
     @property
@@ -303,9 +320,22 @@ class Rule:
         self.ctx = ctx
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = ()):
+               fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = ()):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
-                        fix_if_tensors=fix_if_tensors)
+                        fix_if_tensors=fix_if_tensors, args=args)
+
+    @classmethod
+    def function_facts(cls, fn: ast.AST, nodes: List[ast.AST]):
+        """A project-pass rule's own facts about one function (`fn`, a `def`; `nodes`: all of its
+        nodes), worked out while its file is walked: a small picklable value (it is cached with the
+        file's summary; the language server compares it by value), or None for nothing to say.
+        The project pass hands it back through `ProjectContext.facts`, so the hook can tell which
+        functions are worth parsing again. Runs for every function of every file (no prefilter)."""
+        return None
+
+    @classmethod
+    def has_function_facts(cls) -> bool:
+        return cls.function_facts.__func__ is not Rule.function_facts.__func__
 
     @classmethod
     def check_project(cls, project: ProjectContext) -> None:
@@ -358,6 +388,12 @@ def registry() -> Dict[str, Type[Rule]]:
             importlib.import_module(f"compilelint.rules.{info.name}")
         _LOADED = True
     return dict(sorted(_REGISTRY.items()))
+
+
+def break_codes() -> frozenset:
+    """The codes of the rules whose findings are graph breaks (not verify's own codes): what the
+    project pass counts as a break when it works out Dynamo's frames (`analysis.frames`)."""
+    return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
 
 
 def expand_selection(patterns, codes) -> set:

@@ -173,9 +173,10 @@ class FirstCallState(Rule):
         self.reported.add(id(condition))
         # at the state read (not the whole test): a read after `torch.jit.is_tracing() and ...`
         # never runs under Dynamo, and the project pass drops it by that guard
-        self.report(expr, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
+        state = ast.unparse(expr)
+        self.report(expr, f"`{state}` is changed by the first call and read by this condition: "
                           "the second call fails the guard and recompiles; initialize it in __init__ (a "
-                          "buffer for tensors), or warm up eagerly before compiling")
+                          "buffer for tensors), or warm up eagerly before compiling", args=(("state", state),))
 
     def visit_Assign(self, node: ast.Assign):
         fn = self.ctx.function
@@ -242,7 +243,6 @@ class FirstCallState(Rule):
         findings = project.findings_of(cls.code)
         if len(findings) < 2:
             return
-        graph = project.graph
         modules = {s.path: s.module for s in project.summaries}
         seen, first = set(), set()
         chosen: Dict[tuple, bool] = {}  # execution_order's answers, the same in both modes
@@ -253,7 +253,7 @@ class FirstCallState(Rule):
                 if f.region is None or f.region.mode not in ("any", mode):
                     continue
                 fid = f"{modules.get(f.path)}.{f.function}"
-                state = f.message.split("`")[1]  # the state the condition reads
+                state = f.arg("state")  # the state the condition reads
                 groups.setdefault((f.region.root, F.frame_of(fr, fid), state), []).append((fid, f))
             order = None  # the walk of every frame's calls, only when some state is read twice
             for members in groups.values():
@@ -261,7 +261,7 @@ class FirstCallState(Rule):
                     seen.add(id(members[0][1]))
                     first.add(id(members[0][1]))
                     continue
-                order = order if order is not None else F.execution_order(graph, fr, chosen)
+                order = order if order is not None else F.execution_order(fr, chosen)
                 members = [((order[fid], f.span.row), id(f)) for fid, f in members if fid in order]
                 seen.update(i for _, i in members)
                 if members:

@@ -479,6 +479,7 @@ def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_pat
     equal what a pass with nothing kept makes, lines moved by the edits included."""
     from compilelint.analysis.frames import all_frames
     from compilelint.analysis.resolved_calls import ResolvedCalls
+    from compilelint.rule import break_codes
 
     (tmp_path / "shared.py").write_text(SHARED)
     (tmp_path / "callers.py").write_text(SHARED_CALLERS)
@@ -498,8 +499,8 @@ def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_pat
         roots, reached, _ = context._reach.last
         project, memo = context._project, context._frames
         assert memo.calls.callers(project, reached) == ResolvedCalls().callers(project, reached)
-        kept = all_frames(project, reached, [r[0] for r in roots], memo)
-        fresh = all_frames(project, reached, [r[0] for r in roots])
+        kept = all_frames(project, reached, [r[0] for r in roots], break_codes(), memo)
+        fresh = all_frames(project, reached, [r[0] for r in roots], break_codes())
         for mode, fr in kept.items():
             assert (fr.why, fr.edges, fr.callers, fr.repeated, fr.skipped) == \
                 (fresh[mode].why, fresh[mode].edges, fresh[mode].callers, fresh[mode].repeated, fresh[mode].skipped)

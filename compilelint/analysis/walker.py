@@ -79,6 +79,8 @@ class FileAnalyzer(RuleContext):
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
         self.hooks: Dict[str, list] = {}
+        # project-pass rules' own facts of each function: every function, whatever the prefilter
+        self.fact_rules = [cls for cls in registry().values() if cls.has_function_facts()]
         for rule in rules:
             for name in _visit_methods(rule.__class__):
                 self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
@@ -98,6 +100,12 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
+        if self.fact_rules:
+            nodes = self.facts.nodes(node)
+            for rule in self.fact_rules:
+                said = rule.function_facts(node, nodes)
+                if said is not None:
+                    info.rule_facts[rule.code] = said
         record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
@@ -384,7 +392,7 @@ class FileAnalyzer(RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=()):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), args=()):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -402,7 +410,7 @@ class FileAnalyzer(RuleContext):
                               needs=needed_params(conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
-                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else ())
+                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:
