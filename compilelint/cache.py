@@ -35,7 +35,24 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
-class Cache:
+class Store:
+    """Where the project pass keeps results between runs under a key (`engine.project_findings`'
+    `cache`): the on-disk `Cache`, or the language server's in-memory `ReachMemo`."""
+
+    # The compile roots of the project at hand when the store knows they still hold (the server,
+    # after an edit that changed calls only): the pass then makes reach again, not the roots.
+    known_roots = None
+
+    def get(self, key: str):
+        """The value put under `key`, or None (a miss, never an error)."""
+        raise NotImplementedError
+
+    def put_run(self, key: str, value) -> None:
+        """Keep `value` under `key` (only the newest few results of a kind are kept)."""
+        raise NotImplementedError
+
+
+class Cache(Store):
     def __init__(self, directory: str):
         self.root = directory
         self.directory = os.path.join(directory, f"v{__version__}-{FORMAT}-{_code_fingerprint()}")

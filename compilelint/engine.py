@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze, config_flags, passed_args
-from compilelint.cache import Cache, default_directory
+from compilelint.cache import Cache, Store, default_directory
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Region, Report
@@ -254,7 +254,7 @@ def _run_key(files: List[str], settings: Settings, signatures: Dict[str, tuple])
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings,
-                     cache: Optional[Cache] = None, project: Optional[Project] = None,
+                     cache: Optional[Store] = None, project: Optional[Project] = None,
                      judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
                      frames_memo: Optional[FramesMemo] = None) -> List[Finding]:
     """`project`: one built before from the same summaries and settings (reused across entries).
@@ -349,7 +349,7 @@ def _hidden_by(c, skips, info) -> int:
 
 
 def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[str], settings: Settings,
-                  cache: Optional[Cache], calls: ResolvedCalls):
+                  cache: Optional[Store], calls: ResolvedCalls):
     """Roots and reach, reused when no file's graph changed (an edit inside a function body).
     The language server's memo may also know the roots still hold (an edit that changed calls
     only): then reach alone is made again."""
@@ -369,8 +369,8 @@ def _reach_cached(project: Project, summaries: List[FileSummary], entries: List[
                 summary, info = project.functions[caller]
                 disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
             return roots, reached, disabled
-    # Only the language server's `ReachMemo` has `roots` (set when they still hold); the disk cache has none.
-    roots = getattr(cache, "roots", None) or compile_roots(project, entries, settings.scope, settings.follow_swapped)
+    known = cache.known_roots if cache is not None else None
+    roots = known or compile_roots(project, entries, settings.scope, settings.follow_swapped)
     reached, disabled = reach(project, roots, settings.follow_swapped, calls)
     if key is not None:
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]

@@ -30,6 +30,17 @@ DEFAULT_TORCH_VERSION = "2.13"
 KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 
 
+# The rule-state contract. A rule instance lives for one file's walk and may keep notes between
+# the functions it visits (`self.seen`, `self.methods`). The language server reuses a function's
+# previous walk when the state every rule holds when the walk starts equals last time's, compared
+# by value (`server/incremental.py`). So a rule's attributes, `ctx` aside, hold plain values only
+# (str, int, float, bool, bytes, None, and lists, tuples, sets and dicts of them, `ClassInfo`),
+# never a tree node or a function; an int above `OBJECT_ID_FLOOR` is taken for an `id()` (a note
+# kept per node or per function, which another function's walk never looks up) and left out.
+# A rule breaking it costs only speed: its state is not comparable, and nothing is reused.
+OBJECT_ID_FLOOR = 1 << 40
+
+
 def torch_at_least(version: str, minimum: str) -> bool:
     """`version` (major.minor) is `minimum` or newer, compared as numbers ("2.9" is older than "2.13")."""
     def parts(v: str):
@@ -40,8 +51,9 @@ def torch_at_least(version: str, minimum: str) -> bool:
 # project-pass hook reads back (`Finding.arg`), as Ruff's violation fields and pyflakes' message_args.
 MessageArgs = Tuple[Tuple[str, str], ...]
 
-# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
-GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
+# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...;
+# `{gb@2.11}`: its first id on torch 2.11 whatever the version in use (a break only that version has).
+GB_PLACEHOLDER = re.compile(r"\{gb(\d*)(?:@(\d+\.\d+))?\}")
 
 _REGISTRY: Dict[str, Type["Rule"]] = {}
 _LOADED = False
@@ -319,6 +331,11 @@ class Rule:
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
 
+    def walk_state(self) -> Dict[str, object]:
+        """What this instance keeps between the functions of its file (see the rule-state contract
+        above `OBJECT_ID_FLOOR`): its attributes but the context."""
+        return {k: v for k, v in vars(self).items() if k != "ctx"}
+
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
                fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = ()):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
@@ -355,7 +372,8 @@ class Rule:
 
         def fill(m):
             i = int(m.group(1) or 0)
-            return ids[i] if i < len(ids) else m.group(0)
+            of = cls.gb_ids.get(m.group(2), ()) if m.group(2) else ids
+            return of[i] if i < len(of) else m.group(0)
 
         return GB_PLACEHOLDER.sub(fill, message)
 

@@ -159,8 +159,8 @@ class FirstCallState(Rule):
         # function (by id) → state read by its conditions so far: dump → (condition, expression)
         self.tested: Dict[int, Dict[str, tuple]] = {}
         self.reported: Set[int] = set()
-        # class name → method name → the `self` state it assigns (plain strings: the language
-        # server compares rule state by value to reuse a function's walk)
+        # class name → method name → the `self` state it assigns (plain strings: the rule-state
+        # contract, `compilelint.rule.OBJECT_ID_FLOOR`)
         self.methods: Dict[str, Dict[str, frozenset]] = {}
 
     def visit_ClassDef(self, node: ast.ClassDef):

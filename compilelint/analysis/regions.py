@@ -8,6 +8,7 @@ or made by a builder: `part_flow`), module functions, imports across files — s
 """
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -381,6 +382,34 @@ class Project:
     def display(self, fid: str) -> str:
         summary, info = self.functions[fid]
         return f"{summary.path}:{info.qualname}"
+
+    # What `with_file` knows how to carry over; an index with anything else is rebuilt, never patched.
+    _CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules",
+                          "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "part_flow"})
+
+    def with_file(self, old: FileSummary, new: FileSummary, summaries: List[FileSummary]) -> Optional["Project"]:
+        """This index (built over summaries holding `old`) for `summaries`, where `new` replaced
+        `old`, when the two differ in nothing but calls (the caller compared their graph keys
+        without calls): the same names, classes, bases and opaque functions, so the same answers
+        to every name, MRO and predicate question; only the entries of `old` now point into
+        `new`. None when this index cannot tell (the language server then builds a new one)."""
+        if set(vars(self)) != self._CARRIED or self.modules.get(old.module) is not old:
+            return None
+        out = copy.copy(self)
+        out.summaries = summaries
+        out.modules = dict(self.modules)
+        out.modules[new.module] = new
+        out.functions = dict(self.functions)
+        for qualname, info in new.functions.items():
+            key = f"{new.module}.{qualname}"
+            if out.functions[key][0] is old:  # else another file of the same module name wins
+                out.functions[key] = (new, info)
+        out.classes = dict(self.classes)
+        for qualname, cls in new.classes.items():
+            key = f"{new.module}.{qualname}"
+            if out.classes[key][0] is old:
+                out.classes[key] = (new, cls)
+        return out
 
 
 def compile_roots(project: Project, entries: list, scope: str,

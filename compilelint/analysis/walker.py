@@ -40,6 +40,7 @@ def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, pr
     summary = analyzer.run()
     # The rules hold the analyzer: this frees the file's tree now, not when a collection finds the cycle
     analyzer.hooks.clear()
+    analyzer.rules = []
     return summary
 
 
@@ -78,6 +79,7 @@ class FileAnalyzer(RuleContext):
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
+        self.rules = rules  # this file's rule instances (their `walk_state`: the rule-state contract)
         self.hooks: Dict[str, list] = {}
         # project-pass rules' own facts of each function: every function, whatever the prefilter
         self.fact_rules = [cls for cls in registry().values() if cls.has_function_facts()]
@@ -89,15 +91,19 @@ class FileAnalyzer(RuleContext):
         self.summary.aliases = dict(self.imports.aliases)
         for stmt in facts.top:
             if isinstance(stmt, FUNCS):
-                self._function(stmt, None)
+                self.walk_function(stmt, None)
             elif isinstance(stmt, ast.ClassDef):
                 for item in stmt.body:
                     if isinstance(item, FUNCS):
-                        self._function(item, facts.classes[stmt.name])
+                        self.walk_function(item, facts.classes[stmt.name])
         self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
-    def _function(self, node, cls: Optional[ClassFacts]):
+    def walk_function(self, node, cls: Optional[ClassFacts]) -> None:
+        """Walk one top-level function or method (`cls`: its class's facts) with every rule: its
+        `FunctionInfo` goes into the summary, and what the rules report in it. The one step a
+        subclass may replace (the language server's re-analysis reuses the previous walk of an
+        unchanged function: all a walk adds to the summary comes from this call)."""
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
         if self.fact_rules:
