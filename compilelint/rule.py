@@ -197,7 +197,7 @@ class FixContext:
 
 class ProjectContext:
     """What a rule's project-pass hook (`Rule.check_project`) sees: the summaries of every checked
-    file and what the project pass computed over them. The engine implements it."""
+    file and what the project pass computed over them. `project_pass.context.PassContext` implements it."""
 
     @property
     def summaries(self) -> List["FileSummary"]:
@@ -298,7 +298,7 @@ class Rule:
     gb_ids: ClassVar[Dict[str, Tuple[str, ...]]] = {}
     kind: ClassVar[str] = "break"  # "break" | "recompile" | "usage" (what verify looks for)
     # A break Dynamo meets outside a call (loading an RNN submodule): it has no point to resume at,
-    # so the rest of the frame runs eager and later breaks in it are not met (engine._hidden_by).
+    # so the rest of the frame runs eager and later breaks in it are not met (`project_pass.placement.hidden_by`).
     skips_frame: ClassVar[bool] = False
     # The fixes it can make: "none" | "safe" | "unsafe" (only with --unsafe-fixes) | "sometimes" (safe for
     # some code, unsafe for other). A fix need not exist for every finding.

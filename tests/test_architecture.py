@@ -1,6 +1,7 @@
 """The import contracts of pyproject.toml's [tool.importlinter], checked by import-linter: `check`
-and the language server never import torch or `verify`, rules never import the CLI, analysis never
-imports rules, report never imports the engine."""
+and the language server never import torch or `verify`, rules never import the CLI, the per-file
+analysis and the project pass never import rules, the per-file analysis never imports the project
+pass, report never imports the engine."""
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ CONTRACTS = (
     "check and the language server never import torch or verify",
     "rules never import the CLI or the engine",
     "analysis never imports rules",
+    "the per-file analysis never imports the project pass",
     "report never imports the engine",
 )
 

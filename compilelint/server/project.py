@@ -20,7 +20,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
 from compilelint.analysis.frames import FramesMemo
-from compilelint.analysis.regions import Project
+from compilelint.analysis.regions import Project, with_file
 from compilelint.analysis.resolved_calls import ON_SELF
 from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
 from compilelint.finding import Finding
@@ -170,7 +170,7 @@ class ProjectContext:
         summaries = list(self.summaries.values())
         same_graph = old is not None and new is not None and old.module == new.module and (
             old.graph_key == new.graph_key or _graph_key_without_calls(old) == _graph_key_without_calls(new))
-        project = self._project.with_file(old, new, summaries) if same_graph and self._project is not None else None
+        project = with_file(self._project, old, new, summaries) if same_graph and self._project is not None else None
         if project is None:
             project = Project(summaries, self.settings.extra_roots, self.settings.extra_stops)
             self._frames = FramesMemo()  # a new index may answer name questions otherwise
