@@ -19,10 +19,10 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze
-from compilelint.analysis.frames import FramesMemo
+from compilelint.project_pass.frames import FramesMemo
 from compilelint.analysis.names import module_name_for
-from compilelint.analysis.regions import Project, resolve_entry
-from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
+from compilelint.project_pass.regions import Project, resolve_entry
+from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.cache import Cache, Store, default_directory, files_key, run_key
 from compilelint.config import Settings
 from compilelint.discover import discover

@@ -255,13 +255,13 @@ class ProjectContext:
 
     def frames(self, mode: str):
         """Which reached functions Dynamo runs as frames of their own in `mode` (eval / train):
-        `analysis.frames.Frames`, computed once per pass (its questions about the project, such as
+        `project_pass.frames.Frames`, computed once per pass (its questions about the project, such as
         `frames.execution_order`, take it alone)."""
         raise NotImplementedError
 
     @property
     def trees(self):
-        """The files' parsed modules (`analysis.trees.Trees`): the texts the pass analysed, which in
+        """The files' parsed modules (`project_pass.trees.Trees`): the texts the pass analysed, which in
         the language server are the editor's, not the disk's."""
         raise NotImplementedError
 
@@ -410,7 +410,7 @@ def registry() -> Dict[str, Type[Rule]]:
 
 def break_codes() -> frozenset:
     """The codes of the rules whose findings are graph breaks (not verify's own codes): what the
-    project pass counts as a break when it works out Dynamo's frames (`analysis.frames`)."""
+    project pass counts as a break when it works out Dynamo's frames (`project_pass.frames`)."""
     return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
 
 

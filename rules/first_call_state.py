@@ -2,7 +2,7 @@ import ast
 import weakref
 from typing import Dict, Optional, Set
 
-from compilelint.analysis import frames as F
+from compilelint.project_pass import frames as F
 from compilelint.analysis.astutil import self_attr, walk
 from compilelint.rule import ProjectContext, Rule
 

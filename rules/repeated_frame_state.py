@@ -1,8 +1,8 @@
 import ast
 from typing import Dict, List, Optional, Set
 
-from compilelint.analysis import carried_none
-from compilelint.analysis import frames as F
+from compilelint.project_pass import carried_none
+from compilelint.project_pass import frames as F
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule
 from compilelint.rules.loop_carried_none import LoopCarriedNone

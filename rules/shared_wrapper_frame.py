@@ -2,8 +2,8 @@ import ast
 from collections import Counter
 from typing import Dict, List, Optional
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.trees import Trees
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule, torch_at_least
 

@@ -1,12 +1,12 @@
-"""Frames (compilelint/analysis/frames.py) and the recompile rules built on them: which reached
+"""Frames (compilelint/project_pass/frames.py) and the recompile rules built on them: which reached
 functions Dynamo runs as frames of their own, and the torch-version gate of CL411."""
 import ast
 import textwrap
 from pathlib import Path
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.regions import Project, compile_roots, reach
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.regions import Project, compile_roots, reach
+from compilelint.project_pass.trees import Trees
 from compilelint.config import Settings
 from compilelint.engine import analyze_bytes, check_paths
 from compilelint.rule import break_codes

@@ -477,8 +477,8 @@ def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_pat
     """The calls reaching each function and the frames are kept between edits and made again only
     where an edit changed them (`ResolvedCalls.callers`, `FramesMemo`): after every edit they
     equal what a pass with nothing kept makes, lines moved by the edits included."""
-    from compilelint.analysis.frames import all_frames
-    from compilelint.analysis.resolved_calls import ResolvedCalls
+    from compilelint.project_pass.frames import all_frames
+    from compilelint.project_pass.resolved_calls import ResolvedCalls
     from compilelint.rule import break_codes
 
     (tmp_path / "shared.py").write_text(SHARED)

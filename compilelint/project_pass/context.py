@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from compilelint.analysis.frames import Frames, FramesMemo, all_frames
-from compilelint.analysis.regions import DisabledCall, Project
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass.frames import Frames, FramesMemo, all_frames
+from compilelint.project_pass.regions import DisabledCall, Project
+from compilelint.project_pass.trees import Trees
 from compilelint.finding import Region
 from compilelint.project_pass.findings import FindingBuilder
 from compilelint.rule import ProjectContext, break_codes

@@ -12,8 +12,8 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
-from compilelint.analysis.regions import Project, edge_mode, meet
-from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.project_pass.regions import Project, edge_mode, meet
+from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
 from compilelint.finding import Region
 from compilelint.project_pass.findings import FindingBuilder

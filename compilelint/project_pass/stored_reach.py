@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from compilelint.analysis.regions import DisabledCall, Project, compile_roots, reach
-from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.project_pass.regions import DisabledCall, Project, compile_roots, reach
+from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.cache import Store, reach_key
 from compilelint.config import Settings
 from compilelint.summary import FileSummary

@@ -19,10 +19,10 @@ from compilelint.cache import Store
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
-from compilelint.analysis.frames import FramesMemo
-from compilelint.analysis.regions import Project, with_file
-from compilelint.analysis.resolved_calls import ON_SELF
-from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
+from compilelint.project_pass.frames import FramesMemo
+from compilelint.project_pass.regions import Project, with_file
+from compilelint.project_pass.resolved_calls import ON_SELF
+from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.finding import Finding
 from compilelint.server.incremental import FileMemo, analyze_edit
 from compilelint.summary import FileSummary

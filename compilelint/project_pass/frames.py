@@ -39,12 +39,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from compilelint.analysis import config_flags, module_settings
-from compilelint.analysis.inverse import Inverse
+from compilelint.analysis import config_flags
+from compilelint.project_pass import module_settings
+from compilelint.project_pass.inverse import Inverse
 from compilelint.analysis.passed_args import Incoming
-from compilelint.analysis.regions import edge_mode, meet
-from compilelint.analysis.resolved_calls import ResolvedCalls
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass.regions import edge_mode, meet
+from compilelint.project_pass.resolved_calls import ResolvedCalls
+from compilelint.project_pass.trees import Trees
 
 MODES = ("eval", "train")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, List, Optional, Set, Tuple
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.trees import Trees
 
 DEPTH = 4  # how far a parameter is followed down the calls that pass it on
 

@@ -16,9 +16,9 @@ from typing import Dict, List, Optional, Tuple
 from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
-from compilelint.analysis.part_flow import PartFlow
+from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
-from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
