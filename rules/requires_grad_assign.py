@@ -53,7 +53,7 @@ class RequiresGradAssign(Rule):
     code = "CL215"
     name = "requires-grad-assign"
     triggers = ("requires_grad",)
-    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206 on torch 2.13): use "
+    message = ("`t.requires_grad = ...` inside compiled code graph-breaks ({gb} on torch 2.13): use "
                "`t.requires_grad_(False)`, or set it on the inputs before the compiled call")
     gb_types = ("setattr() on Tensor.requires_grad",)
     gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only

@@ -39,13 +39,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from compilelint.analysis import config_flags, module_settings
-from compilelint.analysis.inverse import Inverse
+from compilelint.analysis import config_flags
+from compilelint.project_pass import module_settings
+from compilelint.project_pass.inverse import Inverse
 from compilelint.analysis.passed_args import Incoming
-from compilelint.analysis.regions import edge_mode, meet
-from compilelint.analysis.resolved_calls import ResolvedCalls
-from compilelint.analysis.trees import Trees
-from compilelint.rule import registry
+from compilelint.project_pass.regions import edge_mode, meet
+from compilelint.project_pass.resolved_calls import ResolvedCalls
+from compilelint.project_pass.trees import Trees
 
 MODES = ("eval", "train")
 
@@ -56,6 +56,8 @@ class Frames:
     the frames entered inside a loop of a skipped frame (repeatedly within one call)."""
 
     mode: str
+    # the project index (`regions.Project`) they were worked out over: what their questions ask
+    index: object = field(default=None, compare=False, repr=False)
     why: Dict[str, str] = field(default_factory=dict)
     edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
     callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
@@ -70,11 +72,6 @@ def _runs_in(mode: str, wanted: str) -> bool:
     return mode in ("any", wanted)
 
 
-@functools.lru_cache(maxsize=1)
-def _break_codes() -> frozenset:
-    return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
-
-
 class FramesMemo:
     """What one pass's frames leave for the next, for a project whose index answers every name
     question as before (a new index: a new memo)."""
@@ -86,6 +83,9 @@ class FramesMemo:
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
         self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
         self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
+        # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
+        # every pass over one memo, as the parts kept are made with them).
+        self.break_codes: frozenset = frozenset()
 
     def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
         """The function's call edges to other project functions (reached or not) and its break
@@ -104,7 +104,7 @@ class FramesMemo:
                 if _runs_in(m, mode):
                     out[mode][0].extend(targets)
         for c in info.candidates:
-            if c.code not in _break_codes():
+            if c.code not in self.break_codes:
                 continue
             m = meet(mode_reached, edge_mode(c.guards))
             if m != "never" and not project.dead(c.guards):
@@ -153,10 +153,12 @@ class FramesMemo:
         return out
 
 
-def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
+def all_frames(project, reached: Dict[str, object], roots: Iterable[str], break_codes: Iterable[str],
                memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
-    """The frames of each mode for the compiled models (`reached` from their roots)."""
+    """The frames of each mode for the compiled models (`reached` from their roots); `break_codes`:
+    the rules whose candidates graph-break (kind "break")."""
     memo = memo if memo is not None else FramesMemo()
+    memo.break_codes = frozenset(break_codes)
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots, memo.calls)
     root_of, config_roots = memo.root_facts(project, roots)
@@ -164,7 +166,7 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str],
     out = {}
     for mode in MODES:
         edges = memo.edges(mode, reached, ((fid, part[mode][0]) for fid, _, part in parts))
-        out[mode] = Frames(mode, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
+        out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     for fid, r, part in parts:
         for mode in MODES:
@@ -183,9 +185,9 @@ def _edge_pairs(edges):
     return edges  # (callee, call): the caller's entry in the callee's list is (caller, call)
 
 
-def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str) -> Frames:
+def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str, break_codes: Iterable[str]) -> Frames:
     """The frames of `mode` for one compiled model (`reached` from its roots)."""
-    return all_frames(project, reached, roots)[mode]
+    return all_frames(project, reached, roots, break_codes)[mode]
 
 
 def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached) -> None:
@@ -278,7 +280,7 @@ def _one_per_config(project, roots: List[str]) -> List[str]:
 
 
 def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:
-    """The `def` of a project function, from the pass's parsed modules."""
+    """The `def` of a project function (`project`: the index), from the pass's parsed modules."""
     summary, info = project.functions[fid]
     return trees.function(summary.path, info.row)
 
@@ -303,9 +305,9 @@ def components(fr: Frames) -> List[Set[str]]:
     return out
 
 
-def positional_count(project, caller: str, call, trees: Trees) -> Optional[int]:
+def positional_count(fr: Frames, caller: str, call, trees: Trees) -> Optional[int]:
     """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
-    node = function_node(project, caller, trees)
+    node = function_node(fr.index, caller, trees)
     found = call_at(trees, node, call.row, call.col) if node is not None else None
     if found is None or any(isinstance(a, ast.Starred) for a in found.args):
         return None
@@ -328,12 +330,12 @@ def _calls_by_row(fn: ast.AST) -> Dict[int, List[ast.Call]]:
     return out
 
 
-def exclusive(project, fr: Frames, a: str, b: str) -> bool:
+def exclusive(fr: Frames, a: str, b: str) -> bool:
     """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
     submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
     (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
     Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
-    ca, cb = _choices(project, fr, a), _choices(project, fr, b)
+    ca, cb = _choices(fr.index, fr, a), _choices(fr.index, fr, b)
     return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
 
 
@@ -369,12 +371,13 @@ def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple
     return out
 
 
-def execution_order(project, fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
+def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
     stage may lack it: timm's first stage has `downsample = nn.Identity()`). `chosen`: what an
     earlier call over the same project found of (class, attribute, built class) → built under a test."""
     chosen = chosen if chosen is not None else {}
+    project = fr.index
 
     def later(caller: str, callee: str, call) -> tuple:
         if call.kind not in ("self", "attr") or "." not in caller:

@@ -7,10 +7,10 @@ guard when an entry fails it).
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import Callable, List, Optional, Set, Tuple
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.trees import Trees
 
 DEPTH = 4  # how far a parameter is followed down the calls that pass it on
 
@@ -74,24 +74,33 @@ def none_test(node: ast.AST, param: str) -> Optional[ast.Compare]:
                 return t
     return None
 
+def none_before_loop(nodes) -> bool:
+    """A name of the function (`nodes`: all of its nodes) is set to None above the end of one of
+    its loops: only then can `carried_none_arguments` find something (the cheap test, made while
+    the file is walked, that spares parsing the function again)."""
+    last_loop = max(((n.end_lineno or n.lineno) for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))),
+                    default=0)
+    return any((n.end_lineno or n.lineno) < last_loop for n in nodes if n.__class__ is ast.Assign
+               and n.value.__class__ is ast.Constant and n.value.value is None)
 
 
-def hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, ast.Compare]]:
+def hits(fr: "F.Frames", trees: Trees, starts_none: Callable[[str], bool]) -> List[Tuple[str, str, str, str, ast.Compare]]:
     """(skipped frame, repeated frame, carried name, function holding the test, the test); worked out
-    once per frames (CL413 and CL414 both ask)."""
+    once per frames (two rules ask). `starts_none(fid)`: `none_before_loop` of the function, as
+    its file's walk found it (every caller's answers are the same)."""
     if fr.carried is None:
-        fr.carried = _hits(graph, fr, trees)
+        fr.carried = _hits(fr.index, fr, trees, starts_none)
     return fr.carried
 
 
-def _hits(graph, fr: "F.Frames", trees: Trees) -> List[Tuple[str, str, str, str, ast.Compare]]:
+def _hits(graph, fr: "F.Frames", trees: Trees, starts_none) -> List[Tuple[str, str, str, str, ast.Compare]]:
     out = []
     for callee in sorted(fr.repeated):
         for caller, call in fr.callers.get(callee, ()):
             if caller not in fr.skipped:
                 continue  # only the skipped frame's loop enters the callee again and again
             cs, ci = graph.functions[caller]
-            if not ci.none_before_loop:
+            if not starts_none(caller):
                 continue  # no name starts a loop as None (and the tree is not parsed again)
             fn = trees.function(cs.path, ci.row)
             node = F.call_at(trees, fn, call.row, call.col) if fn is not None else None

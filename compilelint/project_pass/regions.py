@@ -8,29 +8,22 @@ or made by a builder: `part_flow`), module functions, imports across files — s
 """
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
-from compilelint.analysis.part_flow import PartFlow
-from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.project_pass.part_flow import PartFlow
+from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
+from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
 # vLLM's class decorator; SGLang and others re-export it, so its name is enough.
 CLASS_COMPILE_DECORATORS = ("support_torch_compile",)
-DISABLE_DECORATORS = frozenset({
-    "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
-    "torch._dynamo.eval_frame.disable",
-})
-OPAQUE_DECORATORS = frozenset({
-    "torch.library.custom_op", "torch._library.custom_ops.custom_op", "torch.library.impl",
-    "torch.library.register_fake", "torch.library.register_kernel", "torch._dynamo.allow_in_graph",
-    "torch.compiler.allow_in_graph", "torch._dynamo.nonstrict_trace", "torch.compiler.nonstrict_trace",
-})  # not `torch.jit.unused` / `torch.jit.ignore`: TorchScript's markers; Dynamo traces through them
 IGNORE_CLASS_DECORATORS = ("ignore_torch_compile",)
 # Dynamo takes the result as a constant and never traces the body.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
@@ -58,16 +51,6 @@ PREDICATES = {
 PREDICATE_LEAVES = {"is_torchdynamo_compiling": True, "is_dynamo_compiling": True, "is_compiling": True}
 NOT_MODULE_BASES = ("object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
                     "TypedDict", "Exception", "Function", "dict", "list", "tuple", "str", "int")
-
-
-def _bare(decorator: str) -> str:
-    return decorator.split("#", 1)[0]
-
-
-def is_stop_decorator(decorator: str, extra_stops: Iterable[str] = ()) -> bool:
-    name = _bare(decorator)
-    return name in DISABLE_DECORATORS or name in OPAQUE_DECORATORS or name in set(extra_stops) or \
-        any(name.endswith("." + s) for s in extra_stops)
 
 
 @dataclass
@@ -381,6 +364,36 @@ class Project:
     def display(self, fid: str) -> str:
         summary, info = self.functions[fid]
         return f"{summary.path}:{info.qualname}"
+
+
+# What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
+_CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules",
+                      "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "part_flow"})
+
+
+def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: List[FileSummary]) -> Optional[Project]:
+    """The index `project` (built over summaries holding `old`) for `summaries`, where `new` replaced
+    `old`, when the two differ in nothing but calls (the caller compared their graph keys
+    without calls): the same names, classes, bases and opaque functions, so the same answers
+    to every name, MRO and predicate question; only the entries of `old` now point into
+    `new`. None when the index cannot tell (the language server then builds a new one)."""
+    if set(vars(project)) != _CARRIED or project.modules.get(old.module) is not old:
+        return None
+    out = copy.copy(project)
+    out.summaries = summaries
+    out.modules = dict(project.modules)
+    out.modules[new.module] = new
+    out.functions = dict(project.functions)
+    for qualname, info in new.functions.items():
+        key = f"{new.module}.{qualname}"
+        if out.functions[key][0] is old:  # else another file of the same module name wins
+            out.functions[key] = (new, info)
+    out.classes = dict(project.classes)
+    for qualname, cls in new.classes.items():
+        key = f"{new.module}.{qualname}"
+        if out.classes[key][0] is old:
+            out.classes[key] = (new, cls)
+    return out
 
 
 def compile_roots(project: Project, entries: list, scope: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.inverse import Inverse
+from compilelint.project_pass.inverse import Inverse
 from compilelint.summary import Call
 
 ON_SELF = ("self", "super", "attr")  # the call kinds a receiver resolves
