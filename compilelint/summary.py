@@ -46,6 +46,8 @@ class Candidate:
     # Untyped parameters `fix` holds for only when they are tensors: the fix is kept when every
     # traced call of the function passes a tensor for each (a caller in another file says so).
     fix_if_tensors: Tuple[str, ...] = ()
+    # The message's data, (field, value) pairs (`rule.MessageArgs`): the finding carries them.
+    args: Tuple[Tuple[str, str], ...] = ()
 
 
 class Call(tuple):
@@ -131,10 +133,8 @@ class FunctionInfo:
     # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
     # a break inside one makes Dynamo skip the frame (`frames`).
     loops: List[Tuple[int, int]] = field(default_factory=list)
-    # What lets the project pass skip parsing the function again: it stores into an attribute's
-    # item (`cache.is_updated[i] = True`, CL413), it sets a name to None before a loop (CL414).
-    stores_attribute_items: bool = False
-    none_before_loop: bool = False
+    # Rule code → what that rule's `function_facts` said of the function (only where it said something).
+    rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
     returns_parts: Tuple[Tuple[str, ...], ...] = ()
 

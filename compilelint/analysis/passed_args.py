@@ -32,7 +32,6 @@ from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import is_self, parameter_defaults
 from compilelint.analysis.init_defaults import constructor_defaults
-from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.summary import Call, FunctionInfo
 
 
@@ -257,11 +256,11 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids, calls: Optional[ResolvedCalls] = None):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls):
         self.project = project
         self.reached = reached
         self.roots = set(root_ids)
-        self.calls = calls if calls is not None else ResolvedCalls()
+        self.calls = calls  # the pass's `resolved_calls.ResolvedCalls`
         self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
         self._live: Dict[Tuple[str, Call], bool] = {}
         self._asking: set = set()  # (function, parameter) being decided: a cycle gives up
