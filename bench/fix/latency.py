@@ -50,7 +50,7 @@ sys.path.insert(0, ROOT)
 from truth import breaking_models, check_fix, lib_dir, reused  # noqa: E402
 
 from compilelint.verify.cost import Version, _time_target, comparison  # noqa: E402
-from compilelint.verify.prove import Copy, make_copy  # noqa: E402
+from compilelint.verify.code_copy import Copy, make_copy  # noqa: E402
 
 TRUTH_FACTORY = os.path.join(HERE, "truth_models.py") + ":targets"
 COST_MODELS = os.path.join(ROOT, "bench", "cost", "models.py")
