@@ -1,8 +1,8 @@
 import ast
 
 from compilelint.analysis.astutil import self_attr, walk
-from compilelint.fix.builders import buffer_counter
-from compilelint.fix.rewrites.notes import BUFFER, explained
+from compilelint.fix.counter import buffer_counter
+from compilelint.fix.notes import BUFFER, explained
 from compilelint.rule import Rule
 
 
@@ -64,6 +64,15 @@ class ModuleScalarMutation(Rule):
     (`self.register_buffer("step", torch.zeros((), dtype=torch.long))`, then
     `self.step.add_(1)`: 0 recompiles), keep the count outside the compiled module, or set
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` (ints only; 8 recompiles → 1).
+
+    ## Fix safety
+    Unsafe: `self.n += k` (or `self.n = self.n + k`; `+ - * /`) in a `nn.Module` whose `__init__`
+    sets `self.n = <number>` after `super().__init__()` → `self.register_buffer("n", torch.tensor(...),
+    persistent=False)` there and `self.n.add_(k)` here. Offered only when every other write is another
+    `self.n op= ...`, every read of `self.n` is an operand of arithmetic, and the step is a number
+    literal (an int for an int counter, which takes no `/`; a float counter becomes float64). The counter becomes a non-persistent
+    buffer: a 0-d tensor that follows `.to(device)`, is left out of `state_dict()`, and is shared by
+    in-place updates.
 
     ## References
     https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html

@@ -40,7 +40,7 @@ class RnnModule(Rule):
     code = "CL216"
     name = "rnn-module"
     triggers = ("RNN", "GRU", "LSTM")
-    message = ("nn.RNN/GRU/LSTM modules are not traced: the frame runs eager (GB0014); keep the RNN outside "
+    message = ("nn.RNN/GRU/LSTM modules are not traced: the frame runs eager ({gb}); keep the RNN outside "
                "the compiled region, or set torch._dynamo.config.allow_rnn = True")
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
     gb_ids = {"2.13": ("GB0014",), "2.11": ("GB0014",)}  # 2.11: the truth corpus (timm sequencer2d)
