@@ -88,10 +88,6 @@ class ModuleScalarMutation(Rule):
     # when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
     fix = "unsafe"
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._copies_of: tuple = (None, {})  # (function, its `local = self.attr` copies)
-
     def _check(self, target: ast.AST, node: ast.AST, fixable: bool = True):
         attr = self_attr(target)
         cls = self.ctx.cls
@@ -111,14 +107,9 @@ class ModuleScalarMutation(Rule):
             attr = self_attr(t)
             if attr and _reads(node.value, attr):
                 self._check(t, node)
-            elif attr and self.ctx.function_node is not None and _reads_copy(node.value, attr, self._copies()):
+            elif attr and self.ctx.function_node is not None and \
+                    _reads_copy(node.value, attr, _copies(self.ctx.function_node)):
                 self._check(t, node, fixable=False)  # `n = self.n; ...; self.n = n + 1`
-
-    def _copies(self) -> dict:
-        fn = self.ctx.function_node
-        if self._copies_of[0] is not fn:
-            self._copies_of = (fn, _copies(fn))  # once per function: every `self.x = ...` asks
-        return self._copies_of[1]
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [
