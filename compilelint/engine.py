@@ -215,11 +215,11 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures)
-        # The pass makes no cycles to speak of (31 objects left on the four corpora), and its
-        # collections would traverse every summary again and again
+        # Neither the summaries nor the pass make cycles to speak of (31 objects left on the four
+        # corpora), and a collection would only traverse every summary: none runs until they are
+        # gone (freed with `_fresh_findings`' frame, by their reference counts).
         with _no_collection():
-            findings = project_findings(summaries, settings, cache, trees=_trees(stdin))
+            findings, errors = _fresh_findings(analysed, settings, debug, stdin, signatures, cache)
         if run_key:
             cache.put_run(run_key, (findings, errors))
     findings, errors = named_only(findings, errors, files)
@@ -227,6 +227,11 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
     return Report(findings=findings, errors=errors, files_checked=len(files))
+
+
+def _fresh_findings(analysed, settings, debug, stdin, signatures, cache):
+    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures)
+    return project_findings(summaries, settings, cache, trees=_trees(stdin)), errors
 
 
 def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:

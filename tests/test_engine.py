@@ -117,3 +117,28 @@ def test_check_never_imports_torch(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "no torch" in out.stdout
+
+
+def test_the_project_pass_leaves_no_cycles_holding_summaries():
+    """The index, constructor-argument flow (regions/builder_returns) and the module-settings
+    deciders (precision/config_layerdrop) are freed by reference counting: a cycle through the
+    project index would leave every summary to the cyclic collector (0.25 s in a 3,231-file
+    checkout, on each run that loads the summaries)."""
+    import gc
+
+    from compilelint.analysis.regions import Project
+    from compilelint.summary import FileSummary
+
+    paths = [os.path.join(FIXTURES, d) for d in ("regions", "precision")]
+    gc.collect()
+    gc.disable()
+    try:
+        check_paths(paths, Settings(named_alone=True, cache=False, jobs=1, select=["ALL"]))
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        held = [type(o).__name__ for o in gc.garbage if isinstance(o, (Project, FileSummary))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert held == []

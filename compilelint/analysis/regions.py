@@ -114,7 +114,7 @@ class Project:
         self._predicate_memo: Dict[str, Optional[bool]] = {}
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
-        self.part_flow = PartFlow(self)
+        self.part_flow = PartFlow()
 
     # ----- names ----------------------------------------------------------------------------------
     def canonical(self, dotted: str, depth: int = 0) -> str:
@@ -193,7 +193,7 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
-                out.extend(x for x in self.part_flow.resolve(c, entry[1].parts[attr]) if x not in out)
+                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr]) if x not in out)
         return out
 
     def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
