@@ -48,6 +48,8 @@ class CallSites:
         self._self_reads: Dict[str, Counter] = {}  # class → how often its methods read each `self.attr`
         self._returns: Dict[tuple, Optional[str]] = {}  # (callee, kinds passed) → what it returns
         self._returning: set = set()  # callees whose returns are being worked out (a cycle: unknown)
+        # id(function) → (is it a generator, its own returns' values): asked at each of its calls
+        self._bodies: Dict[int, Tuple[bool, List[Optional[ast.AST]]]] = {}
 
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
@@ -70,7 +72,7 @@ class CallSites:
         if found is None:
             return None
         fn, owner, bound = found
-        values = _own_returns(fn)
+        values = self._body(fn)[1]
         if not values or any(v is None for v in values):
             return None  # a bare `return` (or falling off the end of a branch) gives None
         positional = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if bound else 0:]
@@ -114,12 +116,19 @@ class CallSites:
                 order = self._parents.get(name, []) + order
         else:
             return None
-        if fn is None or isinstance(fn, ast.AsyncFunctionDef) or is_generator(fn):
+        if fn is None or isinstance(fn, ast.AsyncFunctionDef) or self._body(fn)[0]:
             return None
         decorators = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
         if len(decorators) != len(fn.decorator_list) or decorators - {"staticmethod", "classmethod"}:
             return None
         return fn, owner, owner is not None and "staticmethod" not in decorators
+
+    def _body(self, fn) -> Tuple[bool, List[Optional[ast.AST]]]:
+        """(is `fn` a generator, `_own_returns(fn)`): two walks of its body, once per function."""
+        found = self._bodies.get(id(fn))
+        if found is None:
+            found = self._bodies[id(fn)] = (is_generator(fn), _own_returns(fn))
+        return found
 
     def _callers(self):
         """(module function name → its calls by name, method name → its `self.name(...)` calls),
