@@ -142,3 +142,18 @@ def test_the_project_pass_leaves_no_cycles_holding_summaries():
         gc.garbage.clear()
         gc.enable()
     assert held == []
+
+
+def test_files_of_one_content_and_module_name_keep_their_own_paths(write_tree, monkeypatch, tmp_path):
+    """Two copies of a package share their summaries' cache entries (the same bytes, module name
+    and file name); read back at once (`Cache.get_many`), each file keeps its own path."""
+    source = "import torch\n\n\n@torch.compile\ndef run(x):\n    return x.item()\n"
+    tree = write_tree({f"{copy}/pkg/{name}": text for copy in ("one", "two")
+                       for name, text in (("__init__.py", ""), ("m.py", source))})
+    monkeypatch.chdir(tree)
+    settings = dict(named_alone=True, cache=True, cache_dir=str(tmp_path / "cache"))
+    paths = ["one/pkg/m.py", "two/pkg/m.py"]
+    cold = check_paths(paths, Settings(**settings))
+    (tree / "one" / "pkg" / "unrelated.py").write_text("X = 1\n")  # the run's own result is not reused
+    warm = check_paths(paths + ["one/pkg/unrelated.py"], Settings(**settings))
+    assert sorted(f.path for f in warm.findings) == sorted(f.path for f in cold.findings) == paths
