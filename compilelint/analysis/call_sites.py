@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, is_generator, is_self
+from compilelint.analysis.astutil import FUNCS, is_self
 from compilelint.analysis.bindings import Bindings, function_bindings
 from compilelint.analysis.facts import ClassFacts, FileFacts
 
@@ -127,7 +127,7 @@ class CallSites:
         """(is `fn` a generator, `_own_returns(fn)`): two walks of its body, once per function."""
         found = self._bodies.get(id(fn))
         if found is None:
-            found = self._bodies[id(fn)] = (is_generator(fn), _own_returns(fn))
+            found = self._bodies[id(fn)] = (self.facts.is_generator(fn), _own_returns(fn))
         return found
 
     def _callers(self):
@@ -253,16 +253,19 @@ class CallSites:
 
 
 def _own_returns(fn) -> List[Optional[ast.AST]]:
-    """The values of the function's own `return`s (None for a bare one), nested functions,
-    lambdas and classes left out; a body that can end without one adds None."""
+    """The values of the function's own `return`s (None for a bare one), nested functions and
+    classes left out; a body that can end without one adds None. A `return` is a statement: only
+    the statements are walked (the blocks of `if`, loops, `with`, `try` and its handlers, `match`
+    and its cases), never the expressions, most of a function's nodes."""
     out: List[Optional[ast.AST]] = []
     todo = list(fn.body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return):
             out.append(node.value)
-        elif not isinstance(node, FUNCS + (ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
+        elif not isinstance(node, FUNCS + (ast.ClassDef,)):
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                todo.extend(getattr(node, block, ()))
     if out and not _ends(fn.body):
         out.append(None)
     return out
