@@ -51,6 +51,10 @@ class CallSites:
         # id(function) → (is it a generator, its own returns' values): asked at each of its calls
         self._bodies: Dict[int, Tuple[bool, List[Optional[ast.AST]]]] = {}
 
+    def forget(self) -> None:
+        """Drop the bindings kept (they hold this object: what a call of the file returns)."""
+        self._bindings.clear()
+
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
         if key not in self._bindings:
