@@ -11,7 +11,8 @@ CHECKOUT is a git checkout (vLLM's sources: the .py files of the vllm wheel of b
 - edited: FILE changed since the last run, as an editor's save: `--edit comment` appends a comment
   line (an edit the file's summary does not show: the last project pass stands), `--edit code` a
   module-level function (the summary changes: the project pass runs again); each kind given takes
-  its turn in every round.
+  its turn in every round, and each Python's edits are made to the text it last checked (not to
+  another Python's edits).
 Several Pythons take turns within each round, so a machine that gets busier weighs on all alike.
 Prints each case's median wall and CPU seconds (the processes' user + system) per Python, and
 whether every run of a Python reported what its cold run did (`--output-format json`), and the
@@ -62,11 +63,13 @@ def main(argv=None) -> None:
     try:
         for p in pythons:
             times[p]["cold"].append(timed(p, args.checkout, args.file, caches[p]))
+        texts = {p: original for p in pythons}  # each Python sees its own edits only
         for i in range(args.edits):
             for kind in kinds:
                 for p in pythons if i % 2 == 0 else reversed(pythons):
-                    with open(target, "ab") as f:
-                        f.write(EDITS[kind].format(i=i, t=time.time()).encode())
+                    texts[p] += EDITS[kind].format(i=i, t=time.time()).encode()
+                    with open(target, "wb") as f:
+                        f.write(texts[p])
                     times[p][f"edited ({kind})"].append(timed(p, args.checkout, args.file, caches[p]))
                     times[p]["unchanged"].append(timed(p, args.checkout, args.file, caches[p]))
     finally:
