@@ -2,18 +2,17 @@
 
 The project pass is a function of the files' summaries, the settings that judge them and the text
 of the few files whose functions it parses (`Trees`: loops, a decorator's inner wrapper). An
-edit that its file's summary does not show — a comment, a docstring, a string or an expression
-changed in place, nothing that moves a line or changes what a function calls, holds or breaks on —
-changes none of them, so the pass's result stands. Pre-commit after such an edit then reads no
-summary but the edited file's: in a 3,231-file checkout the pass and the summaries' loading were
-most of the run.
+edit that its file's summary does not show — a comment, a docstring: nothing that moves a line or
+that the per-file analysis records — changes none of them, so the pass's result stands.
+Pre-commit after such an edit then reads no summary but the edited file's: in a 3,231-file
+checkout the pass and the summaries' loading were most of the run.
 
 So the latest pass over a set of files is kept with the content key of every file it read and the
 files whose text it parsed. A later run over the same files and settings takes its result when
 every file whose content changed (a) was not parsed by the pass and (b) has a summary equal to the
-one the pass read. Summaries are compared by their pickles made without pickle's memo: equal values
-give equal bytes whatever objects they share (a memo writes a string shared by two fields once,
-an equal but distinct one twice). Anything else — a file added, removed, unreadable, a changed
+one the pass read. Summaries are compared by their pickles made without pickle's memo: equal bytes
+are equal values, and equal values give equal bytes whatever objects they share (a memo writes a
+string shared by two fields once, an equal but distinct one twice). Anything else — a file added, removed, unreadable, a changed
 summary — runs the pass again.
 """
 from __future__ import annotations
