@@ -7,6 +7,7 @@ selection come last. This module only orchestrates: reading files, the process p
 from __future__ import annotations
 
 import ast
+import copy
 import gc
 import os
 import re
@@ -23,11 +24,12 @@ from compilelint.project_pass.frames import FramesMemo
 from compilelint.analysis.names import module_name_for
 from compilelint.project_pass.regions import Project, resolve_entries
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
-from compilelint.cache import Cache, Store, default_directory, files_key, run_key
+from compilelint.cache import Cache, Store, default_directory, files_key, judging, run_key
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Report
 from compilelint.notebook import decode_any, locate
+from compilelint.pass_memo import PassMemo
 from compilelint.project import named_only, with_context
 from compilelint.project_pass.context import PassContext
 from compilelint.project_pass.findings import FindingBuilder
@@ -39,6 +41,8 @@ from compilelint.summary import FileSummary
 
 # Below this many files to parse, a process pool costs more than it saves.
 POOL_THRESHOLD = 6
+# The summaries are packed again when more than this share of them is missing from the pack.
+PACK_STALE = 0.05
 
 
 class UsageError(Exception):
@@ -110,23 +114,22 @@ def _no_collection():
 
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                   stdin: Optional[Tuple[str, bytes]] = None,
-                  signatures: Optional[Dict[str, tuple]] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  signatures: Optional[Dict[str, tuple]] = None,
+                  keyed: Optional["ContentKeys"] = None) -> Tuple[List[FileSummary], List[FileError]]:
     """Every file's summary, from the cache where the file is unchanged. `signatures`: the files'
-    `_signature`s where the caller already took them (the run's key did)."""
+    `_signature`s where the caller already took them (the run's key did); `keyed`: the files'
+    content keys where the caller already took them (`content_keys`)."""
     cache = None
     if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
+    if keyed is None:
+        keyed = content_keys(paths, settings, cache, stdin, signatures)
     summaries: Dict[str, FileSummary] = {}
-    errors: List[FileError] = []
+    errors: List[FileError] = list(keyed.errors)
     todo = []  # (path, data, key)
-    # Last run's {path: ((size, mtime, inode, module), content key)}: an unchanged file is not read.
-    manifest_key = files_key(paths, settings.prefilter)
-    manifest = (cache.get(manifest_key) or {}) if cache else {}
-    new_manifest = {}
     with _no_collection():  # unpickled summaries make no cycles: collections would only traverse them
-        _load_known(paths, cache, manifest, new_manifest, summaries, errors, todo, stdin, settings, signatures or {})
-    if cache and new_manifest != manifest:
-        cache.put_run(manifest_key, new_manifest)
+        _load_known(keyed, cache, summaries, errors, todo, settings)
+    keyed.save(cache)
     jobs = settings.jobs or os.cpu_count() or 1
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
@@ -145,41 +148,97 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                 cache.put(key, value)
         else:
             errors.append(FileError(path, value))
+    if cache and keyed.unpacked > PACK_STALE * len(summaries):  # the next run reads them in one file
+        cache.put_pack(keyed.manifest_key, {keyed.keys[p]: s for p, s in summaries.items()})
     ordered = [summaries[p] for p in paths if p in summaries]
     return ordered, errors
 
 
-def _load_known(paths, cache, manifest, new_manifest, summaries, errors, todo, stdin, settings, signatures):
-    """The cached summary of every unchanged file; the others are read into `todo`."""
+class ContentKeys:
+    """Each file's cache key (its content's) and, for the files read to take it, their bytes. Last
+    run's manifest, {path: ((size, mtime, inode, module), content key)}, spares reading the files
+    whose signature it holds; `save` writes this run's."""
+
+    def __init__(self, manifest_key: str, manifest: dict):
+        self.manifest_key = manifest_key
+        self.manifest = manifest
+        self.new_manifest: Dict[str, tuple] = {}
+        self.keys: Dict[str, Optional[str]] = {}  # path → content key (None without a cache)
+        self.data: Dict[str, bytes] = {}  # the files read
+        self.errors: List[FileError] = []  # the files that could not be read
+        self.unpacked = 0  # summaries found in the cache but not in its pack
+
+    def save(self, cache: Optional[Cache]) -> None:
+        if cache and self.new_manifest != self.manifest:
+            cache.put_run(self.manifest_key, self.new_manifest)
+            self.manifest = dict(self.new_manifest)
+
+    def read(self, path: str, settings: Settings, signature) -> Optional[bytes]:
+        """Read `path` (None: it cannot be, an error noted) and key it by its bytes."""
+        try:
+            data = self.data[path] = read_bytes(path)
+        except OSError as e:
+            self.errors.append(FileError(path, _os_message(e)))
+            self.keys.pop(path, None)
+            self.new_manifest.pop(path, None)
+            return None
+        self.keys[path] = key = Cache.key(data, module_name_for(path), path, settings.prefilter)
+        if signature is not None:
+            self.new_manifest[path] = (signature, key)
+        return data
+
+
+def content_keys(paths: List[str], settings: Settings, cache: Optional[Cache],
+                 stdin: Optional[Tuple[str, bytes]] = None, signatures: Optional[Dict[str, tuple]] = None) -> ContentKeys:
+    """Every file's content key: an unchanged file (its signature as last run's manifest has it) is not read."""
+    manifest_key = files_key(paths, settings.prefilter)
+    keyed = ContentKeys(manifest_key, (cache.get(manifest_key) or {}) if cache else {})
+    signatures = signatures or {}
     for path in paths:
-        signature = None
-        if cache and not (stdin is not None and path == stdin[0]):
-            signature = signatures[path] if path in signatures else _signature(path)
-        known = manifest.get(path)
-        if known is not None and signature is not None and known[0] == signature:
-            hit = cache.get(known[1])
-            if hit is not None:
-                hit.path = path
-                summaries[path] = hit
-                new_manifest[path] = known
-                continue
         if stdin is not None and path == stdin[0]:
-            data = stdin[1]
+            keyed.data[path] = stdin[1]
+            keyed.keys[path] = Cache.key(stdin[1], module_name_for(path), path, settings.prefilter) if cache else None
+            continue
+        signature = None
+        if cache:
+            signature = signatures[path] if path in signatures else _signature(path)
+        known = keyed.manifest.get(path)
+        if known is not None and signature is not None and known[0] == signature:
+            keyed.keys[path] = known[1]
+            keyed.new_manifest[path] = known
+        elif cache:
+            keyed.read(path, settings, signature)
         else:
             try:
-                data = read_bytes(path)
+                keyed.data[path] = read_bytes(path)
+                keyed.keys[path] = None
             except OSError as e:
-                errors.append(FileError(path, _os_message(e)))
+                keyed.errors.append(FileError(path, _os_message(e)))
+    return keyed
+
+
+def _load_known(keyed: ContentKeys, cache, summaries, errors, todo, settings):
+    """The cached summary of every file that has one; the others go into `todo`."""
+    found, keyed.unpacked = cache.get_many(keyed.manifest_key, set(keyed.keys.values())) if cache else ({}, 0)
+    taken = set()
+    for path, key in list(keyed.keys.items()):
+        hit = found.get(key)
+        if hit is not None and key in taken:  # another file of the same content (an empty __init__.py)
+            hit = copy.copy(hit)
+        taken.add(key)
+        if hit is None and path not in keyed.data:  # the manifest's entry outlived its summary: read the file
+            errors_before = len(keyed.errors)
+            keyed.read(path, settings, keyed.new_manifest.get(path, (None,))[0])
+            if len(keyed.errors) > errors_before:
+                errors.extend(keyed.errors[errors_before:])
                 continue
-        key = Cache.key(data, module_name_for(path), path, settings.prefilter) if cache else None
-        if signature is not None:
-            new_manifest[path] = (signature, key)
-        hit = cache.get(key) if cache else None
+            key = keyed.keys[path]
+            hit = cache.get(key)
         if hit is not None:
             hit.path = path
             summaries[path] = hit
         else:
-            todo.append((path, data, key))
+            todo.append((path, keyed.data[path], key))
 
 
 def _signature(path: str):
@@ -210,16 +269,16 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         files, missing = found.files, found.missing
     analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
     signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
-    run_key, cache = _run_key(analysed, settings, signatures) if signatures else (None, None)
+    run_key, cache, judged = _run_key(analysed, settings, signatures) if signatures else (None, None, "")
     result = cache.get(run_key) if run_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
-        summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures)
-        # The pass makes no cycles to speak of (31 objects left on the four corpora), and its
-        # collections would traverse every summary again and again
+        # Neither the summaries nor the pass make cycles to speak of (31 objects left on the four
+        # corpora), and a collection would only traverse every summary: none runs until they are
+        # gone (freed with `_fresh_findings`' frame, by their reference counts).
         with _no_collection():
-            findings = project_findings(summaries, settings, cache, trees=_trees(stdin))
+            findings, errors = _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
         if run_key:
             cache.put_run(run_key, (findings, errors))
     findings, errors = named_only(findings, errors, files)
@@ -227,6 +286,40 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     if stdin is None:
         errors = [FileError(p, f"cannot list folder: {why}") for p, why in found.errors] + errors
     return Report(findings=findings, errors=errors, files_checked=len(files))
+
+
+def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged):
+    """(findings, errors) of the project pass: the last pass's when the files changed since leave
+    their summaries as they were (`pass_memo`), else a pass over every summary."""
+    memo = PassMemo(cache, analysed, judged) if cache is not None and stdin is None else None
+    keyed = content_keys(analysed, settings, cache, stdin, signatures)
+    if memo is not None:
+        reused = memo.reuse(keyed.keys, lambda path: _current_summary(path, keyed, cache, settings, debug))
+        if reused is not None:
+            keyed.save(cache)
+            return reused
+    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
+    trees = _trees(stdin)
+    findings = project_findings(summaries, settings, cache, trees=trees)
+    if memo is not None:
+        memo.store(keyed.keys, trees.parsed, findings, errors)
+    return findings, errors
+
+
+def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Settings, debug: bool):
+    """The summary of `path`'s text as keyed (cached, else analysed and cached), None when it does not parse."""
+    key = keyed.keys[path]
+    hit = cache.get(key)
+    if hit is None:
+        data = keyed.data[path] if path in keyed.data else keyed.read(path, settings, None)
+        if data is None or keyed.keys.get(path) != key:
+            return None
+        status, hit = _worker((path, data, debug, settings.prefilter))
+        if status != "ok":
+            return None
+        cache.put(key, hit)
+    hit.path = path
+    return hit
 
 
 def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
@@ -239,10 +332,11 @@ def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
 
 
 def _run_key(files: List[str], settings: Settings, signatures: Dict[str, tuple]):
-    """(the whole run's key, `cache.run_key`, the cache), or (None, None)."""
+    """(the whole run's key, `cache.run_key`; the cache; the settings and configurations that judge
+    the files, as text, `cache.judging`), or (None, None, "")."""
     cache = Cache(settings.cache_dir or default_directory(settings.project_root))
     key = run_key(files, settings, signatures)
-    return (key, cache) if key is not None else (None, None)
+    return (key, cache, judging(files, settings)) if key is not None else (None, None, "")
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings,

@@ -38,8 +38,10 @@ def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, pr
         tree = ast.parse(source.text, filename=path)
     analyzer = FileAnalyzer(path, source, tree, prefilter)
     summary = analyzer.run()
-    # The rules hold the analyzer: this frees the file's tree now, not when a collection finds the cycle
+    # The rules hold the analyzer, and the bindings the call sites keep call back into them (what a
+    # call of the file returns): this frees the file's tree now, not when a collection finds the cycles
     analyzer.hooks.clear()
+    analyzer.sites.forget()
     analyzer.rules = []
     return summary
 

@@ -56,36 +56,43 @@ def evaluator(project, fid: str, root_fid: str, mode: str) -> Optional[Callable[
     cls = fid.rsplit(".", 1)[0]
     if config_cls is None or cls not in project.classes:
         return None
+    return _Decider(project, cls, config_cls, mode)
 
-    def value(node):
+
+class _Decider:
+    """`evaluator`'s answer. An object, not a closure calling itself: such a closure is a cycle,
+    which would keep the project index (every summary) for the cyclic collector to free."""
+
+    def __init__(self, project, cls: str, config_cls: str, mode: str):
+        self.project, self.cls, self.config_cls, self.mode = project, cls, config_cls, mode
+
+    def value(self, node):
         if isinstance(node, ast.Constant):
             return node.value
         text = dotted(node)
         if text == "self.training":
-            return mode == "train"
+            return self.mode == "train"
         if text and text.startswith("self."):
-            return _setting(project, cls, config_cls, text)
+            return _setting(self.project, self.cls, self.config_cls, text)
         return UNKNOWN
 
-    def decide(test) -> Optional[bool]:
+    def __call__(self, test) -> Optional[bool]:
         if isinstance(test, ast.BoolOp):
-            seen = [decide(v) for v in test.values]
+            seen = [self(v) for v in test.values]
             stop = isinstance(test.op, ast.Or)  # the value that decides the whole chain
             if stop in seen:
                 return stop
             return None if None in seen else not stop
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = decide(test.operand)
+            inner = self(test.operand)
             return None if inner is None else not inner
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in COMPARE:
-            left, right = value(test.left), value(test.comparators[0])
+            left, right = self.value(test.left), self.value(test.comparators[0])
             if left is UNKNOWN or right is UNKNOWN:
                 return None
             try:
                 return bool(COMPARE[type(test.ops[0])](left, right))
             except TypeError:
                 return None
-        v = value(test)
+        v = self.value(test)
         return None if v is UNKNOWN else bool(v)
-
-    return decide

@@ -20,23 +20,24 @@ from compilelint.analysis.parts import ARG, RETURNS, SELF_RETURNS, SUPER
 
 
 class PartFlow:
-    def __init__(self, project):
-        self.project = project
+    """Kept by the project index, which passes itself to each question (the index holding a flow
+    that held the index would be a cycle: every summary freed only by the cyclic collector)."""
+
+    def __init__(self):
         self._sites: Optional[Dict[str, List[Tuple[Optional[str], tuple]]]] = None
         self._memo: Dict[Tuple[str, str], List[str]] = {}
 
-    def resolve(self, context: Optional[str], parts) -> List[str]:
+    def resolve(self, project, context: Optional[str], parts) -> List[str]:
         """The classes `parts` stand for, read in the code of class `context` (None: a module function)."""
         out: List[str] = []
-        project = self.project
         for part in parts:
             if part.startswith(ARG):
-                found = self._param(context, part[len(ARG):]) if context else []
+                found = self._param(project, context, part[len(ARG):]) if context else []
             elif part.startswith(RETURNS):
-                found = self._returns(project.canonical(part[len(RETURNS):]))
+                found = self._returns(project, project.canonical(part[len(RETURNS):]))
             elif part.startswith(SELF_RETURNS):
                 method = project.method(context, part[len(SELF_RETURNS):]) if context else None
-                found = self._returns(method) if method else []
+                found = self._returns(project, method) if method else []
             else:
                 found = [project.canonical(part)]
             out.extend(c for c in found if c not in out)
@@ -48,53 +49,52 @@ class PartFlow:
             self._memo[key] = work()
         return self._memo[key]
 
-    def _returns(self, fid: str) -> List[str]:
-        entry = self.project.functions.get(fid)
+    def _returns(self, project, fid: str) -> List[str]:
+        entry = project.functions.get(fid)
         if entry is None or not entry[1].returns_parts:
             return []
         summary, info = entry
         owner = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
-        context = owner if owner in self.project.classes else None
-        return self._remembered(("ret", fid), lambda: self._agreed(context, info.returns_parts))
+        context = owner if owner in project.classes else None
+        return self._remembered(("ret", fid), lambda: self._agreed(project, context, info.returns_parts))
 
-    def _agreed(self, context: Optional[str], sites) -> List[str]:
+    def _agreed(self, project, context: Optional[str], sites) -> List[str]:
         """What the return sites build when they all build the same: a builder that picks among
         classes by its arguments (`get_block(name)`, one `return` per kind) is decided by the
         caller's values, which the project pass does not know — so it gives none."""
         out: List[str] = []
         for parts in sites:
-            found = self.resolve(context, parts)
+            found = self.resolve(project, context, parts)
             if found and out and set(found) != set(out):
                 return []
             out = out or found
         return out
 
-    def _param(self, cls: str, param: str) -> List[str]:
-        init = self.project.method(cls, "__init__")
+    def _param(self, project, cls: str, param: str) -> List[str]:
+        init = project.method(cls, "__init__")
         if init is None:
             return []
-        return self._remembered((init, param), lambda: self._passed(init, param))
+        return self._remembered((init, param), lambda: self._passed(project, init, param))
 
-    def _passed(self, init: str, param: str) -> List[str]:
+    def _passed(self, project, init: str, param: str) -> List[str]:
         """What the project's constructor calls that run `init` pass for `param`, when they all
         pass the same: a base class that each subclass gives other parts (a cache whose every
         kind hands its own layers to the base's `layers`) holds, in one instance, only one
         subclass's, which the function reached cannot tell — so it is given none."""
-        params = self.project.functions[init][1].params  # (self, ...): positional index i fills i + 1
+        params = project.functions[init][1].params  # (self, ...): positional index i fills i + 1
         out: List[str] = []
-        for context, args in self.sites().get(init, ()):
+        for context, args in self.sites(project).get(init, ()):
             for slot, parts in args:
                 if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
-                    found = self.resolve(context, parts)
+                    found = self.resolve(project, context, parts)
                     if found and out and set(found) != set(out):
                         return []
                     out = out or found
         return out
 
-    def sites(self) -> Dict[str, List[Tuple[Optional[str], tuple]]]:
+    def sites(self, project) -> Dict[str, List[Tuple[Optional[str], tuple]]]:
         """`__init__` function id → (calling class or None, arguments) of the calls that run it."""
         if self._sites is None:
-            project = self.project
             self._sites = {}
             for summary in project.summaries:
                 for callee, context, args in summary.constructions:

@@ -97,7 +97,7 @@ class Project:
         self._predicate_memo: Dict[str, Optional[bool]] = {}
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
-        self.part_flow = PartFlow(self)
+        self.part_flow = PartFlow()
 
     # ----- names ----------------------------------------------------------------------------------
     def canonical(self, dotted: str, depth: int = 0) -> str:
@@ -183,7 +183,7 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
-                out.extend(x for x in self.part_flow.resolve(c, entry[1].parts[attr]) if x not in out)
+                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr]) if x not in out)
         if not out:  # `q_net: QNet` in the class body, set in a method the reading did not follow
             for c in self.mro(cls):
                 entry = self.classes.get(c)

@@ -40,6 +40,7 @@ class Trees:
         parse), or ON_DISK when that text is the file's on disk."""
         self._in_memory = in_memory
         self._disk: "OrderedDict[str, list]" = OrderedDict()  # path → [tree, defs index]
+        self.parsed: set = set()  # the files parsed from disk: what the pass read beyond the summaries
         # What rules derived from function nodes: node → {what: answer}, dropped with the node.
         self._derived: "weakref.WeakKeyDictionary[ast.AST, dict]" = weakref.WeakKeyDictionary()
 
@@ -64,6 +65,7 @@ class Trees:
             self._disk.move_to_end(path)
             return entry
         entry = self._disk[path] = [_parse_file(path), None]
+        self.parsed.add(path)
         while len(self._disk) > DISK_TREES_KEPT:
             self._disk.popitem(last=False)
         return entry
