@@ -688,7 +688,13 @@ ONE_OFF = {
 }
 
 
+# The breadth libraries whose module declares variants (`variants(Variant) -> {model: {variant: Variant}}`).
+BREADTH_WITH_VARIANTS = ["torchmetrics", "vector_quantize_pytorch", "x_transformers"]
+
+
 def _variants():
+    import importlib
+
     table = {lib: {name: dict(vs) for name, vs in per.items()} for lib, per in ONE_OFF.items()}
     lib_of = {}
     for name_list in (v[1] for v in GENERIC.values()):
@@ -697,6 +703,9 @@ def _variants():
     for vname, (variant, model_names) in GENERIC.items():
         for name in model_names:
             table.setdefault(lib_of[name], {}).setdefault(name, {})[vname] = variant
+    for lib in BREADTH_WITH_VARIANTS:  # a breadth module declares its own: `variants(Variant)`
+        for name, per in importlib.import_module(f"breadth.{lib}").variants(Variant).items():
+            table.setdefault(lib, {}).setdefault(name, {}).update(per)
     return table
 
 
