@@ -3,13 +3,15 @@ libraries.toml`), never in the engine's code; a library is added by adding rows.
 import ast
 import os
 
-from compilelint.analysis import libraries, regions
+from compilelint.analysis import libraries
+from compilelint.project_pass import regions
 
 from conftest import ROOT
 from helpers import check_source
 
-ENGINE = [os.path.join(ROOT, "compilelint", "analysis", n) for n in os.listdir(os.path.join(ROOT, "compilelint", "analysis"))
-          if n.endswith(".py")] + [os.path.join(ROOT, "compilelint", "engine.py")]
+ENGINE = [os.path.join(ROOT, "compilelint", folder, n) for folder in ("analysis", "project_pass")
+          for n in os.listdir(os.path.join(ROOT, "compilelint", folder)) if n.endswith(".py")] + \
+    [os.path.join(ROOT, "compilelint", "engine.py")]
 
 
 def _rows():
