@@ -394,8 +394,8 @@ class Project:
 
 
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
-_CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules",
-                      "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
+_CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "torch_version",
+                      "modules", "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
                       "part_flow"})
 
 
