@@ -106,7 +106,7 @@ class FileAnalyzer(RuleContext):
 
     # ----- the walk -------------------------------------------------------------------------------
     def _walk_block(self, stmts):
-        pushed = 0
+        pushed = exited = 0
         for stmt in stmts:
             self._visit(stmt)
             # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
@@ -114,8 +114,13 @@ class FileAnalyzer(RuleContext):
                 guards = self._branch_guards(stmt.test, False)
                 self.scope.guards.extend(guards)
                 pushed += len(guards)
+                # `if not check: return True`: the rest runs only when the test is false.
+                self.scope.exits.append((stmt.test, False))
+                exited += 1
         if pushed:
             del self.scope.guards[-pushed:]
+        if exited:
+            del self.scope.exits[-exited:]
 
     def _visit(self, node: ast.AST):
         scope = self.scope
@@ -399,7 +404,7 @@ class FileAnalyzer(RuleContext):
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
-                              needs=needed_params(conditions, self.scope.node, self.facts.nodes),
+                              needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else ())
@@ -425,6 +430,7 @@ class Scope:
         self.seen_calls: Set[tuple] = set()
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
+        self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
