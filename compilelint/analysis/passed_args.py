@@ -21,6 +21,12 @@ hands on through its own `*args, **kwargs` (`forward(self, x, *args, **kwargs): 
 self.predict(x, *args, **kwargs)`) is what the user added to the inputs, which a model called as
 `model(x)` does not: a flag `predict` tests, defaulting to off, is not given there. Handed on by a
 function that is not a root, such arguments could be anything: given.
+The test of an `if ...: return` above a node counts as one of its `if`s (taking the false branch):
+after `if not check_channels: return True`, a call needs `check_channels` given. A function whose
+every traced call needs what no caller gives never runs (`Incoming.unreached`).
+Identity too: `query is key or torch.equal(query, key)` runs `torch.equal` only when the call
+passes two different objects (a need written `!query key`); it is dropped when every live traced
+call passes one local name in both places (`attn(x, x, x)`, `Call.same`).
 """
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
-from compilelint.analysis.misuse import MISUSE, misuse_branch
+from compilelint.analysis.init_values import record as record_init_values
+from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis.names import dotted
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
@@ -98,8 +99,9 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
-        record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
-                     cls.info.methods if cls else ())
+        owner = f"{self.module}.{cls.info.qualname}" if cls else ""
+        record_parts(self.facts, node, owner, info, self.summary, cls.info.methods if cls else ())
+        record_init_values(self.facts, node, owner, self.summary)
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
@@ -187,7 +189,9 @@ class FileAnalyzer(RuleContext):
 
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
-        if misuse_branch(test, branch, body, self.scope.node):
+        stateful = any(name == TRAINING for name, _ in self.scope.guards) or \
+            any(reads_self(outer) for outer, _ in self.scope.conditions)
+        if misuse_branch(test, branch, body, self.scope.node, stateful):
             guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
         plain = not self._only_guards(test)
