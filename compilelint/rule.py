@@ -134,9 +134,11 @@ class RuleContext:
 
     # ----- output -----------------------------------------------------------------------------------
     def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = ()) -> None:
+               fix_if_tensors: Tuple[str, ...] = (), breaks_if: Tuple[ast.AST, ...] = ()) -> None:
         """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
-        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors."""
+        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `breaks_if`:
+        expressions that must be true for it to break (`requires_grad_(flag)`), read like the
+        tests of `if`s around it (a flag defaulting to False that no traced call passes)."""
         raise NotImplementedError
 
     @property
@@ -303,9 +305,9 @@ class Rule:
         self.ctx = ctx
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = ()):
+               fix_if_tensors: Tuple[str, ...] = (), breaks_if: Tuple[ast.AST, ...] = ()):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
-                        fix_if_tensors=fix_if_tensors)
+                        fix_if_tensors=fix_if_tensors, breaks_if=breaks_if)
 
     @classmethod
     def check_project(cls, project: ProjectContext) -> None:

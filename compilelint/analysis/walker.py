@@ -393,7 +393,7 @@ class FileAnalyzer(RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=()):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), breaks_if=()):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -404,7 +404,8 @@ class FileAnalyzer(RuleContext):
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
         # what the path needs of config flags and arguments, `x is not None and x.any()` included
-        conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path)
+        conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path) + \
+            [(e, True) for e in breaks_if]
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
