@@ -289,8 +289,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
-                if not allowed or not project.init_values.allows(f"{summary.module}.{qual}", c.flags):
-                    continue  # the compiled model's config class (or its constructor's defaults) rules the path out
+                if not allowed:
+                    continue  # the compiled model's config class rules the path out
                 if incoming.unpassed(f"{summary.module}.{qual}", c.needs) or incoming.unreached(f"{summary.module}.{qual}"):
                     continue  # needs an optional argument no traced call gives
                 if c.fix_if_tensors and not incoming.gives_tensors(f"{summary.module}.{qual}", c.fix_if_tensors):

@@ -169,9 +169,6 @@ class ClassInfo:
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
-    # self.<attr> → (the `__init__` parameter it copies, that parameter's constant default), for
-    # attributes no method assigns otherwise (`init_values`).
-    init_defaults: Dict[str, Tuple[str, object]] = field(default_factory=dict)
 
 
 @dataclass
@@ -196,8 +193,6 @@ class FileSummary:
     # Constructor calls here that pass parts: (class called or "super()", the calling class or "",
     # ((positional index or keyword, the parts passed), ...)), joined by the project pass (`part_flow`).
     constructions: List[Tuple[str, str, tuple]] = field(default_factory=list)
-    # Class calls here and the constants or handed-on parameters they pass (`init_values.record`).
-    value_constructions: List[tuple] = field(default_factory=list)
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
@@ -230,14 +225,12 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
-                    sorted((k, repr(v)) for k, v in c.init_defaults.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),
             self.experts_default_eager,
             self.constructions,
-            repr(self.value_constructions),
         )
         return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

@@ -4,7 +4,6 @@ import ast
 
 from compilelint.analysis.astutil import walk
 from compilelint.analysis.config_flags import condition_flags
-from compilelint.analysis.init_values import init_defaults
 from compilelint.analysis.passed_args import needed_params, passes
 from compilelint.engine import analyze_bytes
 from compilelint.summary import Call, FunctionInfo
@@ -42,21 +41,7 @@ def test_config_flags_from_and_chains_and_else_branches():
 def test_self_is_a_config_only_inside_a_config_class():
     fn, conds = conditions_of("def get(self):\n    if self.is_encoder_decoder:\n        x = 1  # MARK\n")
     assert condition_flags(conds, "BartConfig") == (("is_encoder_decoder", True),)
-    # elsewhere `self.x` is no config flag: a constructor option, which `init_values` may decide
-    assert condition_flags(conds, "BartModel") == (("self.is_encoder_decoder", True),)
-
-
-def test_constructor_options_copied_once():
-    tree = ast.parse(
-        "class Block:\n"
-        "    def __init__(self, rate=0.0, name='x', size=None, dim=4, *, flag=False):\n"
-        "        self.rate = rate\n"
-        "        self.size = size\n"
-        "        self.dim = dim * 2\n"
-        "        self.flag = flag\n"
-        "    def grow(self):\n"
-        "        self.size = 8\n")
-    assert init_defaults(tree.body[0], walk) == {"rate": ("rate", 0.0), "flag": ("flag", False)}
+    assert condition_flags(conds, "BartModel") == ()
 
 
 def test_optional_parameters_the_path_needs():
@@ -141,5 +126,4 @@ def test_numeric_config_comparisons_and_copied_attributes():
     flags = condition_flags(conds, "Encoder", {"layerdrop": "encoder_layerdrop"})
     assert flags == (("encoder_layerdrop", True, ">", 0.0), ("rate", False, "<=", 1))
     assert not holds(0.0, flags[0]) and holds(0.1, flags[0]) and holds(True, ("use_cache", True))
-    # self.layerdrop of no known config attribute: a constructor option (`init_values` decides it)
-    assert condition_flags(conds, "Encoder") == (("self.layerdrop", True, ">", 0.0), ("rate", False, "<=", 1))
+    assert condition_flags(conds, "Encoder") == (("rate", False, "<=", 1),)  # self.layerdrop: unknown source

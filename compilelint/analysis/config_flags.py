@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.init_values import SELF
 from compilelint.analysis.names import dotted
 
 # (attribute of a config object, the truth value the path needs) for a bare test of the attribute;
@@ -35,16 +34,13 @@ COMPARISONS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "
 
 
 def _config_attr(node: ast.AST, in_config: bool, config_attrs: Dict[str, str]) -> Optional[str]:
-    """`cfg.flag` → "flag"; `self.layerdrop` → the config attribute `__init__` copied into it;
-    any other `self.x` → "self.x", which the constructor's arguments may decide (`init_values`)."""
+    """`cfg.flag` → "flag"; `self.layerdrop` → the config attribute `__init__` copied into it."""
     if not isinstance(node, ast.Attribute):
         return None
     owner = dotted(node.value) or ""
     if "config" in owner.lower() or (in_config and owner == "self"):
         return node.attr
-    if owner != "self":
-        return None
-    return config_attrs.get(node.attr) or (SELF + node.attr if node.attr != "training" else None)
+    return config_attrs.get(node.attr) if owner == "self" else None
 
 
 def _flag_term(term: ast.AST, value: bool, in_config: bool, config_attrs: Dict[str, str]) -> Optional[Flag]:

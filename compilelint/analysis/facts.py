@@ -18,7 +18,6 @@ from compilelint.analysis.astutil import (
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
-from compilelint.analysis.init_values import init_defaults
 from compilelint.analysis.parts import Parts, false_constants
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
@@ -358,7 +357,6 @@ class ClassCollector:
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
-        info.init_defaults = init_defaults(node, facts.nodes)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls

@@ -15,7 +15,6 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from compilelint.analysis import config_flags
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
-from compilelint.analysis.init_values import InitValues
 from compilelint.analysis.part_flow import PartFlow
 from compilelint.analysis.resolved_calls import ResolvedCalls
 from compilelint.summary import TRAINING, Call, ClassInfo, FileSummary, FunctionInfo, Root
@@ -116,7 +115,6 @@ class Project:
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow(self)
-        self.init_values = InitValues(self)
 
     # ----- names ----------------------------------------------------------------------------------
     def canonical(self, dotted: str, depth: int = 0) -> str:

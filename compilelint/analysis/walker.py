@@ -18,7 +18,6 @@ from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
-from compilelint.analysis.init_values import record as record_init_values
 from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis.names import dotted
 from compilelint.analysis.parts import record as record_parts
@@ -99,9 +98,8 @@ class FileAnalyzer(RuleContext):
     def _function(self, node, cls: Optional[ClassFacts]):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
-        owner = f"{self.module}.{cls.info.qualname}" if cls else ""
-        record_parts(self.facts, node, owner, info, self.summary, cls.info.methods if cls else ())
-        record_init_values(self.facts, node, owner, self.summary)
+        record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
+                     cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
