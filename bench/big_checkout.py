@@ -1,6 +1,6 @@
 """Pre-commit in a big checkout: one file named, its whole project read for reach.
 
-    python bench/big_checkout.py CHECKOUT FILE [--python A --python B] [--edits 5]
+    python bench/big_checkout.py CHECKOUT FILE [--python A --python B] [--edits 5] [--edit comment --edit code]
 
 CHECKOUT is a git checkout (vLLM's sources: the .py files of the vllm wheel of bench/corpus.py,
 `git init` and one commit); FILE is the file a commit touches, relative to it. For each Python
@@ -8,10 +8,15 @@ CHECKOUT is a git checkout (vLLM's sources: the .py files of the vllm wheel of b
 (startup included), `compilelint check FILE` run from CHECKOUT:
 - cold: no cache (the first run of a pre-commit hook);
 - unchanged: nothing changed since the last run;
-- edited: FILE changed since the last run (a line appended, as an editor's save).
+- edited: FILE changed since the last run, as an editor's save: `--edit comment` appends a comment
+  line (an edit the file's summary does not show: the last project pass stands), `--edit code` a
+  module-level function (the summary changes: the project pass runs again); each kind given takes
+  its turn in every round, and each Python's edits are made to the text it last checked (not to
+  another Python's edits).
 Several Pythons take turns within each round, so a machine that gets busier weighs on all alike.
-Prints each case's median wall and CPU seconds (the processes' user + system) per Python; the file
-is restored at the end. Each Python keeps its own cache folder, so none reads another's entries.
+Prints each case's median wall and CPU seconds (the processes' user + system) per Python, and
+whether every run of a Python reported what its cold run did (`--output-format json`), and the
+Pythons' cold runs the same; the file is restored at the end. Each Python keeps its own cache folder, so none reads another's entries.
 """
 from __future__ import annotations
 
@@ -26,13 +31,17 @@ import time
 
 
 def timed(python: str, checkout: str, path: str, cache: str) -> tuple:
-    """(wall seconds, CPU seconds) of one `compilelint check` process."""
+    """(wall seconds, CPU seconds, the findings as JSON) of one `compilelint check` process."""
     before, start = os.times(), time.perf_counter()
-    subprocess.run([python, "-m", "compilelint", "check", "--cache-dir", cache, "--exit-zero", "-q", path],
-                   cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    out = subprocess.run([python, "-m", "compilelint", "check", "--cache-dir", cache, "--exit-zero",
+                          "--output-format", "json", path],
+                         cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return time.perf_counter() - start, cpu
+    return time.perf_counter() - start, cpu, out
+
+
+EDITS = {"comment": "# edit {i} {t}\n", "code": "\n\ndef _bench_edit_{i}(x):\n    return x + {i}\n"}
 
 
 def main(argv=None) -> None:
@@ -41,34 +50,45 @@ def main(argv=None) -> None:
     ap.add_argument("file")
     ap.add_argument("--python", action="append", default=[], help="an interpreter with compilelint (repeatable)")
     ap.add_argument("--edits", type=int, default=5, help="edited and unchanged runs per Python")
+    ap.add_argument("--edit", choices=sorted(EDITS), action="append", default=[],
+                    help="what an edit appends (repeatable; default comment)")
     args = ap.parse_args(argv)
     pythons = args.python or [sys.executable]
     target = os.path.join(args.checkout, args.file)
     with open(target, "rb") as f:
         original = f.read()
     caches = {p: tempfile.mkdtemp(prefix="compilelint-big-") for p in pythons}
-    times = {p: {"cold": [], "unchanged": [], "edited": []} for p in pythons}
+    kinds = args.edit or ["comment"]
+    times = {p: {"cold": [], "unchanged": [], **{f"edited ({k})": [] for k in kinds}} for p in pythons}
     try:
         for p in pythons:
             times[p]["cold"].append(timed(p, args.checkout, args.file, caches[p]))
+        texts = {p: original for p in pythons}  # each Python sees its own edits only
         for i in range(args.edits):
-            for p in pythons if i % 2 == 0 else reversed(pythons):
-                with open(target, "ab") as f:
-                    f.write(f"# edit {i} {time.time()}\n".encode())
-                times[p]["edited"].append(timed(p, args.checkout, args.file, caches[p]))
-                times[p]["unchanged"].append(timed(p, args.checkout, args.file, caches[p]))
+            for kind in kinds:
+                for p in pythons if i % 2 == 0 else reversed(pythons):
+                    texts[p] += EDITS[kind].format(i=i, t=time.time()).encode()
+                    with open(target, "wb") as f:
+                        f.write(texts[p])
+                    times[p][f"edited ({kind})"].append(timed(p, args.checkout, args.file, caches[p]))
+                    times[p]["unchanged"].append(timed(p, args.checkout, args.file, caches[p]))
     finally:
         with open(target, "wb") as f:
             f.write(original)
         for cache in caches.values():
             shutil.rmtree(cache, ignore_errors=True)
     print(f"{args.file} in {args.checkout}; load average {os.getloadavg()[0]:.1f}")
+    colds = [times[p]["cold"][0][2] for p in pythons]
+    print(f"the Pythons' cold runs reported the same: {'yes' if len(set(colds)) == 1 else 'NO'}")
+    for p in pythons:
+        same = all(r[2] == times[p]["cold"][0][2] for runs in times[p].values() for r in runs)
+        print(f"every run of {p} reported what its cold run did: {'yes' if same else 'NO'}")
     print("| python | case | runs | wall s (median) | CPU s (median) |")
     print("|---|---|--:|--:|--:|")
     for p in pythons:
         for case, runs in times[p].items():
-            print(f"| {p} | {case} | {len(runs)} | {statistics.median(w for w, _ in runs):.2f} "
-                  f"| {statistics.median(c for _, c in runs):.2f} |")
+            print(f"| {p} | {case} | {len(runs)} | {statistics.median(r[0] for r in runs):.2f} "
+                  f"| {statistics.median(r[1] for r in runs):.2f} |")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import os
 import pickle
 import shutil
 import tempfile
-from typing import Optional
+from typing import Dict, Iterable, Optional, Tuple
 
 from compilelint import __version__
 
@@ -35,7 +35,24 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
-class Cache:
+class Store:
+    """Where the project pass keeps results between runs under a key (`engine.project_findings`'
+    `cache`): the on-disk `Cache`, or the language server's in-memory `ReachMemo`."""
+
+    # The compile roots of the project at hand when the store knows they still hold (the server,
+    # after an edit that changed calls only): the pass then makes reach again, not the roots.
+    known_roots = None
+
+    def get(self, key: str):
+        """The value put under `key`, or None (a miss, never an error)."""
+        raise NotImplementedError
+
+    def put_run(self, key: str, value) -> None:
+        """Keep `value` under `key` (only the newest few results of a kind are kept)."""
+        raise NotImplementedError
+
+
+class Cache(Store):
     def __init__(self, directory: str):
         self.root = directory
         self.directory = os.path.join(directory, f"v{__version__}-{FORMAT}-{_code_fingerprint()}")
@@ -64,6 +81,25 @@ class Cache:
             if enabled:
                 gc.enable()
 
+    def get_many(self, pack: str, keys: Iterable[str]) -> Tuple[Dict[str, object], int]:
+        """(the cached entries of `keys`, how many of them the pack did not hold). The pack named
+        `pack` (`put_pack`) holds many entries in one file, read at once: a file per entry costs an
+        open and a load each (vLLM's 3,231 summaries: 0.42 s one by one, 0.28 s packed)."""
+        packed = self.get("pack-" + pack) or {}
+        found: Dict[str, object] = {}
+        unpacked = 0
+        for key in keys:
+            value = packed.get(key)
+            if value is None:
+                unpacked += 1
+                value = self.get(key)
+            if value is not None:
+                found[key] = value
+        return found, unpacked
+
+    def put_pack(self, pack: str, entries: Dict[str, object]) -> None:
+        self.put_run("pack-" + pack, entries)
+
     def put(self, key: str, value) -> None:
         try:
             self._prepare()
@@ -81,7 +117,7 @@ class Cache:
         self.put(key, value)
         folder = os.path.join(self.directory, key[:2])
         try:
-            prefix = key.split("-", 1)[0] + "-"  # "run-…", "reach-…"
+            prefix = key.split("-", 1)[0] + "-"  # "run-…", "reach-…", "pack-…"
             runs = sorted((e for e in os.scandir(folder) if e.name.startswith(prefix)),
                           key=lambda e: e.stat().st_mtime, reverse=True)
             for old in runs[KEEP_RUNS:]:
@@ -102,6 +138,44 @@ class Cache:
             with open(ignore, "w") as f:
                 f.write("# Automatically created by compilelint.\n*\n")
         self._ready = True
+
+
+def files_key(paths, prefilter: bool) -> str:
+    """The key of a run's manifest (last run's {path: (signature, content key)}): an unchanged
+    file is not even read."""
+    return "files-" + hashlib.blake2b(repr((paths, prefilter)).encode("utf-8", "surrogateescape"),
+                                      digest_size=20).hexdigest()
+
+
+def run_key(files, settings, signatures) -> Optional[str]:
+    """A key for a whole run: every file's path and signature (size, modification time: Ruff's
+    test for "unchanged", no file is read), and the settings that shape results; None when a
+    file has no signature (let the normal path report it)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(judging(files, settings).encode())
+    for path in files:
+        signature = signatures[path]
+        if signature is None:
+            return None
+        h.update(f"{path}\0{signature}\0".encode("utf-8", "surrogateescape"))
+    return "run-" + h.hexdigest()
+
+
+def judging(files, settings) -> str:
+    """The settings that shape results and the configurations that judge `files`, as text."""
+    shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
+    return repr((sorted(shaping.items()), settings.configs_key(files)))
+
+
+def reach_key(entries, settings, summaries) -> str:
+    """A key for the project pass's roots and reach: the entries and settings that decide them,
+    and every file's call graph (`FileSummary.graph_key`, rows left out)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr((entries, settings.scope, settings.extra_roots, settings.extra_stops,
+                   settings.follow_swapped, settings.follow_misuse)).encode())
+    for summary in summaries:
+        h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
+    return "reach-" + h.hexdigest()
 
 
 def default_directory(project_root: Optional[str]) -> str:

@@ -226,7 +226,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
 
     outcome = None
     if fix or diff or add_noqa:
-        from compilelint.fix.apply import run_fixes
+        from compilelint.fix_files import run_fixes
 
         outcome = run_fixes(report, settings, unsafe=unsafe_fixes, write=not diff, add_noqa=add_noqa,
                             stdin=stdin, paths=list(paths), fix=fix or diff)

@@ -78,6 +78,12 @@ class Finding:
     # The findings of this function that Dynamo does not meet until this one is fixed (their
     # `region.hidden_by` is this row): reported with it, not alone (`compilelint.hidden`).
     hidden: Tuple["Finding", ...] = ()
+    # The message's data as (field, value) pairs (`Rule.report(args=...)`), for project-pass hooks.
+    args: Tuple[Tuple[str, str], ...] = ()
+
+    def arg(self, name: str) -> str:
+        """A field of the message's data ("" when the rule gave none by that name)."""
+        return next((value for key, value in self.args if key == name), "")
 
     @property
     def sort_key(self):

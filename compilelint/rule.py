@@ -17,7 +17,7 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, List, Optional, Set, Tuple, Type
 
-from compilelint.fix.text import FileText
+from compilelint.file_text import FileText
 
 if TYPE_CHECKING:
     from compilelint.finding import Finding, Region, Span
@@ -30,14 +30,30 @@ DEFAULT_TORCH_VERSION = "2.13"
 KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 
 
+# The rule-state contract. A rule instance lives for one file's walk and may keep notes between
+# the functions it visits (`self.seen`, `self.methods`). The language server reuses a function's
+# previous walk when the state every rule holds when the walk starts equals last time's, compared
+# by value (`server/incremental.py`). So a rule's attributes, `ctx` aside, hold plain values only
+# (str, int, float, bool, bytes, None, and lists, tuples, sets and dicts of them, `ClassInfo`),
+# never a tree node or a function; an int above `OBJECT_ID_FLOOR` is taken for an `id()` (a note
+# kept per node or per function, which another function's walk never looks up) and left out.
+# A rule breaking it costs only speed: its state is not comparable, and nothing is reused.
+OBJECT_ID_FLOOR = 1 << 40
+
+
 def torch_at_least(version: str, minimum: str) -> bool:
     """`version` (major.minor) is `minimum` or newer, compared as numbers ("2.9" is older than "2.13")."""
     def parts(v: str):
         return tuple(int(p) for p in v.split(".")[:2] if p.isdigit())
     return parts(version) >= parts(minimum)
 
-# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...
-GB_PLACEHOLDER = re.compile(r"\{gb(\d*)\}")
+# A finding's message data, as (field, value) pairs (`("state", "self.cache")`): what the rule's
+# project-pass hook reads back (`Finding.arg`), as Ruff's violation fields and pyflakes' message_args.
+MessageArgs = Tuple[Tuple[str, str], ...]
+
+# `{gb}` in a message is the rule's first GB id for the torch version in use, `{gb1}` its second, ...;
+# `{gb@2.11}`: its first id on torch 2.11 whatever the version in use (a break only that version has).
+GB_PLACEHOLDER = re.compile(r"\{gb(\d*)(?:@(\d+\.\d+))?\}")
 
 _REGISTRY: Dict[str, Type["Rule"]] = {}
 _LOADED = False
@@ -134,9 +150,11 @@ class RuleContext:
 
     # ----- output -----------------------------------------------------------------------------------
     def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = (), breaks_if: Tuple[ast.AST, ...] = ()) -> None:
+               fix_if_tensors: Tuple[str, ...] = (), args: "MessageArgs" = (),
+               breaks_if: Tuple[ast.AST, ...] = ()) -> None:
         """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
-        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `breaks_if`:
+        `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `args`: the
+        message's data, for the rule's own project-pass hook (`Finding.arg`); `breaks_if`:
         expressions that must be true for it to break (`requires_grad_(flag)`), read like the
         tests of `if`s around it (a flag defaulting to False that no traced call passes)."""
         raise NotImplementedError
@@ -182,7 +200,7 @@ class FixContext:
 
 class ProjectContext:
     """What a rule's project-pass hook (`Rule.check_project`) sees: the summaries of every checked
-    file and what the project pass computed over them. The engine implements it."""
+    file and what the project pass computed over them. `project_pass.context.PassContext` implements it."""
 
     @property
     def summaries(self) -> List["FileSummary"]:
@@ -204,17 +222,28 @@ class ProjectContext:
         """The file and function behind a function id (`module.Class.method`)."""
         raise NotImplementedError
 
+    def facts(self, rule: Type["Rule"], fid: str):
+        """What `rule.function_facts` said of the function during its file's walk (None: nothing)."""
+        raise NotImplementedError
+
+    def canonical(self, dotted: str) -> str:
+        """A project name through re-exports (`pkg.Model` → `pkg.modeling.Model`); itself otherwise."""
+        raise NotImplementedError
+
+    def mro(self, cls: str) -> List[str]:
+        """A project class's method resolution order, itself first (project classes only)."""
+        raise NotImplementedError
+
+    def display(self, fid: str) -> str:
+        """A function id as findings name a root: `path.py:Class.method`."""
+        raise NotImplementedError
+
     def region(self, fid: str) -> Optional["Region"]:
         """How torch.compile reaches the function, None when it does not."""
         raise NotImplementedError
 
     def dead(self, guards) -> bool:
         """Code under these guards never runs while Dynamo traces (`if not is_compiling():`)."""
-        raise NotImplementedError
-
-    @property
-    def graph(self):
-        """The project's index (`regions.Project`): functions, classes, MRO, call resolution."""
         raise NotImplementedError
 
     @property
@@ -229,12 +258,13 @@ class ProjectContext:
 
     def frames(self, mode: str):
         """Which reached functions Dynamo runs as frames of their own in `mode` (eval / train):
-        `analysis.frames.Frames`, computed once per pass."""
+        `project_pass.frames.Frames`, computed once per pass (its questions about the project, such as
+        `frames.execution_order`, take it alone)."""
         raise NotImplementedError
 
     @property
     def trees(self):
-        """The files' parsed modules (`analysis.trees.Trees`): the texts the pass analysed, which in
+        """The files' parsed modules (`project_pass.trees.Trees`): the texts the pass analysed, which in
         the language server are the editor's, not the disk's."""
         raise NotImplementedError
 
@@ -271,7 +301,7 @@ class Rule:
     gb_ids: ClassVar[Dict[str, Tuple[str, ...]]] = {}
     kind: ClassVar[str] = "break"  # "break" | "recompile" | "usage" (what verify looks for)
     # A break Dynamo meets outside a call (loading an RNN submodule): it has no point to resume at,
-    # so the rest of the frame runs eager and later breaks in it are not met (engine._hidden_by).
+    # so the rest of the frame runs eager and later breaks in it are not met (`project_pass.placement.hidden_by`).
     skips_frame: ClassVar[bool] = False
     # The fixes it can make: "none" | "safe" | "unsafe" (only with --unsafe-fixes) | "sometimes" (safe for
     # some code, unsafe for other). A fix need not exist for every finding.
@@ -304,10 +334,28 @@ class Rule:
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
 
+    def walk_state(self) -> Dict[str, object]:
+        """What this instance keeps between the functions of its file (see the rule-state contract
+        above `OBJECT_ID_FLOOR`): its attributes but the context."""
+        return {k: v for k, v in vars(self).items() if k != "ctx"}
+
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = (), breaks_if: Tuple[ast.AST, ...] = ()):
+               fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = (), breaks_if: Tuple[ast.AST, ...] = ()):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
-                        fix_if_tensors=fix_if_tensors, breaks_if=breaks_if)
+                        fix_if_tensors=fix_if_tensors, args=args, breaks_if=breaks_if)
+
+    @classmethod
+    def function_facts(cls, fn: ast.AST, nodes: List[ast.AST]):
+        """A project-pass rule's own facts about one function (`fn`, a `def`; `nodes`: all of its
+        nodes), worked out while its file is walked: a small picklable value (it is cached with the
+        file's summary; the language server compares it by value), or None for nothing to say.
+        The project pass hands it back through `ProjectContext.facts`, so the hook can tell which
+        functions are worth parsing again. Runs for every function of every file (no prefilter)."""
+        return None
+
+    @classmethod
+    def has_function_facts(cls) -> bool:
+        return cls.function_facts.__func__ is not Rule.function_facts.__func__
 
     @classmethod
     def check_project(cls, project: ProjectContext) -> None:
@@ -327,7 +375,8 @@ class Rule:
 
         def fill(m):
             i = int(m.group(1) or 0)
-            return ids[i] if i < len(ids) else m.group(0)
+            of = cls.gb_ids.get(m.group(2), ()) if m.group(2) else ids
+            return of[i] if i < len(of) else m.group(0)
 
         return GB_PLACEHOLDER.sub(fill, message)
 
@@ -360,6 +409,12 @@ def registry() -> Dict[str, Type[Rule]]:
             importlib.import_module(f"compilelint.rules.{info.name}")
         _LOADED = True
     return dict(sorted(_REGISTRY.items()))
+
+
+def break_codes() -> frozenset:
+    """The codes of the rules whose findings are graph breaks (not verify's own codes): what the
+    project pass counts as a break when it works out Dynamo's frames (`project_pass.frames`)."""
+    return frozenset(code for code, rule in registry().items() if rule.kind == "break" and not rule.verify_event)
 
 
 def expand_selection(patterns, codes) -> set:

@@ -46,6 +46,8 @@ class Candidate:
     # Untyped parameters `fix` holds for only when they are tensors: the fix is kept when every
     # traced call of the function passes a tensor for each (a caller in another file says so).
     fix_if_tensors: Tuple[str, ...] = ()
+    # The message's data, (field, value) pairs (`rule.MessageArgs`): the finding carries them.
+    args: Tuple[Tuple[str, str], ...] = ()
 
 
 class Call(tuple):
@@ -134,10 +136,8 @@ class FunctionInfo:
     # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
     # a break inside one makes Dynamo skip the frame (`frames`).
     loops: List[Tuple[int, int]] = field(default_factory=list)
-    # What lets the project pass skip parsing the function again: it stores into an attribute's
-    # item (`cache.is_updated[i] = True`, CL413), it sets a name to None before a loop (CL414).
-    stores_attribute_items: bool = False
-    none_before_loop: bool = False
+    # Rule code → what that rule's `function_facts` said of the function (only where it said something).
+    rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
     returns_parts: Tuple[Tuple[str, ...], ...] = ()
 
@@ -159,6 +159,9 @@ class ClassInfo:
     submodule_flags: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
     # self.<attr> → the config attribute `__init__` copies into it (`self.layerdrop = config.encoder_layerdrop`).
     config_attrs: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> → the `__init__` parameter (defaulting to a false constant) it is a plain copy of,
+    # its only assignment in the class (`self.looped = looped`): `init_defaults`.
+    init_defaults: Dict[str, str] = field(default_factory=dict)
     # self.<attr> → per assignment in `__init__` under `if`s: (the names its value calls, the
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
@@ -225,7 +228,8 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()))
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
+                    sorted(c.init_defaults.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.mask_sum import where_for_mask_sum
+from compilelint.fix.mask_sum import where_for_mask_sum
 from compilelint.rule import Rule
 
 
@@ -27,6 +27,13 @@ class BooleanMaskIndex(Rule):
     Keep the shape: `torch.where(mask, x, 0)`, `x.masked_fill(~mask, 0)`, or a masked
     reduction (`(x * mask).sum() / mask.sum()`). Or set
     `torch._dynamo.config.capture_dynamic_output_shape_ops = True`.
+
+    ## Fix safety
+    Unsafe: `x[mask].sum()` (`.sum()` with no arguments) → `torch.where(mask, x, 0).sum()`, only
+    when the mask has `x`'s shape because it is made from `x` itself: a comparison of `x` with a number,
+    `torch.isfinite(x)` / `isnan(x)` / `isinf(x)`, their `~`, or a local bound once to one of those.
+    Float sums add in another order (the last bits may round differently); the masked-out values are
+    read (a NaN there is replaced by 0, as before); the dense tensor costs `x`'s full size in memory.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html

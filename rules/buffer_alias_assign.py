@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.rewrites.buffer_local import buffer_to_local
+from compilelint.fix.buffer_local import buffer_to_local
 from compilelint.rule import Rule
 
 
@@ -38,6 +38,14 @@ class BufferAliasAssign(Rule):
     ## Use instead
     Read the converted buffer into a local (`pos = self.pos.to(x.dtype)`), or update it in place
     without rebinding the attribute (`self.count.add_(1)`).
+
+    ## Fix safety
+    Unsafe: `self.b = self.b.to(...)` in a forward (a registered buffer) → `b = self.b.to(...)`, and
+    the function's later reads of `self.b` read `b`. Offered only when the assignment is in no loop,
+    has its lines to itself with no comment, every later read of `self.b` is in the rest of its own
+    block, the function writes `self.b` nowhere else, and no local, parameter or global is named `b`.
+    The module's buffer is no longer replaced by the converted tensor: other methods, later calls and
+    `state_dict()` see it as `model.to(...)` left it, and each call converts it again.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb4841.html

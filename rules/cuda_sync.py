@@ -45,7 +45,7 @@ class CudaSync(Rule):
     code = "CL213"
     name = "cuda-sync"
     triggers = ('synchronize',)
-    message = ("a host-device synchronize inside compiled code graph-breaks on torch 2.11 (GB0007) and stalls "
+    message = ("a host-device synchronize inside compiled code graph-breaks on torch 2.11 ({gb@2.11}) and stalls "
                "every call (illegal during CUDA-graph capture): synchronize outside the compiled region")
     gb_types = ("Attempted to call function marked as skipped",)
     gb_ids = {"2.11": ("GB0007",), "2.13": ()}

@@ -1,7 +1,7 @@
 import ast
 
-from compilelint.fix.builders import guard_statement
-from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
+from compilelint.fix.guard import guard_statement
+from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 DEBUGGER_CALLS = frozenset({
@@ -34,6 +34,12 @@ class Debugger(Rule):
     Debug the function in eager: decorate it with `@torch.compiler.disable` while debugging, run
     everything eagerly with `torch.compiler.set_stance("force_eager")`, or start vLLM with
     `--enforce-eager`. Remove the call before compiling.
+
+    ## Fix safety
+    Unsafe. A statement that is only the call, on lines of its own, goes under
+    `if not torch.compiler.is_compiling():` (with `import torch` added when the file has no name
+    for torch). Eager runs it as before; under torch.compile it no longer runs at all, so the stop in the debugger
+    is lost in compiled code.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html

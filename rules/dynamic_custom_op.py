@@ -46,7 +46,7 @@ class DynamicCustomOp(Rule):
     code = "CL304"
     name = "dynamic-custom-op"
     triggers = ("new_dynamic_size",)
-    message = ("this custom op's fake kernel allocates a dynamic size: calling it graph-breaks (GB0036 on torch 2.13): set "
+    message = ("this custom op's fake kernel allocates a dynamic size: calling it graph-breaks ({gb} on torch 2.13): set "
                "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or give it a static output shape")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",)}  # measured on 2.13 CPU only
@@ -94,7 +94,7 @@ class DynamicCustomOp(Rule):
             parts = name.split(".")
             if len(parts) >= 4 and f"{parts[2]}.{parts[3]}" in self.dynamic:
                 self.report(node, f"`torch.ops.{parts[2]}.{parts[3]}` has a data-dependent output size (its fake "
-                                  "kernel calls new_dynamic_size()) and graph-breaks (GB0036 on torch 2.13): set "
+                                  "kernel calls new_dynamic_size()) and graph-breaks ({gb} on torch 2.13): set "
                                   "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or give it a "
                                   "static output shape")
 

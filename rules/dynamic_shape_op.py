@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.expert_loop import dense_expert_loop
+from compilelint.fix.expert_loop import dense_expert_loop
 from compilelint.rule import Rule
 
 # Ops whose output size depends on the data.
@@ -33,6 +33,17 @@ class DynamicShapeOp(Rule):
     unbacked sizes, or keep shapes static: masks with `torch.where(cond, a, b)`,
     `scatter`/`index_add` over a fixed size, `bincount(minlength=...)` outside the region, or
     sort-based routing with a fixed capacity.
+
+    ## Fix safety
+    Unsafe, for one shape only: the Mixtral-style expert loop (`for e in (mask.sum(...) > 0).nonzero():`
+    with `idx, top = torch.where(mask[e])` and one `final.index_add_(0, top, ...)`) → a loop over every
+    expert that runs it on every token, weighted by `torch.where(mask[e] != 0, weights, 0)`. Offered
+    only when the loop's names are used in exactly those places and nothing leaves the loop early.
+    Every expert computes every token (E× the expert FLOPs, which assumes experts act on each token
+    row alone, as MLPs do); sums run in another order (equal up to rounding); a token an expert did
+    not pick adds `0 · output`, NaN where that output is inf; dropout in the loop draws over all
+    tokens; an expert no token picked gets zero gradients instead of None (optimizers then apply
+    weight decay and momentum to it).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html

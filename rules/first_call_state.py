@@ -2,7 +2,7 @@ import ast
 import weakref
 from typing import Dict, Optional, Set
 
-from compilelint.analysis import frames as F
+from compilelint.project_pass import frames as F
 from compilelint.analysis.astutil import self_attr, walk
 from compilelint.rule import ProjectContext, Rule
 
@@ -108,6 +108,42 @@ def _module_moved(node: ast.Assign, submodules) -> bool:
         and ast.dump(value.func.value) == _load_dump(target)
 
 
+def later_reads(project: ProjectContext, findings) -> list:
+    """The findings (of first-call state read by a condition) that another finding reading the
+    same state in the same frame of the same compiled root comes before, in either mode that
+    places both. One frame fills every copy of a cache on its first call and recompiles once, at
+    the first guard that fails: the same state (`self.attention_bias_cache`) read in several
+    classes of one frame is named only where the frame reads it first (timm's levit and
+    efficientformer_v2: the recompile is at `Attention`'s cache, never at `AttentionDownsample`'s
+    after it; truth, torch 2.11)."""
+    if len(findings) < 2:
+        return []
+    modules = {s.path: s.module for s in project.summaries}
+    seen, first = set(), set()
+    chosen: Dict[tuple, bool] = {}  # execution_order's answers, the same in both modes
+    for mode in F.MODES:
+        fr = project.frames(mode)
+        groups: Dict[tuple, list] = {}
+        for f in findings:
+            if f.region is None or f.region.mode not in ("any", mode):
+                continue
+            fid = f"{modules.get(f.path)}.{f.function}"
+            state = f.arg("state")  # the state the condition reads
+            groups.setdefault((f.region.root, F.frame_of(fr, fid), state), []).append((fid, f))
+        order = None  # the walk of every frame's calls, only when some state is read twice
+        for members in groups.values():
+            if len(members) < 2:  # read once: it stays, whatever another mode's frame says
+                seen.add(id(members[0][1]))
+                first.add(id(members[0][1]))
+                continue
+            order = order if order is not None else F.execution_order(fr, chosen)
+            members = [((order[fid], f.span.row), id(f)) for fid, f in members if fid in order]
+            seen.update(i for _, i in members)
+            if members:
+                first.add(min(members)[1])
+    return [f for f in findings if id(f) in seen and id(f) not in first]
+
+
 class FirstCallState(Rule):
     """
     ## What it does
@@ -159,8 +195,8 @@ class FirstCallState(Rule):
         # function (by id) → state read by its conditions so far: dump → (condition, expression)
         self.tested: Dict[int, Dict[str, tuple]] = {}
         self.reported: Set[int] = set()
-        # class name → method name → the `self` state it assigns (plain strings: the language
-        # server compares rule state by value to reuse a function's walk)
+        # class name → method name → the `self` state it assigns (plain strings: the rule-state
+        # contract, `compilelint.rule.OBJECT_ID_FLOOR`)
         self.methods: Dict[str, Dict[str, frozenset]] = {}
 
     def visit_ClassDef(self, node: ast.ClassDef):
@@ -173,9 +209,10 @@ class FirstCallState(Rule):
         self.reported.add(id(condition))
         # at the state read (not the whole test): a read after `torch.jit.is_tracing() and ...`
         # never runs under Dynamo, and the project pass drops it by that guard
-        self.report(expr, f"`{ast.unparse(expr)}` is changed by the first call and read by this condition: "
+        state = ast.unparse(expr)
+        self.report(expr, f"`{state}` is changed by the first call and read by this condition: "
                           "the second call fails the guard and recompiles; initialize it in __init__ (a "
-                          "buffer for tensors), or warm up eagerly before compiling")
+                          "buffer for tensors), or warm up eagerly before compiling", args=(("state", state),))
 
     def visit_Assign(self, node: ast.Assign):
         fn = self.ctx.function
@@ -235,40 +272,9 @@ class FirstCallState(Rule):
 
     @classmethod
     def check_project(cls, project: ProjectContext):
-        """One frame fills every copy of a cache on its first call and recompiles once, at the first
-        guard that fails: the same state (`self.attention_bias_cache`) read in several classes of one
-        frame is named only where the frame reads it first (timm's levit and efficientformer_v2: the
-        recompile is at `Attention`'s cache, never at `AttentionDownsample`'s after it; truth, torch 2.11)."""
-        findings = project.findings_of(cls.code)
-        if len(findings) < 2:
-            return
-        graph = project.graph
-        modules = {s.path: s.module for s in project.summaries}
-        seen, first = set(), set()
-        chosen: Dict[tuple, bool] = {}  # execution_order's answers, the same in both modes
-        for mode in F.MODES:
-            fr = project.frames(mode)
-            groups: Dict[tuple, list] = {}
-            for f in findings:
-                if f.region is None or f.region.mode not in ("any", mode):
-                    continue
-                fid = f"{modules.get(f.path)}.{f.function}"
-                state = f.message.split("`")[1]  # the state the condition reads
-                groups.setdefault((f.region.root, F.frame_of(fr, fid), state), []).append((fid, f))
-            order = None  # the walk of every frame's calls, only when some state is read twice
-            for members in groups.values():
-                if len(members) < 2:  # read once: it stays, whatever another mode's frame says
-                    seen.add(id(members[0][1]))
-                    first.add(id(members[0][1]))
-                    continue
-                order = order if order is not None else F.execution_order(graph, fr, chosen)
-                members = [((order[fid], f.span.row), id(f)) for fid, f in members if fid in order]
-                seen.update(i for _, i in members)
-                if members:
-                    first.add(min(members)[1])
-        for f in findings:
-            if id(f) in seen and id(f) not in first:
-                project.withdraw(f)
+        """Only the first read of one state in one frame stays (`later_reads`)."""
+        for finding in later_reads(project, project.findings_of(cls.code)):
+            project.withdraw(finding)
 
     INVALID = [
         """

@@ -1,8 +1,8 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.builders import guard_statement
-from compilelint.fix.rewrites.notes import NOT_UNDER_COMPILE, explained
+from compilelint.fix.guard import guard_statement
+from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
 
 LOGGER_METHODS = frozenset({
@@ -37,6 +37,12 @@ class LoggingCall(Rule):
     have Dynamo drop the calls: `torch._dynamo.config.ignore_logger_methods = {logging.Logger.info, ...}`
     (`ignore_logging_functions` in 2.13). `reorderable_logging_functions = {logging.info}` works for
     the module-level functions only.
+
+    ## Fix safety
+    Unsafe. A statement that is only the call, on lines of its own, goes under
+    `if not torch.compiler.is_compiling():` (with `import torch` added when the file has no name
+    for torch). Eager runs it as before; under torch.compile it no longer runs at all, so the log record
+    is lost in compiled code.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0291.html

@@ -1,8 +1,8 @@
 import ast
 from typing import Dict
 
-from compilelint.analysis import carried_none
-from compilelint.analysis import frames as F
+from compilelint.project_pass import carried_none
+from compilelint.project_pass import frames as F
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule
 
@@ -51,20 +51,31 @@ class LoopCarriedNone(Rule):
                "compute the value before it")
 
     @classmethod
+    def function_facts(cls, fn, nodes):
+        """True when the function sets a name to None before one of its loops: only such a
+        function's loop can carry None into a frame (the project pass parses no other)."""
+        return True if carried_none.none_before_loop(nodes) else None
+
+    @classmethod
+    def starts_none(cls, project: ProjectContext):
+        """`carried_none.hits`' question, answered by these facts."""
+        return lambda fid: project.facts(cls, fid) is not None
+
+    @classmethod
     def check_project(cls, project: ProjectContext):
-        graph, reached = project.graph, project.reached
+        reached = project.reached
         found: Dict[tuple, dict] = {}  # (path, row, col) → what to report
         for mode in F.MODES:
             fr = project.frames(mode)
-            for loop, frame, name, fid, test in carried_none.hits(graph, fr, project.trees):
-                key = (graph.functions[fid][0].path, test.lineno, test.col_offset)
+            for loop, frame, name, fid, test in carried_none.hits(fr, project.trees, cls.starts_none(project)):
+                key = (project.function(fid)[0].path, test.lineno, test.col_offset)
                 hit = found.setdefault(key, {"modes": set(), "fid": fid, "test": test, "name": name,
-                                             "loop": graph.functions[loop][1].qualname, "frame": frame})
+                                             "loop": project.function(loop)[1].qualname, "frame": frame})
                 hit["modes"].add(mode)
         for key, hit in sorted(found.items(), key=lambda kv: kv[0]):
             mode = "any" if len(hit["modes"]) == 2 else next(iter(hit["modes"]))
-            summary, info = graph.functions[hit["fid"]]
-            frame = graph.functions[hit["frame"]][1].qualname
+            summary, info = project.function(hit["fid"])
+            frame = project.function(hit["frame"])[1].qualname
             test = hit["test"]
             message = (f"`{ast.unparse(test)}` guards `{frame}`, a frame entered once per iteration of the loop in "
                        f"`{hit['loop']}` (a graph break skips that frame), which passes `{hit['name']}` as None first "

@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis.astutil import is_self, walk
-from compilelint.fix.rewrites.module_cast import guard_conversion
+from compilelint.fix.module_cast import guard_conversion
 from compilelint.rule import Rule
 
 # nn.Module methods that convert the module's parameters and buffers in place (and return it).
@@ -72,6 +72,13 @@ class ModuleConversion(Rule):
     torch.nn layers that always have a weight). Traced with no break when the dtype already
     matches: on torch 2.13 (measured, eval and train) and on 2.11 (nllb-moe's router guarded by
     hand: 0 breaks, on an H100).
+
+    ## Fix safety
+    Unsafe: the conversion statement (`self.m = self.m.half()`, `self.m.to(dtype)`, ...) → the same
+    statement under `if self.m.weight.dtype != dtype:`. Offered only for a plain dtype (no device, no
+    tensor argument) and when every class `self.m` may hold is a torch.nn layer that always owns a
+    `weight` and no buffers. When the weight already has the dtype nothing is converted, so a bias or
+    other parameter kept in another dtype stays as it is (`.to` would have converted it).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0264.html

@@ -1,8 +1,8 @@
 import ast
 
 from compilelint.analysis.astutil import self_attr, walk
-from compilelint.fix.builders import buffer_counter
-from compilelint.fix.rewrites.notes import BUFFER, explained
+from compilelint.fix.counter import buffer_counter
+from compilelint.fix.notes import BUFFER, explained
 from compilelint.rule import Rule
 
 
@@ -10,18 +10,43 @@ def _reads(value: ast.AST, attr: str) -> bool:
     return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in walk(value))
 
 
+def _copies(fn: ast.AST) -> dict:
+    """{local: attr} for the locals of `fn` bound only by `local = self.attr` (`n = self.count`):
+    a value computed from the local is computed from the attribute's value at the read."""
+    bound: dict = {}
+    for node in walk(fn):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        for t in targets:
+            for name in (n for n in walk(t) if isinstance(n, ast.Name)):
+                simple = isinstance(node, ast.Assign) and t is name and len(node.targets) == 1
+                bound.setdefault(name.id, set()).add(self_attr(node.value) if simple else None)
+    return {name: attrs.pop() for name, attrs in bound.items() if len(attrs) == 1 and None not in attrs}
+
+
+def _reads_copy(value: ast.AST, attr: str, copies: dict) -> bool:
+    """`self.n = n + 1` after `n = self.n`: a new value from the old one. A bare `self.n = n`
+    puts back the value read, which changes nothing by itself."""
+    if isinstance(value, ast.Name):
+        return False
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and copies.get(n.id) == attr
+               for n in walk(value))
+
+
 class ModuleScalarMutation(Rule):
     """
     ## What it does
     Finds `self.n += 1` / `self.n = self.n + 1` in compiled code where `self.n` is a Python
     int or float set to a constant in `__init__` (step counters, call counters, running
-    scales).
+    scales). Also through a local copy: `n = self.n`, then `self.n = n + 1`.
 
     ## Why is this bad?
     Dynamo treats int attributes of an `nn.Module` as constants and guards on their value
     (`self.counter == 3`). Changing it makes the next call fail the guard and recompile: one
     recompile per call until `recompile_limit` (8), then the frame runs eager for good
-    (measured: 12 calls, 8 recompiles, then eager). Nothing breaks, so `explain()` calls it clean.
+    (measured: 12 calls, 8 recompiles, then eager; through a local copy on torch 2.13: 6 calls,
+    6 graphs, the guard `self.count == 0` placed at `self.count = count + 1`). Nothing breaks, so
+    `explain()` calls it clean. Putting back the value read (`self.n = n`) changes nothing.
 
     ## Example
     ```python
@@ -40,6 +65,15 @@ class ModuleScalarMutation(Rule):
     `self.step.add_(1)`: 0 recompiles), keep the count outside the compiled module, or set
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` (ints only; 8 recompiles → 1).
 
+    ## Fix safety
+    Unsafe: `self.n += k` (or `self.n = self.n + k`; `+ - * /`) in a `nn.Module` whose `__init__`
+    sets `self.n = <number>` after `super().__init__()` → `self.register_buffer("n", torch.tensor(...),
+    persistent=False)` there and `self.n.add_(k)` here. Offered only when every other write is another
+    `self.n op= ...`, every read of `self.n` is an operand of arithmetic, and the step is a number
+    literal (an int for an int counter, which takes no `/`; a float counter becomes float64). The counter becomes a non-persistent
+    buffer: a 0-d tensor that follows `.to(device)`, is left out of `state_dict()`, and is shared by
+    in-place updates.
+
     ## References
     https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html
     """
@@ -54,7 +88,7 @@ class ModuleScalarMutation(Rule):
     # when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
     fix = "unsafe"
 
-    def _check(self, target: ast.AST, node: ast.AST):
+    def _check(self, target: ast.AST, node: ast.AST, fixable: bool = True):
         attr = self_attr(target)
         cls = self.ctx.cls
         if attr is None or cls is None or attr not in cls.init_numbers:
@@ -63,7 +97,7 @@ class ModuleScalarMutation(Rule):
                           "every call until recompile_limit (8), then the frame runs eager; keep it in a registered "
                           "buffer updated in place (`self.%s.add_(1)`), or set "
                           "torch._dynamo.config.allow_unspec_int_on_nn_module = True" % attr,
-                    fix=explained(buffer_counter(self.ctx, node, attr), BUFFER))
+                    fix=explained(buffer_counter(self.ctx, node, attr), BUFFER) if fixable else None)
 
     def visit_AugAssign(self, node: ast.AugAssign):
         self._check(node.target, node)
@@ -73,6 +107,9 @@ class ModuleScalarMutation(Rule):
             attr = self_attr(t)
             if attr and _reads(node.value, attr):
                 self._check(t, node)
+            elif attr and self.ctx.function_node is not None and \
+                    _reads_copy(node.value, attr, _copies(self.ctx.function_node)):
+                self._check(t, node, fixable=False)  # `n = self.n; ...; self.n = n + 1`
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [
@@ -121,6 +158,19 @@ class Counter(nn.Module):
         self.calls += 1  # <-
         self.scale = self.scale * 0.99  # <-
         return x * self.scale
+
+
+class SavedCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = 0
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        seen = self.seen
+        y = self.proj(x)
+        self.seen = seen + 1  # <-
+        return y
 """,
     ]
     VALID = [
@@ -142,5 +192,19 @@ class Counter(nn.Module):
 
     def reset(self):
         self.eps = 1e-6  # not compiled
+
+
+class SavedAndRestored(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = 0
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        seen = self.seen
+        self.seen = 5
+        y = self.proj(x)
+        self.seen = seen  # the value read, put back
+        return y
 """,
     ]

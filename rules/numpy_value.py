@@ -2,7 +2,7 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
-from compilelint.fix.rewrites.numpy_planner import disable_numpy_planner
+from compilelint.fix.numpy_planner import disable_numpy_planner
 from compilelint.rule import Rule
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
@@ -10,8 +10,8 @@ CONSTANT_CALLS = frozenset({"numpy.dtype", "numpy.random.seed", "numpy.random.ra
 # Random planning that Dynamo cannot trace (permutation: GB0294) or reads back as data (randint: GB0033).
 # np.random.choice: "Data dependent operator" on torch 2.11 in the truth corpus (wav2vec2's SpecAugment);
 # `np.random.uniform(0, 1)` (LayerDrop in VITS and older models): GB0033 where it is read (measured, 2.13).
-RANDOM_CALLS = {"numpy.random.permutation": "GB0294", "numpy.random.randint": "GB0033",
-                "numpy.random.choice": "GB0033", "numpy.random.uniform": "GB0033"}
+RANDOM_CALLS = {"numpy.random.permutation": "{gb3}", "numpy.random.randint": "{gb1}",
+                "numpy.random.choice": "{gb1}", "numpy.random.uniform": "{gb1}"}
 # Metadata of an array: static under Dynamo, like a tensor's shape.
 METADATA = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 REDUCTIONS = frozenset({"sum", "prod", "max", "min", "lcm", "gcd", "argmax", "argmin", "count_nonzero"})
@@ -49,6 +49,13 @@ class NumpyValue(Rule):
     Use Python's `math` on Python numbers (`math.lcm`, `math.prod`, `sum`), compute the value once
     in `__init__`, or keep tensor data in torch (`torch.randperm`, `torch.where`).
 
+    ## Fix safety
+    Safe: a module-level function (not a method, not nested, no decorator, not handed to
+    `torch.compile` in the file) that draws from `np.random` gets `@torch.compiler.disable`.
+    `torch.compiler.disable` does nothing outside torch.compile, so eager behaviour is unchanged; under
+    compile the function runs eagerly, drawing from NumPy's own generator (Dynamo would draw from
+    torch's), at the cost of one break at its call.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
     """
@@ -56,7 +63,7 @@ class NumpyValue(Rule):
     code = "CL106"
     name = "numpy-value"
     triggers = ("numpy",)
-    message = ("a NumPy value in a condition is a traced tensor and graph-breaks (GB0170 on torch 2.13): use Python's math "
+    message = ("a NumPy value in a condition is a traced tensor and graph-breaks ({gb} on torch 2.13): use Python's math "
                "on Python numbers (math.lcm, sum), or compute it in __init__")
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
                 "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
@@ -195,10 +202,10 @@ class NumpyValue(Rule):
                         fix=fix)
         elif name in SIZED and node.args and any(self._integer_reduction(sub) for sub in ast.walk(node.args[0])):
             self.report(node, f"`{name.replace('numpy', 'np')}()` sized by a NumPy reduction reads a traced tensor and "
-                              "graph-breaks (GB0033 on torch 2.13): compute the size with Python numbers (sum(), math.lcm)")
+                              "graph-breaks ({gb1} on torch 2.13): compute the size with Python numbers (sum(), math.lcm)")
         elif name in CASTS and node.args and self._integer_reduction(node.args[0]):
             self.report(node, f"`{CASTS[name]}()` of a NumPy value reads a traced tensor and graph-breaks "
-                              "(GB0033 on torch 2.13): compute it with Python numbers, or outside the compiled region")
+                              "({gb1} on torch 2.13): compute it with Python numbers, or outside the compiled region")
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

@@ -1,7 +1,7 @@
 import ast
 
-from compilelint.fix.builders import one_hot_num_classes
-from compilelint.fix.rewrites.notes import FIXED_WIDTH, explained
+from compilelint.fix.one_hot import one_hot_num_classes
+from compilelint.fix.notes import FIXED_WIDTH, explained
 from compilelint.rule import Rule
 
 ONE_HOT = frozenset({"torch.nn.functional.one_hot", "torch._C._nn.one_hot"})
@@ -29,6 +29,14 @@ class OneHotDynamic(Rule):
 
     ## Use instead
     Pass the class count: `F.one_hot(expert_ids, num_classes=self.num_experts)`.
+
+    ## Fix safety
+    `F.one_hot(x)` gets `num_classes=K`, where `K` is a positive int literal, a module-level int
+    constant or `self.k` set once in `__init__` to one, and `x` (or the local bound once to it) shows
+    the bound:
+    - safe for `torch.arange(K)` / `torch.arange(0, K)`: the eager width, `x.max() + 1`, is exactly K;
+    - unsafe for `e % K` and `torch.randint(K, ...)` / `torch.randint(0, K, ...)`: every index is below
+      K, but the eager width may have been smaller; with the fix it is always K.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0246.html

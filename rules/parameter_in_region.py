@@ -54,7 +54,7 @@ class ParameterInRegion(Rule):
     name = "parameter-in-region"
     triggers = ("Parameter", "requires_grad", "Linear", "Conv", "Embedding", "Norm", "Bilinear",
                 "MultiheadAttention", "PReLU")
-    message = ("`nn.Parameter(...)` inside compiled code graph-breaks (GB0264 on torch 2.13): create the parameter in "
+    message = ("`nn.Parameter(...)` inside compiled code graph-breaks ({gb} on torch 2.13): create the parameter in "
                "__init__, outside the compiled region")
     gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
                 "Attempted to use tensor creation function with requires_grad=True")
@@ -75,12 +75,12 @@ class ParameterInRegion(Rule):
                 kw.arg in NO_PARAMETERS and isinstance(kw.value, ast.Constant) and kw.value.value is False
                 for kw in node.keywords):
             self.report(node, f"`{name[6:]}(...)` built inside compiled code makes its parameters there and "
-                              "graph-breaks (GB0264 on torch 2.13): build the layer in __init__ and reuse it")
+                              "graph-breaks ({gb} on torch 2.13): build the layer in __init__ and reuse it")
         elif name in FACTORIES:
             for kw in node.keywords:
                 if kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                     self.report(node, f"`{name}(..., requires_grad=True)` inside compiled code graph-breaks "
-                                      "(GB0225 on torch 2.13): create the tensor outside the compiled region and pass it in")
+                                      "({gb1} on torch 2.13): create the tensor outside the compiled region and pass it in")
 
     INVALID = [
         """

@@ -1,10 +1,11 @@
 import ast
 from typing import Dict, List, Optional, Set
 
-from compilelint.analysis import carried_none
-from compilelint.analysis import frames as F
+from compilelint.project_pass import carried_none
+from compilelint.project_pass import frames as F
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule
+from compilelint.rules.loop_carried_none import LoopCarriedNone
 
 
 def _container(node) -> Optional[ast.AST]:
@@ -22,6 +23,11 @@ def _root_name(node) -> Optional[str]:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _attribute_item(target) -> bool:
+    """`self.x[i] = ...`: an item of an attribute."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
 
 
 def _key(node) -> str:
@@ -100,15 +106,26 @@ class RepeatedFrameState(Rule):
                "that calls it, or update the state outside the compiled code")
 
     @classmethod
+    def function_facts(cls, fn, nodes):
+        """True when the function stores into an attribute's item (`cache.is_updated[i] = True`):
+        only such a function can change an argument's state (the project pass parses no other)."""
+        for n in nodes:
+            kind = n.__class__
+            if kind is ast.Assign and any(map(_attribute_item, n.targets)) or \
+                    kind is ast.AugAssign and _attribute_item(n.target):
+                return True
+        return None
+
+    @classmethod
     def check_project(cls, project: ProjectContext):
-        graph, reached = project.graph, project.reached
+        reached = project.reached
         hits: Dict[tuple, dict] = {}  # (path, row, col) → {"modes", "summary", "function", "node", "frame"}
         for mode in F.MODES:
             fr = project.frames(mode)
             inside: Dict[str, str] = {}  # function → the repeated frame it runs in
             # a frame also entered with a loop-carried None argument fails that guard first, and Dynamo
             # names it (switch_transformers: `args[2] is None`, not the cache's `is_updated`): CL414 says it
-            carried = {frame for _, frame, *_ in carried_none.hits(graph, fr, project.trees)}
+            carried = {frame for _, frame, *_ in carried_none.hits(fr, project.trees, LoopCarriedNone.starts_none(project))}
             for frame in sorted(fr.repeated - carried):
                 todo = [frame]
                 while todo:
@@ -118,10 +135,10 @@ class RepeatedFrameState(Rule):
                     inside[fid] = frame
                     todo.extend(callee for callee, _ in fr.edges.get(fid, ()))
             for fid, frame in inside.items():
-                summary, info = graph.functions[fid]
-                if not info.stores_attribute_items:
+                summary, info = project.function(fid)
+                if project.facts(cls, fid) is None:
                     continue  # stores into no argument's container: nothing to read again (no parse)
-                node = F.function_node(graph, fid, project.trees)
+                node = project.trees.function(summary.path, info.row)
                 if node is None:
                     continue
                 for read in project.trees.derived(node, "argument_state_reads", argument_state_reads):
@@ -131,7 +148,7 @@ class RepeatedFrameState(Rule):
                     hit["modes"].add(mode)
         for (path, row, col), hit in sorted(hits.items(), key=lambda kv: kv[0]):
             mode = "any" if len(hit["modes"]) == 2 else next(iter(hit["modes"]))
-            frame = graph.functions[hit["frame"]][1].qualname
+            frame = project.function(hit["frame"])[1].qualname
             text = ast.unparse(hit["node"])
             message = (f"`{text}` is read here and changed later by this function, inside `{frame}`, a frame entered "
                        f"repeatedly (called in the loop of a skipped frame): the next entry fails the guard and "

@@ -1,7 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.rewrites.requires_grad import requires_grad_call, requires_grad_guard
+from compilelint.fix.requires_grad import requires_grad_call, requires_grad_guard
 from compilelint.rule import Rule
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
@@ -33,6 +33,19 @@ class RequiresGradAssign(Rule):
     reads no autograd state of (transformers' speech encoders): eager is unchanged, and under
     compile `x` no longer requires grad (the parameters' gradients are the same).
 
+    ## Fix safety
+    Safe: `t.requires_grad = False` → `t.requires_grad_(False)` (the statement on lines of its own):
+    the same in eager, with the same error on a non-leaf tensor, and Dynamo traces the call.
+
+    Unsafe: `x.requires_grad = True` on a tensor the function made itself (not a parameter, every
+    binding before the write a tensor, the write in no loop, no read of `.grad`, `.is_leaf`,
+    `.requires_grad` or hooks in the function) → guarded by `if not torch.compiler.is_compiling():`.
+    Eager is unchanged; under compile `x` no longer requires grad: the parameters' gradients are the
+    same, but `x.grad` stays None and reentrant gradient checkpointing sees no input that requires grad.
+
+    Either applies where the target is a tensor: known here, or, for an untyped parameter, passed a
+    tensor by every traced call.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0206.html
     """
@@ -40,7 +53,7 @@ class RequiresGradAssign(Rule):
     code = "CL215"
     name = "requires-grad-assign"
     triggers = ("requires_grad",)
-    message = ("`t.requires_grad = ...` inside compiled code graph-breaks (GB0206 on torch 2.13): use "
+    message = ("`t.requires_grad = ...` inside compiled code graph-breaks ({gb} on torch 2.13): use "
                "`t.requires_grad_(False)`, or set it on the inputs before the compiled call")
     gb_types = ("setattr() on Tensor.requires_grad",)
     gb_ids = {"2.13": ("GB0206",)}  # measured on 2.13 CPU only

@@ -12,12 +12,15 @@ class RnnModule(Rule):
     ## What it does
     Finds calls of `nn.RNN`, `nn.GRU` and `nn.LSTM` submodules inside compiled code: `self.rnn(x)`
     where `self.rnn` is assigned one of them in this class or in a subclass in the same file
-    (timm's `RNN2dBase.forward` calls the `nn.LSTM` its subclass `LSTM2d` sets).
+    (timm's `RNN2dBase.forward` calls the `nn.LSTM` its subclass `LSTM2d` sets), and the other
+    uses of such a submodule: `self.rnn.flatten_parameters()`, `self.rnn.hidden_size`.
 
     ## Why is this bad?
     Dynamo does not trace the cuDNN-style RNN modules: measured on torch 2.13, calling one gives
     "Attempted to wrap RNN, GRU, or LSTM" (GB0014) and the whole frame runs eager (the truth
-    corpus: timm's sequencer2d, eval and train).
+    corpus: timm's sequencer2d, eval and train). Loading the submodule is what breaks, so a method
+    call or an attribute read on it breaks the same way (measured on 2.13: the frame is skipped at
+    `self.rnn.flatten_parameters()`, and at `n = self.rnn.hidden_size`).
 
     ## Example
     ```python
@@ -37,7 +40,7 @@ class RnnModule(Rule):
     code = "CL216"
     name = "rnn-module"
     triggers = ("RNN", "GRU", "LSTM")
-    message = ("nn.RNN/GRU/LSTM modules are not traced: the frame runs eager (GB0014); keep the RNN outside "
+    message = ("nn.RNN/GRU/LSTM modules are not traced: the frame runs eager ({gb}); keep the RNN outside "
                "the compiled region, or set torch._dynamo.config.allow_rnn = True")
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
     gb_ids = {"2.13": ("GB0014",), "2.11": ("GB0014",)}  # 2.11: the truth corpus (timm sequencer2d)
@@ -71,15 +74,23 @@ class RnnModule(Rule):
                     todo.append(b)
         return out
 
-    def visit_Call(self, node: ast.Call):
-        func, cls = node.func, self.ctx.cls
-        if cls is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                               and func.value.id == "self"):
-            return
+    def _is_rnn(self, node: ast.AST) -> bool:
+        """Is `node` `self.<attr>` where this class (or a subclass in the file) sets an RNN?"""
+        cls = self.ctx.cls
+        if cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                               and node.value.id == "self"):
+            return False
         name = cls.info.qualname
-        owners = [c for c, attrs in self.rnn_attrs.items() if func.attr in attrs]
-        if any(c == name or name in self._ancestors(c) for c in owners):
+        owners = [c for c, attrs in self.rnn_attrs.items() if node.attr in attrs]
+        return any(c == name or name in self._ancestors(c) for c in owners)
+
+    def visit_Call(self, node: ast.Call):
+        if self._is_rnn(node.func):
             self.report(node)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        if isinstance(node.ctx, ast.Load) and self._is_rnn(node.value):
+            self.report(node)  # `self.rnn.flatten_parameters()`, `self.rnn.hidden_size`: the load wraps it
 
     INVALID = [
         """
@@ -107,6 +118,16 @@ class Tagger(nn.Module):
 
     def forward(self, x):
         y, _ = self.gru(x)  # <-
+        return y
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 8, batch_first=True)
+
+    def forward(self, x):
+        self.lstm.flatten_parameters()  # <-
+        y, _ = self.lstm(x)  # <-
         return y
 """,
     ]

@@ -2,8 +2,8 @@ import ast
 from collections import Counter
 from typing import Dict, List, Optional
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.trees import Trees
 from compilelint.finding import Region, Span
 from compilelint.rule import ProjectContext, Rule, torch_at_least
 
@@ -43,7 +43,7 @@ def _forwards_in_block(wrapper: ast.FunctionDef) -> bool:
     return False
 
 
-def shared_code(graph, fid: str, torch_version: str, trees: Trees):
+def shared_code(project: ProjectContext, fid: str, torch_version: str, trees: Trees):
     """(file summary, outer function, wrapper def, how) when the code Dynamo compiles for method
     `fid` is a wrapper function that other methods share, else None.
 
@@ -52,11 +52,11 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
     From torch 2.13 a break below a `try`/`with` block skips the frame instead of resuming
     ("Failed to handle graph break gracefully. Skipping the function"), so a wrapper forwarding
     inside one is never compiled and never recompiles (measured)."""
-    summary, info = graph.functions[fid]
+    summary, info = project.function(fid)
     for d in reversed(info.decorators):
-        dec = graph.canonical(d.split("#", 1)[0])
-        if dec in graph.functions:
-            s, f = graph.functions[dec]
+        dec = project.canonical(d.split("#", 1)[0])
+        if project.function(dec) is not None:
+            s, f = project.function(dec)
             node = trees.function(s.path, f.row)
             inner = trees.derived(node, "inner_wrapper", _inner_wrapper) if node is not None else None
             if inner is not None and not (torch_at_least(torch_version, "2.13") and _forwards_in_block(inner)):
@@ -64,8 +64,8 @@ def shared_code(graph, fid: str, torch_version: str, trees: Trees):
     if "." not in info.qualname:
         return None
     owner, method = info.qualname.rsplit(".", 1)
-    for cls in graph.mro(f"{summary.module}.{owner}"):
-        hook = graph.functions.get(f"{cls}.__init_subclass__")
+    for cls in project.mro(f"{summary.module}.{owner}"):
+        hook = project.function(f"{cls}.__init_subclass__")
         if hook is not None:
             node = trees.function(hook[0].path, hook[1].row)
             inner = trees.derived(node, f"installed {method}", lambda n: _installed(n, method)) \
@@ -147,7 +147,6 @@ class SharedWrapperFrame(Rule):
 
     @classmethod
     def check_project(cls, project: ProjectContext):
-        graph = project.graph
         # wrapper → mode → (root, frames entering it, positional counts at their call sites, why)
         found: Dict[tuple, Dict[str, tuple]] = {}
         places = {}
@@ -155,7 +154,7 @@ class SharedWrapperFrame(Rule):
 
         def shared_by(fid: str) -> Optional[tuple]:
             if fid not in shared_of:
-                shared_of[fid] = shared_code(graph, fid, project.torch_version, project.trees)
+                shared_of[fid] = shared_code(project, fid, project.torch_version, project.trees)
             return shared_of[fid]
 
         for mode in F.MODES:
@@ -172,19 +171,19 @@ class SharedWrapperFrame(Rule):
                         places[key] = shared
                         groups.setdefault(key, []).append(fid)
                 for key, fids in groups.items():
-                    if mode in found.get(key, {}) or not any(not F.exclusive(graph, fr, a, b)
+                    if mode in found.get(key, {}) or not any(not F.exclusive(fr, a, b)
                                                              for i, a in enumerate(fids) for b in fids[i + 1:]):
                         continue  # fewer than two classes that can meet in one model
-                    counts = {F.positional_count(graph, caller, call, project.trees) for fid in fids
+                    counts = {F.positional_count(fr, caller, call, project.trees) for fid in fids
                               for caller, call in fr.callers.get(fid, ())} - {None}
                     root = next(f for f in component if fr.why[f] == "the compiled root")
-                    why = [f"{graph.functions[f][1].qualname} {fr.why[f]}" for f in fids]
+                    why = [f"{project.function(f)[1].qualname} {fr.why[f]}" for f in fids]
                     found.setdefault(key, {})[mode] = (root, fids, counts, why)
         for key, by_mode in found.items():
             summary, outer, wrapper, how = places[key]
             mode = "any" if len(by_mode) == 2 else next(iter(by_mode))
             root, fids, counts, why = by_mode.get("eval") or by_mode["train"]
-            names = [graph.functions[f][1].qualname.rsplit(".", 1)[0] for f in fids]
+            names = [project.function(f)[1].qualname.rsplit(".", 1)[0] for f in fids]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             call = _forwarding_call(wrapper)
             if len(counts) > 1 and call is not None:  # Dynamo checks the `args` guard before `self`'s
@@ -197,7 +196,7 @@ class SharedWrapperFrame(Rule):
                        f"(graph breaks below them): Dynamo guards its code on {guard}, so each class after the "
                        f"first recompiles (8 at most, then eager); remove the graph breaks below it, or give "
                        f"each class its own wrapper")
-            region = Region(graph.display(root), "; ".join(why), mode)
+            region = Region(project.display(root), "; ".join(why), mode)
             span = Span(at.lineno, at.col_offset + 1, at.end_lineno or at.lineno, (at.end_col_offset or 0) + 1)
             project.report(cls, summary, outer.qualname, span, message, region)
 

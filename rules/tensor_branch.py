@@ -2,11 +2,11 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.builders import where_for_if, where_for_ifexp
-from compilelint.fix.rewrites.assert_split import split_assert
-from compilelint.fix.rewrites.notes import BOTH_BRANCHES, explained
-from compilelint.fix.rewrites.paths import tensor_on_every_path
-from compilelint.fix.rewrites.tensor_raise import raise_to_assert_async
+from compilelint.fix.where import where_for_if, where_for_ifexp
+from compilelint.fix.assert_split import split_assert
+from compilelint.fix.notes import BOTH_BRANCHES, explained
+from compilelint.fix.paths import tensor_on_every_path
+from compilelint.fix.tensor_raise import raise_to_assert_async
 from compilelint.rule import Rule
 
 # torch's samplers and in-place fills: what they return is a fresh random draw on every call.
@@ -119,6 +119,23 @@ class TensorBranch(Rule):
     (measured on a 4-layer stack: outputs equal, gradients differ by 1.9), and running the layer
     every time to select afterwards shifts every later random draw. Its finding says so and names
     the setting that avoids it: a drop probability of 0 for compiled training (an eager change).
+
+    ## Fix safety
+    Safe: `assert a and b, "msg"` (plain operands, a constant message or none, the statement on
+    lines of its own with no comment) → `assert a, "msg"` then `assert b, "msg"`. Python tests the
+    operands and builds the message in the same order, so eager behaviour is the same; under compile a
+    failed check raises `RuntimeError`, as any traced tensor `assert` does.
+
+    Unsafe, offered only for `if c:` / `if not c:` where `c` is a tensor on every path (a boolean
+    one for `torch.where`):
+    - `a if c else b`, a side a tensor → `torch.where(c, a, b)`;
+    - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
+      with no `else`, names bound before it → `y = torch.where(c, a, y)`;
+    - `if c: raise E("msg")` alone → `torch._assert_async(torch.logical_not(c), "msg")`.
+
+    `torch.where` computes both branches every time (their cost, and their errors or NaN/inf, even on
+    the side not taken), and the result is always a tensor. The `raise` rewrite raises `RuntimeError`
+    with the same text instead of `E`, asynchronously on CUDA.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html

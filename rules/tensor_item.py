@@ -1,10 +1,10 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.builders import drop_item
-from compilelint.fix.rewrites.notes import ZERO_D, explained
-from compilelint.fix.rewrites.item_name import item_feeds_tensors
-from compilelint.fix.rewrites.tensor_assert import assert_async
+from compilelint.fix.item import drop_item
+from compilelint.fix.notes import ZERO_D, explained
+from compilelint.fix.item_name import item_feeds_tensors
+from compilelint.fix.tensor_assert import assert_async
 from compilelint.rule import Rule
 
 
@@ -28,6 +28,19 @@ class TensorItem(Rule):
     ## Use instead
     Keep the 0-d tensor (`scale = x.abs().max()`), or set
     `torch._dynamo.config.capture_scalar_outputs = True` to capture it as a symbolic scalar.
+
+    ## Fix safety
+    Unsafe, offered in three shapes only:
+    - `y * t.item()`, where the other operand of `+ - * / // % **` is a tensor → `y * t.detach()`;
+    - `s = t.item()`, where `s` is bound nowhere else in the function (not a parameter, global or
+      closure name) and every read of it is an operand of arithmetic beside a tensor → `s = t.detach()`;
+    - `assert t.item() <= n` (the bare `.item()` or one comparison, no container or None on the other
+      side, a plain-string message, the statement on lines of its own) → `torch._assert_async(t <= n)`.
+
+    The value stays a 0-d tensor instead of a Python number: the result's dtype follows tensor
+    promotion, and it lives on the tensor's device; `.detach()` passes no gradient back, as the number
+    did. The `assert` rewrite raises `RuntimeError` instead of `AssertionError`, also under
+    `python -O`, asynchronously on CUDA, and compares in the tensor's dtype.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html

@@ -25,6 +25,9 @@ IO = frozenset({
     "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen",
 })
 MODULE_PREFIXES = ("json.", "hashlib.", "pickle.")
+# torch builtins Dynamo skips (measured on 2.13: "Attempted to call function marked as skipped";
+# the sparse result then skips the frame where it is used, "Attempted to wrap sparse Tensor").
+TORCH_SKIPPED = frozenset({"torch.sparse_coo_tensor"})
 
 
 class UntraceableCall(Rule):
@@ -33,7 +36,8 @@ class UntraceableCall(Rule):
     Finds calls Dynamo cannot trace inside compiled code: clocks (`time.time()`,
     `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.*`,
     `hashlib.*`, `pickle.*`, `open()`, `input()`, `sys.stdout.write()`, `importlib.import_module()`
-    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`.
+    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`, and
+    `torch.sparse_coo_tensor()`.
 
     ## Why is this bad?
     These are C functions or I/O: Dynamo graph-breaks at each call ("Attempted to call function
@@ -64,8 +68,27 @@ class UntraceableCall(Rule):
     name = "untraceable-call"
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
-                "Failed to trace builtin operator", "Unsupported context manager")
-    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142"), "2.11": ("GB0007", "GB0156", "GB0059", "GB0142")}
+                "Failed to trace builtin operator", "Unsupported context manager", "Attempted to wrap sparse Tensor")
+    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015"),
+              "2.11": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015")}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.sparse: dict = {}  # (function, local) → row where a skipped sparse constructor bound it
+
+    def visit_Assign(self, node: ast.Assign):
+        if isinstance(node.value, ast.Call) and self.ctx.resolve(node.value.func) in TORCH_SKIPPED:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    self.sparse[(id(self.ctx.function_node), t.id)] = node.lineno
+
+    def visit_Name(self, node: ast.Name):
+        key = (id(self.ctx.function_node), node.id)
+        row = self.sparse.get(key)
+        if row is not None and isinstance(node.ctx, ast.Load) and node.lineno > row:
+            del self.sparse[key]  # the first use skips the frame; nothing after it is traced
+            self.report(node, f"`{node.id}` holds a sparse tensor: using it in compiled code skips the frame "
+                              "({gb4}); stay dense, or build and use it outside the compiled region")
 
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
@@ -81,6 +104,9 @@ class UntraceableCall(Rule):
         elif name in ("builtins.open", "io.open"):
             self.report(node, "`open()` graph-breaks ({gb2}); inside `with` the rest of the frame runs eager "
                               "({gb3}): read files outside the compiled region")
+        elif name in TORCH_SKIPPED:
+            self.report(node, f"`{short}()` is skipped by Dynamo and graph-breaks ({{gb}}); using its sparse result "
+                              "skips the frame: build it outside the compiled region, or stay dense")
         elif name in IO or name.startswith(MODULE_PREFIXES):
             self.report(node, f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region")
 
@@ -108,6 +134,14 @@ class Block(nn.Module):
             pass
         time.sleep(0)  # <-
         return x
+
+def pair_counts(a, b):
+    counts = torch.sparse_coo_tensor(torch.stack((a, b)), torch.ones(a.shape[0]), (4, 4))  # <-
+    return counts.to_dense()  # <-
+
+class Counts(nn.Module):
+    def forward(self, a, b):
+        return pair_counts(a, b)
 """,
     ]
     VALID = [

@@ -1,6 +1,9 @@
 """The import contracts of pyproject.toml's [tool.importlinter], checked by import-linter: `check`
-and the language server never import torch or `verify`, rules never import the CLI, analysis never
-imports rules, report never imports the engine."""
+and the language server never import torch or `verify`, rules never import the CLI, the per-file
+analysis and the project pass never import rules, the per-file analysis never imports the project
+pass, report never imports the engine, fixes run one way (applying over the engine over rules over
+fix builders over `rule` over text and edits: nothing imports upward), and verify --fix's steps
+import only earlier steps."""
 import os
 import subprocess
 import sys
@@ -11,7 +14,10 @@ CONTRACTS = (
     "check and the language server never import torch or verify",
     "rules never import the CLI or the engine",
     "analysis never imports rules",
+    "the per-file analysis never imports the project pass",
     "report never imports the engine",
+    "fix layers import downward only",
+    "verify --fix steps import earlier steps only",
 )
 
 
@@ -42,8 +48,34 @@ def test_rules_and_builders_use_only_the_declared_rule_context():
     from compilelint.rule import RuleContext
 
     declared = {name for name in vars(RuleContext) if not name.startswith("_")}
-    files = glob.glob(os.path.join(ROOT, "rules", "*.py")) + glob.glob(os.path.join(ROOT, "compilelint", "fix", "builders", "*.py"))
+    files = glob.glob(os.path.join(ROOT, "rules", "*.py")) + glob.glob(os.path.join(ROOT, "compilelint", "fix", "*.py"))
     assert len(files) > 20
     for path in files:
         undeclared = _ctx_members_used(path) - declared
         assert not undeclared, f"{os.path.relpath(path, ROOT)} uses ctx.{sorted(undeclared)}, not in RuleContext"
+
+
+def test_rules_take_gb_ids_from_their_declared_gb_ids():
+    """A message names a GB id only as `{gb}`, `{gb1}`, `{gb@2.11}` (filled from the rule's `gb_ids`
+    for the torch version in use), never as a literal: `--torch-version` changes message and link
+    together. Docstrings and `gb_ids` itself are where ids are written."""
+    import ast
+    import glob
+    import re
+
+    literal = re.compile(r"GB\d{4}")
+    for path in glob.glob(os.path.join(ROOT, "rules", "*.py")):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        skip = set()
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                    isinstance(body[0].value, ast.Constant):
+                skip.add(id(body[0].value))  # a docstring
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "gb_ids" for t in node.targets):
+                skip.update(id(sub) for sub in ast.walk(node.value))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                # the rule's own VALID / INVALID examples are code, not messages
+                assert not literal.search(node.value) or "\n" in node.value, \
+                    f"{os.path.relpath(path, ROOT)}:{node.lineno}: a GB id written by hand: {node.value!r}"

@@ -117,3 +117,70 @@ def test_check_never_imports_torch(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "no torch" in out.stdout
+
+
+def test_the_project_pass_leaves_no_cycles_holding_summaries():
+    """The index, constructor-argument flow (regions/builder_returns) and the module-settings
+    deciders (precision/config_layerdrop) are freed by reference counting: a cycle through the
+    project index would leave every summary to the cyclic collector (0.25 s in a 3,231-file
+    checkout, on each run that loads the summaries)."""
+    import gc
+
+    from compilelint.analysis.regions import Project
+    from compilelint.summary import FileSummary
+
+    paths = [os.path.join(FIXTURES, d) for d in ("regions", "precision")]
+    gc.collect()
+    gc.disable()
+    try:
+        check_paths(paths, Settings(named_alone=True, cache=False, jobs=1, select=["ALL"]))
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        held = [type(o).__name__ for o in gc.garbage if isinstance(o, (Project, FileSummary))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert held == []
+
+
+def test_files_of_one_content_and_module_name_keep_their_own_paths(write_tree, monkeypatch, tmp_path):
+    """Two copies of a package share their summaries' cache entries (the same bytes, module name
+    and file name); read back at once (`Cache.get_many`), each file keeps its own path."""
+    source = "import torch\n\n\n@torch.compile\ndef run(x):\n    return x.item()\n"
+    tree = write_tree({f"{copy}/pkg/{name}": text for copy in ("one", "two")
+                       for name, text in (("__init__.py", ""), ("m.py", source))})
+    monkeypatch.chdir(tree)
+    settings = dict(named_alone=True, cache=True, cache_dir=str(tmp_path / "cache"))
+    paths = ["one/pkg/m.py", "two/pkg/m.py"]
+    cold = check_paths(paths, Settings(**settings))
+    (tree / "one" / "pkg" / "unrelated.py").write_text("X = 1\n")  # the run's own result is not reused
+    warm = check_paths(paths + ["one/pkg/unrelated.py"], Settings(**settings))
+    assert sorted(f.path for f in warm.findings) == sorted(f.path for f in cold.findings) == paths
+
+
+def test_a_files_analysis_leaves_no_cycles_holding_its_tree():
+    """The bindings the call sites keep call back into them (what a call of the file returns):
+    left as a cycle, every file's tree and facts waited for the cyclic collector (a tenth of the
+    per-file time on vLLM's sources)."""
+    import ast
+    import gc
+
+    from compilelint.analysis.facts import FileFacts
+    from compilelint.engine import analyze_bytes
+
+    source = (b"import torch\n\n\ndef should_stop(x):\n    return (x.abs() > 10).all()\n\n\n"
+              b"class M(torch.nn.Module):\n    def forward(self, x):\n        if should_stop(x):\n"
+              b"            return x\n        return self.step(x)\n\n    def step(self, x):\n        return x * 2\n")
+    gc.collect()
+    gc.disable()
+    try:
+        status, _ = analyze_bytes("m.py", source)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        held = [type(o).__name__ for o in gc.garbage if isinstance(o, (FileFacts, ast.Module))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert status == "ok" and held == []

@@ -8,8 +8,8 @@ import pytest
 
 from compilelint.config import Settings
 from compilelint.engine import check_paths
-from compilelint.fix import apply as fix_apply
-from compilelint.fix.apply import apply_fixes, run_fixes
+import compilelint.fix_files as fix_apply
+from compilelint.fix_files import apply_fixes, run_fixes
 
 from fix_helpers import FIX_DIR, MODES, cases, fix_args, prepare, run_cli
 

@@ -1,14 +1,15 @@
-"""Frames (compilelint/analysis/frames.py) and the recompile rules built on them: which reached
+"""Frames (compilelint/project_pass/frames.py) and the recompile rules built on them: which reached
 functions Dynamo runs as frames of their own, and the torch-version gate of CL411."""
 import ast
 import textwrap
 from pathlib import Path
 
-from compilelint.analysis import frames as F
-from compilelint.analysis.regions import Project, compile_roots, reach
-from compilelint.analysis.trees import Trees
+from compilelint.project_pass import frames as F
+from compilelint.project_pass.regions import Project, compile_roots, reach
+from compilelint.project_pass.trees import Trees
 from compilelint.config import Settings
 from compilelint.engine import analyze_bytes, check_paths
+from compilelint.rule import break_codes
 from compilelint.rules.repeated_frame_state import RepeatedFrameState
 
 from helpers import check_source
@@ -51,7 +52,7 @@ def _frames(tmp_path, source, mode):
     project = Project([summary])
     roots = compile_roots(project, [f"{summary.module}.Model.forward"], "compiled")
     reached, _ = reach(project, roots)
-    return F.frames(project, reached, [r[0] for r in roots], mode), summary.module
+    return F.frames(project, reached, [r[0] for r in roots], mode, break_codes()), summary.module
 
 
 def test_breaks_make_frames_of_the_path_and_a_loop_break_skips_the_frame(tmp_path):
@@ -145,8 +146,8 @@ def test_settings_are_decided_by_the_config_class_defaults(tmp_path):
 
 
 def test_the_project_pass_reads_loops_and_choosing_tests_from_the_summaries_without_parsing():
-    """Loops, which `if` of `__init__` builds which class, and the prefilters of CL413/CL414 are
-    facts of the file analysis: the project pass no longer parses each frame's module again."""
+    """Loops, which `if` of `__init__` builds which class, and the prefilters of CL412/CL414 (their
+    `function_facts`) are facts of the file analysis: the project pass no longer parses each frame's module again."""
     src = textwrap.dedent('''
         import torch
         from torch import nn
@@ -175,6 +176,7 @@ def test_the_project_pass_reads_loops_and_choosing_tests_from_the_summaries_with
     }
     forward = summary.functions["Block.forward"]
     assert forward.loops == [(2, 3)]
-    assert forward.stores_attribute_items and forward.none_before_loop
+    # CL412: it stores into an attribute's item; CL414: it sets a name to None before a loop
+    assert forward.rule_facts == {"CL412": True, "CL414": True}
     init = summary.functions["Block.__init__"]
-    assert not init.loops and not init.stores_attribute_items and not init.none_before_loop
+    assert not init.loops and init.rule_facts == {}

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from compilelint.config import Settings
 from compilelint.engine import analyze_bytes, check_paths, project_findings
-from compilelint.fix.apply import applicable, run_fixes
+from compilelint.fix_files import applicable, run_fixes
 from compilelint.source import decode
 
 from conftest import FIXTURES

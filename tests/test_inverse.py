@@ -2,7 +2,7 @@
 change: answers replaced or kept, keys that come, go or change order."""
 import random
 
-from compilelint.analysis.inverse import Inverse
+from compilelint.project_pass.inverse import Inverse
 
 NAMES = [f"f{i}" for i in range(12)]
 

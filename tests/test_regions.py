@@ -86,3 +86,15 @@ def test_entry_runs_an_inherited_forward_for_its_own_class():
     assert rows == {"Counts": [24], "Sums": [], "Scaled": [38], "Base": [15]}
     report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Counts"]))
     assert [f.region.reason for f in report.findings] == ["Base.forward → Counts.update"]
+
+
+def test_entry_runs_the_call_its_class_writes():
+    """`--entry file.py:Scale` compiles a call of a Scale: its base's own `__call__` runs before
+    forward; Plain's `__call__` runs too for `--entry ...:Plain`, and not for an entry whose
+    class has none (Model's)."""
+    path = os.path.join(REGIONS, "own_call.py")
+    rows = {}
+    for cls in ("Scale", "Plain", "Model"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
+    assert rows == {"Scale": [(13, "CL203")], "Plain": [(24, "CL201")], "Model": [(13, "CL203")]}

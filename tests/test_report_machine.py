@@ -11,7 +11,6 @@ import pytest
 import compilelint
 from compilelint.finding import Edit, FileError, Finding, Fix, Region, Report, Span
 from compilelint.report import render
-from compilelint.rule import _REGISTRY, Rule, registry
 
 SCHEMA_PATH = Path(compilelint.__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
@@ -19,17 +18,10 @@ SCHEMA_PATH = Path(compilelint.__file__).parent / "data" / "sarif-schema-2.1.0.j
 GB_TYPE = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def throwaway_rules():
-    """Two rules that exist only while these tests run: a Rule subclass registers itself globally,
-    and tests elsewhere that walk the registry must not meet them."""
-    try:
-        registry()  # load the real rules first: registry() loads them only while nothing is registered
-    except ImportError:
-        pass
-
-    class _ItemRule(Rule):
-        """
+pytestmark = pytest.mark.usefixtures("throwaway_rules")
+THROWAWAY_RULES = [
+    dict(code="CL992", name="throwaway-item-2", message="`.item()` breaks the graph", gb_types=(GB_TYPE,),
+         gb_ids={"2.13": ("GB0124",), "2.11": ("GB0120",)}, __doc__="""
         ## What it does
         Flags `.item()` on a tensor inside a compiled region.
 
@@ -38,24 +30,10 @@ def throwaway_rules():
 
         ## Use instead
         Keep the value as a tensor.
-        """
-
-        code = "CL992"
-        name = "throwaway-item-2"
-        message = "`.item()` breaks the graph"
-        gb_types = (GB_TYPE,)
-        gb_ids = {"2.13": ("GB0124",), "2.11": ("GB0120",)}
-
-    class _ShapeRule(Rule):
-        code = "CL993"
-        name = "throwaway-shape"
-        message = "branching on a shape recompiles"
-        kind = "recompile"
-        severity = "warning"
-
-    yield
-    for code in ("CL992", "CL993"):
-        _REGISTRY.pop(code, None)
+        """),
+    dict(code="CL993", name="throwaway-shape", message="branching on a shape recompiles", kind="recompile",
+         severity="warning"),
+]
 
 
 ITEM = Finding(

@@ -5,20 +5,11 @@ import pytest
 
 from compilelint.finding import Edit, FileError, Finding, Fix, Region, Report, Span
 from compilelint.report import FORMATS, render, render_statistics
-from compilelint.rule import _REGISTRY, Rule, registry
 
 
-@pytest.fixture(scope="module", autouse=True)
-def throwaway_rules():
-    """Two rules that exist only while these tests run: a Rule subclass registers itself globally,
-    and tests elsewhere that walk the registry must not meet them."""
-    try:
-        registry()  # load the real rules first: registry() loads them only while nothing is registered
-    except ImportError:
-        pass
-
-    class _ItemRule(Rule):
-        """
+pytestmark = pytest.mark.usefixtures("throwaway_rules")
+THROWAWAY_RULES = [
+    dict(code="CL990", name="throwaway-item", message="`.item()` breaks the graph", __doc__="""
         ## What it does
         Flags `.item()` on a tensor.
 
@@ -35,20 +26,9 @@ def throwaway_rules():
         ```python
         y = x
         ```
-        """
-
-        code = "CL990"
-        name = "throwaway-item"
-        message = "`.item()` breaks the graph"
-
-    class _IfRule(Rule):
-        code = "CL991"
-        name = "throwaway-if"
-        message = "tensor-valued `if`"
-
-    yield
-    for code in ("CL990", "CL991"):
-        _REGISTRY.pop(code, None)
+        """),
+    dict(code="CL991", name="throwaway-if", message="tensor-valued `if`"),
+]
 
 
 SRC = (
@@ -247,7 +227,7 @@ def test_file_errors_do_not_break_text_formats():
 
 def test_full_shows_only_what_fix_writes():
     """One edit applier: a fix whose edits overlap is one --fix refuses, so `full` previews no change."""
-    from compilelint.fix.edits import apply_fixes
+    from compilelint.edits import apply_fixes
 
     clash = Fix("safe", "Two edits on one span", (Edit("a", Span(3, 9, 3, 17)), Edit("b", Span(3, 10, 3, 12))))
     finding = item(fix=clash)

@@ -354,7 +354,7 @@ def test_fix_permission_error_on_replace_is_reported(tmp_path, monkeypatch):
     """Read-only file systems, immutable files: os.replace raises; reported, not crashed on."""
     from click.testing import CliRunner
 
-    import compilelint.fix.apply as apply
+    import compilelint.fix_files as apply
     from compilelint.cli import main
 
     path = tmp_path / "m.py"
@@ -376,7 +376,7 @@ def test_fix_permission_error_on_replace_is_reported(tmp_path, monkeypatch):
 # ----- --fix killed mid-write: the old file or the new one, never a truncated one ---------------------
 PAUSE = """
 import os, sys, time
-import compilelint.fix.apply as apply
+import compilelint.fix_files as apply
 point = os.environ["PAUSE_AT"]
 real_replace, real_fsync = os.replace, os.fsync
 def say(what):

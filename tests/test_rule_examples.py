@@ -39,6 +39,8 @@ def test_rule_metadata():
         doc = rule.doc()
         for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
             assert section in doc, f"{code} doc lacks {section}"
+        # Ruff's "Fix safety": what a fix rewrites and what it changes, on every rule that has one
+        assert ("## Fix safety" in doc) == (rule.fix != "none"), f"{code}: fix {rule.fix!r}, Fix safety section?"
 
 
 @pytest.mark.parametrize("version", ["2.11", "2.13"])

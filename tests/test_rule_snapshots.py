@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from compilelint.fix.edits import apply_fixes
+from compilelint.edits import apply_fixes
 from compilelint.rule import registry
 
 from helpers import check_source

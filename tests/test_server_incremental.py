@@ -477,8 +477,9 @@ def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_pat
     """The calls reaching each function and the frames are kept between edits and made again only
     where an edit changed them (`ResolvedCalls.callers`, `FramesMemo`): after every edit they
     equal what a pass with nothing kept makes, lines moved by the edits included."""
-    from compilelint.analysis.frames import all_frames
-    from compilelint.analysis.resolved_calls import ResolvedCalls
+    from compilelint.project_pass.frames import all_frames
+    from compilelint.project_pass.resolved_calls import ResolvedCalls
+    from compilelint.rule import break_codes
 
     (tmp_path / "shared.py").write_text(SHARED)
     (tmp_path / "callers.py").write_text(SHARED_CALLERS)
@@ -498,9 +499,29 @@ def test_what_the_server_keeps_between_passes_is_what_a_fresh_pass_makes(tmp_pat
         roots, reached, _ = context._reach.last
         project, memo = context._project, context._frames
         assert memo.calls.callers(project, reached) == ResolvedCalls().callers(project, reached)
-        kept = all_frames(project, reached, [r[0] for r in roots], memo)
-        fresh = all_frames(project, reached, [r[0] for r in roots])
+        kept = all_frames(project, reached, [r[0] for r in roots], break_codes(), memo)
+        fresh = all_frames(project, reached, [r[0] for r in roots], break_codes())
         for mode, fr in kept.items():
             assert (fr.why, fr.edges, fr.callers, fr.repeated, fr.skipped) == \
                 (fresh[mode].why, fresh[mode].edges, fresh[mode].callers, fresh[mode].repeated, fresh[mode].skipped)
     assert len(ResolvedCalls().callers(project, reached)["shared.shared"]) >= 4  # callers, and calls, in order
+
+
+def test_every_rule_keeps_the_rule_state_contract():
+    """What each rule keeps between the functions of a file compares by value (the rule-state
+    contract, `compilelint.rule.OBJECT_ID_FLOOR`), after walking each of its own examples: a rule
+    holding a tree node or a function would leave the server nothing to reuse."""
+    import textwrap
+
+    from compilelint.analysis.walker import FileAnalyzer
+    from compilelint.notebook import decode_any
+    from compilelint.rule import registry
+    from compilelint.server.incremental import fingerprint_state
+
+    for code, rule in registry().items():
+        for example in rule.VALID + rule.INVALID:
+            text = textwrap.dedent(example)
+            analyzer = FileAnalyzer("example.py", decode_any("example.py", text.encode()), ast.parse(text),
+                                    prefilter=False)
+            analyzer.run()
+            assert fingerprint_state(analyzer) is not None, f"{code}: {[r.walk_state() for r in analyzer.rules]}"

@@ -99,3 +99,18 @@ def test_cost_usage_errors_are_one_line(tmp_path):
     assert r.returncode == 2 and "html needs --cost" in r.stderr
     r = _run(tmp_path, "--cost", "--output-format", "junit", timeout=120)
     assert r.returncode == 2 and "--cost prints" in r.stderr
+
+
+def test_timing_lock_keeps_other_processes_out_until_released(tmp_path):
+    """Children that compile side by side take turns to time (bench/fix/latency.py): while one holds
+    the lock, another process cannot take it; closing the file releases it."""
+    from compilelint.verify.cost_child import _lock
+
+    path = str(tmp_path / "gpu.lock")
+    probe = [sys.executable, "-c",
+             "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX | fcntl.LOCK_NB)", path]
+    held = _lock(path)
+    assert subprocess.run(probe, capture_output=True).returncode != 0
+    held.close()
+    assert subprocess.run(probe, capture_output=True).returncode == 0
+    assert _lock("") is None

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from compilelint.verify.fixproof import line_map
-from compilelint.verify.prove import import_root, make_copy
+from compilelint.fix_files import line_map
+from compilelint.verify.code_copy import import_root, make_copy
 
 SOURCE = '''import torch
 import torch.nn.functional as F

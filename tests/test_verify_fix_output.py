@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from compilelint import cli
 from compilelint.finding import Finding, Fix, Span, Edit
 from compilelint.verify import fixproof
+from compilelint.verify.fix_judge import FixResult
 
 
 def _finding(path):
@@ -21,8 +22,8 @@ def proof(tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text("def f(x):\n    assert x.item() < 1\n    return x\n")
     finding = _finding(path)
-    result = fixproof.FixResult(finding, "proven", before=1, after=0,
-                                outputs=[("#0 eval", {"eager": {"equal": "bitwise"}, "compiled": {"equal": "bitwise"}})])
+    result = FixResult(finding, "proven", before=1, after=0,
+                        outputs=[("#0 eval", {"eager": {"equal": "bitwise"}, "compiled": {"equal": "bitwise"}})])
     monkeypatch.setattr(fixproof, "prove_fixes", lambda report, paths, **kw: fixproof.Proof([result], 3, 2))
     monkeypatch.setattr("compilelint.engine.check_paths", lambda paths, settings: __import__(
         "compilelint.finding", fromlist=["Report"]).Report(findings=[finding]))

@@ -1,4 +1,5 @@
-"""The `slower` rule of verify --fix's timing (fix_timing.py), on made-up rounds: no torch, no children."""
+"""The `slower` rule of verify --fix's timing (timing.slower_every_round through fix_timing.Timing), on
+made-up rounds: no torch, no children."""
 from compilelint.verify.fix_timing import Side, Timing
 
 

@@ -9,19 +9,20 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 python -c "import torch, sys; print('torch', torch.__version__, 'python', sys.version.split()[0])" >> "$OUT/gpu.txt"
 # One invocation per model, so a model that runs out of time loses only its own result.
-for model in LoggedBlock MoE Top2MoE; do
+MODELS=${COST_MODELS:-LoggedBlock MoE Top2MoE}  # e.g. COST_MODELS="MoE Top2MoE"
+for model in $MODELS; do
     start=$(date +%s)
     COST_ONLY=$model COST_SIZE=${COST_SIZE:-gpu} timeout ${COST_TIMEOUT:-200} python -m compilelint verify \
         bench/cost/models.py --example bench/cost/models.py:targets --cost --unsafe-fixes --isolated --no-cache \
         --output-format json -o "$OUT/$model.json" 2> "$OUT/$model.stderr.log"
     echo "$model: verify --cost exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/times.txt"
 done
-python - "$OUT" <<'PY'
+python - "$OUT" $MODELS <<'PY'
 import json, os, sys
 from compilelint.report.cost import render_text
 from compilelint.report.html import render_html
 out = sys.argv[1]
-for model in ("LoggedBlock", "MoE", "Top2MoE"):
+for model in sys.argv[2:]:
     path = f"{out}/{model}.json"
     if not os.path.exists(path):
         print(f"{model}: no result")

@@ -7,7 +7,7 @@ weights (Mixtral-style), and a block that logs with `print` in `forward` and rea
     compilelint verify bench/cost/models.py --example bench/cost/models.py:targets --cost --unsafe-fixes
 
 `COST_SIZE=small` (the default) is a size a CPU times in seconds; `COST_SIZE=gpu` a moderate one;
-`COST_ONLY=MoE` builds only the models named.
+`COST_ONLY=MoE` builds only the models named; `COST_EXPERTS=N`, N experts.
 """
 import os
 
@@ -16,7 +16,9 @@ from torch import nn
 
 SIZES = {"small": dict(tokens=64, d=32, ff=64, experts=4, layers=2),
          "gpu": dict(tokens=4096, d=512, ff=2048, experts=4, layers=2)}
-S = SIZES[os.environ.get("COST_SIZE", "small")]
+S = dict(SIZES[os.environ.get("COST_SIZE", "small")])
+if os.environ.get("COST_EXPERTS"):  # a realistic expert count (bench/fix/latency.py --moe)
+    S["experts"] = int(os.environ["COST_EXPERTS"])
 
 
 class Expert(nn.Module):

@@ -28,7 +28,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
-from compilelint.verify.prove import breaks, make_copy, run_target  # noqa: E402
+from compilelint.verify.code_copy import make_copy  # noqa: E402
+from compilelint.verify.prove import breaks, run_target  # noqa: E402
 
 FACTORY = os.path.join(HERE, "models.py")
 NAMES = ["longformer", "led", "big_bird", "reformer", "xlm", "switch_transformers", "nllb_moe"]

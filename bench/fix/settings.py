@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 from run import FACTORY, check_fix, transformers_dir  # noqa: E402
 
 from compilelint.verify.knobs import render, try_settings  # noqa: E402
-from compilelint.verify.prove import make_copy  # noqa: E402
+from compilelint.verify.code_copy import make_copy  # noqa: E402
 
 
 def finding_codes(models: str) -> list:

@@ -42,7 +42,8 @@ sys.path.insert(0, ROOT)
 from run import digest  # noqa: E402
 
 from compilelint.verify.knobs import EQUAL, pointed_to, run_kwargs  # noqa: E402
-from compilelint.verify.prove import breaks, make_copy, run_target  # noqa: E402
+from compilelint.verify.code_copy import make_copy  # noqa: E402
+from compilelint.verify.prove import breaks, run_target  # noqa: E402
 
 FACTORY = os.path.join(HERE, "truth_models.py") + ":targets"
 MODES = ("eval", "train")
@@ -277,7 +278,7 @@ def main() -> int:
 
 def reused(base: str, dirs: dict):
     """The `Copy` that an earlier run left in `base` (`<base>/<i>/<package>`), fixes already written."""
-    from compilelint.verify.prove import Copy, import_root
+    from compilelint.verify.code_copy import Copy, import_root
 
     roots = {}
     for sub in sorted(os.listdir(base)):

@@ -691,3 +691,14 @@ def assert_tensor_condition():
 
 
 CASES["assert_tensor_condition"] = (assert_tensor_condition, [(X(),)] * 2)
+
+
+def sparse_coo_in_forward():
+    def f(x):
+        idx = torch.tensor([[0, 1, 2], [1, 2, 3]])
+        s = torch.sparse_coo_tensor(idx, torch.ones(3), (4, 8))
+        return x + s.to_dense()
+    return f
+
+
+CASES["sparse_coo_in_forward"] = (sparse_coo_in_forward, [(X(),)] * 2)

@@ -16,6 +16,7 @@ can judge findings on those paths (see score.py), not to change the corpus.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 
 SEQ = 16
@@ -50,6 +51,29 @@ TINY = {
 }
 _TOKEN_ID = re.compile(r"_token_id$")
 
+# `TRUTH_SIZE=moderate` (bench/fix/latency.py): a size whose compiled latency means something on a
+# GPU: hidden 512, 4 layers, 8 heads of 64, feed-forward 2048, 8 experts, batch 8 x 128 tokens,
+# each where the config's own default is not smaller (the shrink keeps the smaller of the two).
+MODERATE = dict(TINY, **{k: 512 for k in ("hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "emb_dim",
+                                           "hidden_dim", "embedding_size", "word_embed_proj_dim", "projection_dim")},
+                **{k: 4 for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers",
+                                  "decoder_layers", "num_decoder_layers", "num_encoder_layers", "depth")},
+                num_sparse_encoder_layers=2, num_sparse_decoder_layers=2,
+                **{k: 8 for k in ("num_attention_heads", "n_head", "n_heads", "num_heads", "encoder_attention_heads",
+                                  "decoder_attention_heads")}, num_key_value_heads=4,
+                **{k: 64 for k in ("head_dim", "d_kv", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")},
+                kv_lora_rank=128, q_lora_rank=128,
+                **{k: 2048 for k in ("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "n_inner",
+                                     "d_ff")}, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
+                num_experts=8, num_local_experts=8, n_routed_experts=8, expert_capacity=1024,
+                vocab_size=1024, max_position_embeddings=512, n_positions=512, max_seq_len=512)
+# `TRUTH_EXPERTS=N`: exactly N experts (not capped by the config's default), for a realistic count.
+EXACT = {}
+if os.environ.get("TRUTH_SIZE") == "moderate":
+    TINY, SEQ, BATCH = MODERATE, 128, 8
+if os.environ.get("TRUTH_EXPERTS"):
+    EXACT = dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts"), int(os.environ["TRUTH_EXPERTS"]))
+
 
 def _shrink(d: dict) -> dict:
     """A config dict with every known size replaced, sub-configs (nested dicts) shrunk too, and
@@ -58,6 +82,8 @@ def _shrink(d: dict) -> dict:
     for key, value in d.items():
         if isinstance(value, dict) and key not in ("id2label", "label2id"):
             out[key] = _shrink(value)
+        elif key in EXACT and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = EXACT[key]
         elif key in TINY and isinstance(value, int) and not isinstance(value, bool) and value > 0:
             out[key] = min(value, TINY[key]) if key != "num_channels" else value
         elif key == "layer_types" or key == "layers_block_type":
@@ -662,7 +688,13 @@ ONE_OFF = {
 }
 
 
+# The breadth libraries whose module declares variants (`variants(Variant) -> {model: {variant: Variant}}`).
+BREADTH_WITH_VARIANTS = ["torchmetrics", "vector_quantize_pytorch", "x_transformers"]
+
+
 def _variants():
+    import importlib
+
     table = {lib: {name: dict(vs) for name, vs in per.items()} for lib, per in ONE_OFF.items()}
     lib_of = {}
     for name_list in (v[1] for v in GENERIC.values()):
@@ -671,6 +703,9 @@ def _variants():
     for vname, (variant, model_names) in GENERIC.items():
         for name in model_names:
             table.setdefault(lib_of[name], {}).setdefault(name, {})[vname] = variant
+    for lib in BREADTH_WITH_VARIANTS:  # a breadth module declares its own: `variants(Variant)`
+        for name, per in importlib.import_module(f"breadth.{lib}").variants(Variant).items():
+            table.setdefault(lib, {}).setdefault(name, {}).update(per)
     return table
 
 

@@ -308,7 +308,7 @@ class InProcess:
             self.settings = settings_for([lib])
             files = discover([lib], self.settings.all_excludes, self.settings.respect_gitignore, False).files
             self.summaries, _ = analyze_files(files, self.settings)
-            from compilelint.analysis.regions import Project
+            from compilelint.project_pass.regions import Project
 
             self.project = Project(self.summaries, self.settings.extra_roots, self.settings.extra_stops)
             self.cache = Cache(default_directory(self.settings.project_root))

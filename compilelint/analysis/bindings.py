@@ -362,6 +362,13 @@ def bind(target, value, how, inference: T.TensorInference):
             if isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 return pairs(target.elts[0], T.SCALAR) + pairs(target.elts[1], T.TENSOR if inner in (T.SEQ, T.TENSOR) else None)
             elem = None
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "zip" and \
+                isinstance(target, ast.Tuple) and len(target.elts) == len(value.args) and \
+                all(k.arg == "strict" for k in value.keywords):
+            out = []  # `for a, b in zip(xs, ys)`: each name takes an element of its own sequence
+            for t, arg in zip(target.elts, value.args):
+                out.extend(pairs(t, T.TENSOR if inference.kind(arg) in (T.SEQ, T.TENSOR) else None))
+            return out
         elif it in (T.SEQ, T.TENSOR):
             elem = T.TENSOR
         else:

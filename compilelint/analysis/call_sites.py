@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, is_generator, is_self
+from compilelint.analysis.astutil import FUNCS, is_self
 from compilelint.analysis.bindings import Bindings, function_bindings
 from compilelint.analysis.facts import ClassFacts, FileFacts
 
@@ -48,6 +48,12 @@ class CallSites:
         self._self_reads: Dict[str, Counter] = {}  # class → how often its methods read each `self.attr`
         self._returns: Dict[tuple, Optional[str]] = {}  # (callee, kinds passed) → what it returns
         self._returning: set = set()  # callees whose returns are being worked out (a cycle: unknown)
+        # id(function) → (is it a generator, its own returns' values): asked at each of its calls
+        self._bodies: Dict[int, Tuple[bool, List[Optional[ast.AST]]]] = {}
+
+    def forget(self) -> None:
+        """Drop the bindings kept (they hold this object: what a call of the file returns)."""
+        self._bindings.clear()
 
     def bindings(self, node, cls: Optional[ClassFacts], decorators: List[str]) -> Bindings:
         key = id(node)
@@ -70,7 +76,7 @@ class CallSites:
         if found is None:
             return None
         fn, owner, bound = found
-        values = _own_returns(fn)
+        values = self._body(fn)[1]
         if not values or any(v is None for v in values):
             return None  # a bare `return` (or falling off the end of a branch) gives None
         positional = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if bound else 0:]
@@ -114,12 +120,19 @@ class CallSites:
                 order = self._parents.get(name, []) + order
         else:
             return None
-        if fn is None or isinstance(fn, ast.AsyncFunctionDef) or is_generator(fn):
+        if fn is None or isinstance(fn, ast.AsyncFunctionDef) or self._body(fn)[0]:
             return None
         decorators = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
         if len(decorators) != len(fn.decorator_list) or decorators - {"staticmethod", "classmethod"}:
             return None
         return fn, owner, owner is not None and "staticmethod" not in decorators
+
+    def _body(self, fn) -> Tuple[bool, List[Optional[ast.AST]]]:
+        """(is `fn` a generator, `_own_returns(fn)`): two walks of its body, once per function."""
+        found = self._bodies.get(id(fn))
+        if found is None:
+            found = self._bodies[id(fn)] = (self.facts.is_generator(fn), _own_returns(fn))
+        return found
 
     def _callers(self):
         """(module function name → its calls by name, method name → its `self.name(...)` calls),
@@ -244,16 +257,19 @@ class CallSites:
 
 
 def _own_returns(fn) -> List[Optional[ast.AST]]:
-    """The values of the function's own `return`s (None for a bare one), nested functions,
-    lambdas and classes left out; a body that can end without one adds None."""
+    """The values of the function's own `return`s (None for a bare one), nested functions and
+    classes left out; a body that can end without one adds None. A `return` is a statement: only
+    the statements are walked (the blocks of `if`, loops, `with`, `try` and its handlers, `match`
+    and its cases), never the expressions, most of a function's nodes."""
     out: List[Optional[ast.AST]] = []
     todo = list(fn.body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return):
             out.append(node.value)
-        elif not isinstance(node, FUNCS + (ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
+        elif not isinstance(node, FUNCS + (ast.ClassDef,)):
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                todo.extend(getattr(node, block, ()))
     if out and not _ends(fn.body):
         out.append(None)
     return out

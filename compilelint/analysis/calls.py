@@ -88,6 +88,8 @@ class CallRecorder:
                 self.summary.opaque.append(target)
 
     def _call_targets(self, func, scope: "Scope"):
+        if is_self(func):  # `self(x)`: Module.__call__ runs the receiver's forward
+            return [("self", "__call__", "", "self")]
         if isinstance(func, ast.Name):
             if func.id in scope.module_locals:
                 attr = scope.module_locals[func.id]

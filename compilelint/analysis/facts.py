@@ -18,6 +18,7 @@ from compilelint.analysis.astutil import (
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
+from compilelint.analysis.init_defaults import init_defaults
 from compilelint.analysis.parts import Parts, false_constants
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
@@ -218,29 +219,20 @@ class FileFacts:
             row=node.lineno,
             end_row=node.end_lineno or node.lineno,
             decorators=[d for d in (self.decorator_name(x) for x in node.decorator_list) if d],
-            is_generator=self._is_generator(node),
+            is_generator=self.is_generator(node),
             params=tuple(a.arg for a in node.args.posonlyargs + node.args.args),
         )
         self._predicate_returns(node, info)
         nodes = self.nodes(node)
         info.marks_constant = self._marks_constants and marks_constant(nodes)
-        # One pass for the loops, `self.x[i] = ...` stores and `x = None` rows (`carried_none`).
-        none_rows: List[int] = []
-        for n in nodes:
+        for n in nodes:  # its loops (`frames`)
             kind = n.__class__
             if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
                 info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
-            elif kind is ast.Assign:
-                info.stores_attribute_items = info.stores_attribute_items or any(map(_attribute_item, n.targets))
-                if n.value.__class__ is ast.Constant and n.value.value is None:
-                    none_rows.append(n.end_lineno or n.lineno)
-            elif kind is ast.AugAssign:
-                info.stores_attribute_items = info.stores_attribute_items or _attribute_item(n.target)
-        last_loop = max((node.lineno + hi for _, hi in info.loops), default=0)
-        info.none_before_loop = any(row < last_loop for row in none_rows)
         return info
 
-    def _is_generator(self, func) -> bool:
+    def is_generator(self, func) -> bool:
+        """Does `func` yield? Its lines are searched first: most functions never say `yield`."""
         lines = self.source.lines[func.lineno - 1: func.end_lineno]
         if not any("yield" in line for line in lines):
             return False
@@ -281,11 +273,6 @@ class FileFacts:
         info.returns_predicates = preds
         info.returns_only_predicates = only and bool(preds)
         info.or_returns = or_returns if or_returns and all(or_returns) else []
-
-
-def _attribute_item(target) -> bool:
-    """`self.x[i] = ...`: an item of an attribute."""
-    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
 
 
 def marks_constant(nodes) -> bool:
@@ -357,6 +344,7 @@ class ClassCollector:
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
+        info.init_defaults = init_defaults(node, self.facts.nodes)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls

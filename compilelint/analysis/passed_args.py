@@ -4,9 +4,11 @@
 `if ddp_cache_data is not None:`; every model reaches `__init__` through `DynamicCache(config=...)`,
 which never passes `ddp_cache_data`, so that code never runs under compile. The same holds for a
 flag defaulting to a false constant and tested for truth: timm's `resample_abs_pos_embed(...,
-verbose=False)` logs only `if ... and verbose:`, and no model's call passes `verbose`. At walk
-time a finding keeps the parameters (defaulting to None, or tested bare and defaulting to False,
-0 or "") that the `if`s around it need passed (`needs`);
+verbose=False)` logs only `if ... and verbose:`, and no model's call passes `verbose`; and for
+such a parameter compared with a true constant: `def safe_div(num, den, on_zero=0.0)` checks
+`if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes. At walk time a
+finding keeps the parameters (defaulting to None, or tested bare or against true constants and
+defaulting to False, 0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
 them out. A call that hands on an optional parameter of its own unchanged gives it only when its
 own callers did: HuBERT's `_mask_hidden_states(hidden_states, mask_time_indices=...)` never passes
@@ -34,8 +36,8 @@ import ast
 import weakref
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.astutil import parameter_defaults
-from compilelint.analysis.resolved_calls import ResolvedCalls
+from compilelint.analysis.astutil import is_self, parameter_defaults
+from compilelint.analysis.init_defaults import constructor_defaults
 from compilelint.summary import Call, FunctionInfo
 
 
@@ -45,12 +47,19 @@ def _optional_params(fn: ast.AST) -> Dict[str, object]:
             if isinstance(d, ast.Constant) and not d.value}
 
 
-def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str = "") -> Optional[str]:
+def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str = "",
+           method: bool = False) -> Optional[str]:
     """What this operand, taking `branch`, shows the call gave: an optional parameter (`p` on the
     true branch; for a default of None also `p is not None`, and `p is None` on the false one), or
-    a count of extra positional arguments (`len(caches) == 1` → "*1")."""
+    a count of extra positional arguments (`len(caches) == 1` → "*1"); in a method, the same tests
+    of `self.attr` show the construction gave what `__init__` copies into it ("self.attr",
+    `init_defaults`)."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
-        return _given(term.operand, not branch, optional, vararg)
+        return _given(term.operand, not branch, optional, vararg, method)
+    if method:
+        attr = _self_attr_given(term, branch)
+        if attr:
+            return attr
     if vararg and branch and isinstance(term, ast.Compare) and len(term.ops) == 1 and \
             isinstance(term.ops[0], ast.Eq) and isinstance(term.left, ast.Call) and \
             isinstance(term.left.func, ast.Name) and term.left.func.id == "len" and len(term.left.args) == 1 and \
@@ -59,6 +68,9 @@ def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str
         return f"*{term.comparators[0].value}"
     if isinstance(term, ast.Name) and term.id in optional and branch:
         return term.id
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
+            term.left.id in optional and _names_a_value(term.ops[0], term.comparators[0], branch):
+        return term.left.id  # `p == "warn"`: the false default never equals a true constant
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
             optional.get(term.left.id, False) is None and isinstance(term.comparators[0], ast.Constant) and \
             term.comparators[0].value is None and isinstance(term.ops[0], (ast.Is, ast.IsNot)):
@@ -94,6 +106,36 @@ def same_args(call: ast.Call) -> Tuple[Tuple[object, ...], ...]:
     return tuple(tuple(slots) for slots in by_name.values() if len(slots) > 1)
 
 
+def _self_attr_given(term: ast.AST, branch: bool) -> Optional[str]:
+    """ "self.attr" when this operand, taking `branch`, needs `self.attr` other than a false constant:
+    `self.attr`, `self.attr is not None`, `self.attr == "fast"` (and their negations)."""
+    left = term.left if isinstance(term, ast.Compare) and len(term.ops) == 1 else term
+    if not (isinstance(left, ast.Attribute) and is_self(left.value)):
+        return None
+    if left is term:
+        return f"self.{left.attr}" if branch else None
+    op, right = term.ops[0], term.comparators[0]
+    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+        return f"self.{left.attr}" if isinstance(op, ast.IsNot) == branch else None
+    return f"self.{left.attr}" if _names_a_value(op, right, branch) else None
+
+
+def _names_a_value(op: ast.cmpop, right: ast.AST, branch: bool) -> bool:
+    """Does this comparison, taking `branch`, hold only for a true constant (`p == "warn"`, `p in
+    ("a", "b")`, `p != "warn"` on its false branch)? Then a parameter defaulting to a false
+    constant, or handed on from a caller's such parameter, fails it unless a call gives it."""
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        values = [right]
+        holds_on = isinstance(op, ast.Eq)
+    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        values = right.elts
+        holds_on = isinstance(op, ast.In)
+    else:
+        return False
+    return branch == holds_on and bool(values) and \
+        all(isinstance(v, ast.Constant) and v.value for v in values)
+
+
 def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST], nodes) -> Tuple[str, ...]:
     """The optional parameters of `fn` that the plain `if`s around a node need given (and not
     rebound in the function: `x = x if x is not None else default` makes it always set).
@@ -102,30 +144,45 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
         return ()
     optional = _optional_params(fn)
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
+    method = bool(fn.args.args) and fn.args.args[0].arg == "self"
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-    out: List[str] = []
+    out: Dict[str, int] = {}  # need → the line of the first test asking it
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg) or _distinct(term, branch, params)
+            name = _given(term, branch, optional, vararg, method) or _distinct(term, branch, params)
             if name and name not in out:
-                out.append(name)
+                out[name] = test.lineno - fn.lineno
     if out:
         rebound = _rebound(fn, nodes)
-        first = min(test.lineno for test, _ in conditions)
-        # `if p is None: p = ...` fills the parameter in: only a binding above the test counts
-        # (`query is key` is about the arguments as passed: rebinding them after the test is no matter)
-        out = [p for p in out if (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split())
-                                  if p[0] in "-!" else p not in rebound)]
-    return tuple(out)
+        loops = _loops(fn, nodes)
+        # `if p is None: p = ...` fills the parameter in: only a binding above the test counts; a
+        # binding below it counts too when a loop can bring it back to the test
+        # (`zero_division = 0.0 if zero_division == "warn" else zero_division` after the test does not;
+        # `query is key` is about the arguments as passed: rebinding them after the test is no matter)
+        first = min(test.lineno for test, _ in conditions) - fn.lineno
+        return tuple(p for p, line in out.items() if
+                     (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
+                      p.startswith("self.") or p not in rebound or (rebound[p] >= line and not loops)))
+    return ()
 
 
 _REBOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()
+_LOOPS: "weakref.WeakKeyDictionary[ast.AST, bool]" = weakref.WeakKeyDictionary()
+
+
+def _loops(fn: ast.AST, nodes) -> bool:
+    """Does the function hold a loop (once per function node)?"""
+    got = _LOOPS.get(fn)
+    if got is None:
+        got = _LOOPS[fn] = any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) for sub in nodes(fn))
+    return got
 
 
 def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
-    """The names the function assigns → the first line assigning each, once per function node
-    (asked for every call under a condition)."""
+    """The names the function assigns → the first line assigning each, counted from the `def` line
+    (an edit above moves the node, not what this says), once per function node (asked for every
+    call under a condition)."""
     got = _REBOUND.get(fn)
     if got is None:
         got = {}
@@ -133,7 +190,8 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                     if isinstance(t, ast.Name):
-                        got[t.id] = min(got.get(t.id, sub.lineno), sub.lineno)
+                        row = sub.lineno - fn.lineno
+                        got[t.id] = min(got.get(t.id, row), row)
         _REBOUND[fn] = got
     return got
 
@@ -155,6 +213,10 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
         any(k.arg is None for k in call.keywords) else []  # its own, else `passed_shape` gave None
     nones += [(i, NONE) for i, a in enumerate(call.args) if a.__class__ is ast.Constant and a.value is None]
     nones += [(k.arg, NONE) for k in call.keywords if k.arg and k.value.__class__ is ast.Constant and k.value.value is None]
+    # `fmt(x, self.ignore_index)`: given only when a construction gave it (`init_defaults`)
+    nones += [(i, f"self.{a.attr}") for i, a in enumerate(call.args) if a.__class__ is ast.Attribute and is_self(a.value)]
+    nones += [(k.arg, f"self.{k.value.attr}") for k in call.keywords
+              if k.arg and k.value.__class__ is ast.Attribute and is_self(k.value.value)]
     out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
     out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
     if not out:
@@ -191,7 +253,7 @@ def _handed_on(call: Call) -> bool:
 
 def _offset(call: Call, callee: FunctionInfo) -> int:
     """1 when the receiver fills the callee's `self`/`cls` (a method call, a class built), else 0."""
-    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] == "__init__"
+    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] in ("__init__", "__new__")
     return 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
 
 
@@ -229,29 +291,34 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return False
     slot = _slot(call, callee, param)
-    return slot is not None and all(at != slot for at, _ in call.forwards)
+    return slot is not None and all(at != slot or name.startswith("self.") for at, name in call.forwards)
 
 
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids, calls: Optional[ResolvedCalls] = None,
-                 lenient: bool = False):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False):
         self.project = project
         # A root's own `**kwargs` handed on may give anything (its decorators may fill arguments in).
         self.lenient = lenient
         self._lenient_twin: Optional["Incoming"] = None
         self.reached = reached
         self.roots = set(root_ids)
-        self.calls = calls if calls is not None else ResolvedCalls()
+        self.calls = calls  # the pass's `resolved_calls.ResolvedCalls`
         self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
         self._live: Dict[Tuple[str, Call], bool] = {}
         self._unreached: Dict[str, bool] = {}
         self._asking: set = set()  # (function, parameter) being decided: a cycle gives up
+        self.defaults = constructor_defaults(project)
 
     def unpassed(self, fid: str, needs: Tuple[str, ...]) -> bool:
         """True when something in `needs` is given by no live traced call of `fid` (a `-name`:
         given a value by every one)."""
+        if not needs:
+            return False
+        if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:]) for p in needs):
+            return True  # every instance holds the constructor's default there
+        needs = tuple(p for p in needs if not p.startswith("self."))
         if not needs or fid in self.roots:
             return False
         incoming = self._incoming().get(fid, [])
@@ -309,6 +376,8 @@ class Incoming:
         own = next((name for at, name in call.forwards if at == slot), None)
         if own == NONE:
             return False  # `f(x, mask=None)`
+        if own is not None and own.startswith("self."):
+            return not self.defaults.at_default(caller, own[5:])
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

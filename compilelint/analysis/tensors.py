@@ -137,6 +137,10 @@ SEQ_WRAPPERS = frozenset({
     "typing.List", "typing.Tuple", "typing.Sequence", "typing.Iterable", "builtins.list",
     "builtins.tuple", "collections.abc.Sequence", "List", "Tuple", "Sequence",
 })
+DICT_WRAPPERS = frozenset({
+    "typing.Dict", "typing.Mapping", "typing.MutableMapping", "builtins.dict", "collections.abc.Mapping",
+    "collections.abc.MutableMapping", "Dict", "Mapping",
+})
 # Legacy typed constructors: `torch.IntTensor([n])` is a tensor.
 LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
@@ -146,7 +150,8 @@ LOGGER_FACTORIES = ("getLogger", "get_logger", "init_logger", "getlogger")
 
 
 def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optional[str]]) -> Optional[str]:
-    """TENSOR for `torch.Tensor`, `Optional[Tensor]`, `Tensor | None`; SEQ for `list[Tensor]`…"""
+    """TENSOR for `torch.Tensor`, `Optional[Tensor]`, `Tensor | None`; SEQ for `list[Tensor]`…;
+    DICT for `Dict[str, Tensor]`."""
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -165,10 +170,14 @@ def annotation_kind(node: Optional[ast.AST], resolve: Callable[[ast.AST], Option
         items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         if outer in OPTIONAL_WRAPPERS or outer.endswith((".Optional", ".Union")):
             kinds = {annotation_kind(i, resolve) for i in items} - {NONE}
+            if kinds == {TENSOR, SEQ}:  # `Union[Tensor, tuple[Tensor, Tensor]]`: its items are tensors either way
+                return SEQ
             return kinds.pop() if len(kinds) == 1 else None
         if outer in SEQ_WRAPPERS or outer.endswith((".List", ".Tuple", ".Sequence")):
             kinds = {annotation_kind(i, resolve) for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)}
             return SEQ if kinds == {TENSOR} else None
+        if (outer in DICT_WRAPPERS or outer.endswith((".Dict", ".Mapping"))) and len(items) == 2:
+            return DICT if annotation_kind(items[1], resolve) == TENSOR else None  # `Dict[str, Tensor]`
         return None
     name = resolve(node)
     if name in ("torch.BoolTensor", "torch.cuda.BoolTensor"):

@@ -13,16 +13,16 @@ import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, is_self, parameter_defaults
+from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, parameter_defaults
 from compilelint.analysis.call_sites import CallSites
+from compilelint.analysis.conditions import Conditions
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
-from compilelint.analysis.facts import PREDICATE_NAME, ClassFacts, FileFacts, scan_noqa
+from compilelint.analysis.facts import ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
-from compilelint.analysis.names import dotted
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
-from compilelint.analysis.regions import is_stop_decorator
+from compilelint.analysis.stops import is_stop_decorator
 from compilelint.finding import Span
 from compilelint.rule import FixContext, RuleContext, registry
 from compilelint.source import SourceFile
@@ -38,8 +38,11 @@ def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, pr
         tree = ast.parse(source.text, filename=path)
     analyzer = FileAnalyzer(path, source, tree, prefilter)
     summary = analyzer.run()
-    # The rules hold the analyzer: this frees the file's tree now, not when a collection finds the cycle
+    # The rules hold the analyzer, and the bindings the call sites keep call back into them (what a
+    # call of the file returns): this frees the file's tree now, not when a collection finds the cycles
     analyzer.hooks.clear()
+    analyzer.sites.forget()
+    analyzer.rules = []
     return summary
 
 
@@ -49,9 +52,9 @@ def _visit_methods(rule_class) -> Tuple[str, ...]:
     return tuple(name for name in dir(rule_class) if name.startswith("visit_"))
 
 
-class FileAnalyzer(RuleContext):
+class FileAnalyzer(Conditions, RuleContext):
     """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
-    the walker's own business)."""
+    the walker's own business; the conditions around a node: `Conditions`)."""
 
     facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
 
@@ -78,7 +81,10 @@ class FileAnalyzer(RuleContext):
         text = self.source.text
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
+        self.rules = rules  # this file's rule instances (their `walk_state`: the rule-state contract)
         self.hooks: Dict[str, list] = {}
+        # project-pass rules' own facts of each function: every function, whatever the prefilter
+        self.fact_rules = [cls for cls in registry().values() if cls.has_function_facts()]
         for rule in rules:
             for name in _visit_methods(rule.__class__):
                 self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
@@ -87,17 +93,27 @@ class FileAnalyzer(RuleContext):
         self.summary.aliases = dict(self.imports.aliases)
         for stmt in facts.top:
             if isinstance(stmt, FUNCS):
-                self._function(stmt, None)
+                self.walk_function(stmt, None)
             elif isinstance(stmt, ast.ClassDef):
                 for item in stmt.body:
                     if isinstance(item, FUNCS):
-                        self._function(item, facts.classes[stmt.name])
+                        self.walk_function(item, facts.classes[stmt.name])
         self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
-    def _function(self, node, cls: Optional[ClassFacts]):
+    def walk_function(self, node, cls: Optional[ClassFacts]) -> None:
+        """Walk one top-level function or method (`cls`: its class's facts) with every rule: its
+        `FunctionInfo` goes into the summary, and what the rules report in it. The one step a
+        subclass may replace (the language server's re-analysis reuses the previous walk of an
+        unchanged function: all a walk adds to the summary comes from this call)."""
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
+        if self.fact_rules:
+            nodes = self.facts.nodes(node)
+            for rule in self.fact_rules:
+                said = rule.function_facts(node, nodes)
+                if said is not None:
+                    info.rule_facts[rule.code] = said
         record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
@@ -201,71 +217,6 @@ class FileAnalyzer(RuleContext):
         if guards:
             del self.scope.guards[-len(guards):]
 
-    def _only_guards(self, test) -> bool:
-        """The test is made of compile predicates and `self.training` alone (guards say those)."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._only_guards(test.operand)
-        if isinstance(test, ast.BoolOp):
-            return all(self._only_guards(v) for v in test.values)
-        return bool(self._branch_guards(test, True))
-
-    def _binding_conditions(self, node) -> List[Tuple[ast.AST, bool]]:
-        """The `if` branches a name in `node` needs to have run to hold a tensor (tensors.py)."""
-        conditions = self.scope.inference.conditions
-        out: List[Tuple[ast.AST, bool]] = []
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and id(sub) in conditions:
-                out += [c for c in conditions[id(sub)] if c not in out]
-        return out
-
-    def _condition_text(self) -> str:
-        """The innermost plain `if` around the node, as the note says it: `only when txt_ids.ndim == 3`."""
-        if not self.scope.conditions:
-            return ""
-        test, branch = self.scope.conditions[-1]
-        return self._test_text(test, branch)
-
-    def _test_text(self, test, branch: bool) -> str:
-        """`test` as the note says it, without the parts guards already say (`self.training`)."""
-        if self._only_guards(test):
-            return ""
-        if branch and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):  # guards say the rest
-            test = ast.BoolOp(ast.And(), [v for v in test.values if not self._only_guards(v)])
-            test = test.values[0] if len(test.values) == 1 else test
-        text = ast.unparse(test)
-        text = text if len(text) <= 60 else text[:59] + "…"
-        return text if branch else f"not ({text})" if " " in text else f"not {text}"
-
-    def _branch_guards(self, test: ast.AST, branch: bool) -> List[Tuple[str, bool]]:
-        """Predicates that must have a given value for this branch of `if test:` to run."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._branch_guards(test.operand, not branch)
-        if isinstance(test, ast.BoolOp):
-            if isinstance(test.op, ast.And) and branch or isinstance(test.op, ast.Or) and not branch:
-                return [g for v in test.values for g in self._branch_guards(v, branch)]
-            return []
-        if isinstance(test, ast.Call):
-            name = self.resolve(test.func) or dotted(test.func)
-            if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
-                return [(name, branch)]
-        if isinstance(test, ast.Name) and test.id in self.scope.flags:
-            name, polarity = self.scope.flags[test.id]
-            return [(name, branch == polarity)]
-        if isinstance(test, ast.Attribute) and test.attr == "training" and is_self(test.value):
-            return [(TRAINING, branch)]
-        return []
-
-    def _note_flag(self, node: ast.Assign):
-        """`tracing = is_tracing(x)` / `eager = not is_compiling()`: the local is a predicate's value."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-            return
-        name = node.targets[0].id
-        guards = self._branch_guards(node.value, True)
-        if len(guards) == 1 and not isinstance(node.value, ast.BoolOp) and guards[0][0] != TRAINING:
-            self.scope.flags[name] = guards[0]
-        else:
-            self.scope.flags.pop(name, None)
-
     def _is_stopped(self, node) -> bool:
         return any(is_stop_decorator(d) for d in (self.facts.decorator_name(x) for x in node.decorator_list) if d)
 
@@ -348,37 +299,6 @@ class FileAnalyzer(RuleContext):
         below = _find_path(path[-1], node)
         return path + below[1:] if below else path + [node]
 
-    def _short_circuit_guards(self, path: List[ast.AST]) -> List[Tuple[str, bool]]:
-        """`not is_compiling() and t.any()`: an operand after a predicate runs only when it allows."""
-        out: List[Tuple[str, bool]] = []
-        for parent, child in zip(path, path[1:]):
-            if isinstance(parent, ast.BoolOp):
-                for value in parent.values:
-                    if value is child:
-                        break
-                    out.extend(self._branch_guards(value, isinstance(parent.op, ast.And)))
-            elif isinstance(parent, ast.IfExp) and child is not parent.test:
-                out.extend(self._branch_guards(parent.test, child is parent.body))
-        return out
-
-    def _short_circuit_conditions(self, path: List[ast.AST]) -> List[Tuple[ast.AST, bool]]:
-        """`a and b`: `b` runs only when `a` is true (`a or b`: when it is false); `x if a else y`:
-        `x` only when `a` is true, `y` when it is false; as (test, branch)."""
-        out: List[Tuple[ast.AST, bool]] = []
-        for parent, child in zip(path, path[1:]):
-            if isinstance(parent, ast.BoolOp):
-                for value in parent.values:
-                    if value is child:
-                        break
-                    out.append((value, isinstance(parent.op, ast.And)))
-            elif isinstance(parent, ast.IfExp) and child is not parent.test:
-                out.append((parent.test, child is parent.body))
-        return out
-
-    def _short_circuit_texts(self, path: List[ast.AST]) -> List[str]:
-        """`x is not None and x.any()`: the operands that must let the flagged one run, for the note."""
-        return [self._test_text(test, branch) for test, branch in self._short_circuit_conditions(path)]
-
     def is_global_number(self, name: str) -> bool:
         return name in self.facts.global_numbers and name not in self.scope.locals_only
 
@@ -391,7 +311,7 @@ class FileAnalyzer(RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), breaks_if=()):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), args=(), breaks_if=()):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -410,7 +330,7 @@ class FileAnalyzer(RuleContext):
                               needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
-                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else ())
+                              fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:

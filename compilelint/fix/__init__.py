@@ -1,7 +1,14 @@
-"""Automatic fixes: the edits rules attach to findings (`builders`) and applying them (`apply`).
+"""Fix builders: rules call these while the file is walked and attach what they return to
+`self.report(..., fix=...)`. Each takes the rule's `RuleContext` (file-level state through
+`ctx.fixes`, a `FixContext`) and returns a `Fix` or None: None whenever the rewrite can't be shown to
+be right from the source alone (a builder refuses rather than guesses). Every fix message says what
+changes in eager behaviour (`notes`).
 
-`compilelint check --fix` calls `compilelint.fix.apply.run_fixes`. Fixes are built while the file is
-walked (so they travel with findings, in the cache and in JSON output) and applied Ruff-style:
-non-overlapping edits per round, re-checked, never written unless the result parses and the fixed
-findings are gone.
+Every builder works on the text as read (line ends, encoding and BOM are the applier's business:
+inserted newlines use the file's own) and never raises: a bug here must not cost the finding.
+One module per rewrite; `_common` and `_classes` hold what they share, `paths` which values are
+tensors on every path.
+
+Fixes travel with findings (in the cache and in JSON output); `compilelint.edits` turns them into
+text and `compilelint.fix_files` applies them to files (`check --fix`).
 """

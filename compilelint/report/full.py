@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 from typing import List, Optional
 
-from compilelint.fix.edits import apply_fixes
+from compilelint.edits import apply_fixes
 from compilelint.hidden import hidden_note
 
 from . import _text

@@ -14,7 +14,7 @@ from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from compilelint.finding import Finding, Fix, Span
 from compilelint.hidden import hidden_note
-from compilelint.fix.text import lines_with_ends
+from compilelint.source import lines_with_ends
 
 SOURCE = "compilelint"
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning}

@@ -1,5 +1,5 @@
 """The "fix all" source action (`source.fixAll.compilelint`): every safe fix of one document, applied
-in memory in rounds as `check --fix` applies them (compilelint.fix.apply), and the result as line
+in memory in rounds as `check --fix` applies them (compilelint.fix_files), and the result as line
 edits of the editor's text.
 
 A round's result is kept only if it still parses and the findings it fixed are gone; otherwise the
@@ -13,8 +13,8 @@ from typing import List
 
 from lsprotocol import types as lsp
 
-from compilelint.fix.apply import MAX_ROUNDS, _parses, applicable
-from compilelint.fix.edits import apply_fixes
+from compilelint.edits import apply_fixes
+from compilelint.fix_files import MAX_ROUNDS, _parses, applicable
 from compilelint.server.convert import Lines
 from compilelint.server.project import ProjectContext
 from compilelint.source import lines_with_ends

@@ -33,10 +33,10 @@ from compilelint.analysis.call_sites import typed_by_callers
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.facts import FileFacts
 from compilelint.analysis.walker import FileAnalyzer
+from compilelint.file_text import FileText
 from compilelint.finding import Span
-from compilelint.fix.text import FileText
 from compilelint.notebook import decode_any
-from compilelint.rule import FixContext
+from compilelint.rule import OBJECT_ID_FLOOR, FixContext
 from compilelint.server.reparse import first_row, function_nodes, reparse
 from compilelint.source import SourceError, lines_with_ends
 from compilelint.summary import Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
@@ -165,7 +165,7 @@ class IncrementalAnalyzer(FileAnalyzer):
     def fixes(self) -> FixContext:
         return self._cheap_fixes
 
-    def _function(self, node, cls):
+    def walk_function(self, node, cls):
         qualname = f"{cls.info.qualname}.{node.name}" if cls else node.name
         occurrence = self._seen.get(qualname, 0)
         self._seen[qualname] = occurrence + 1
@@ -185,7 +185,7 @@ class IncrementalAnalyzer(FileAnalyzer):
             return
         aliases = dict(self.imports.aliases)
         lengths = {name: len(value) for name, value in _list_fields(self.summary)}
-        super()._function(node, cls)
+        super().walk_function(node, cls)
         info = _without_fixes(self.summary.functions[qualname])
         self.summary.functions[qualname] = info
         added = {name: [_without_fixes(x) for x in value[lengths[name]:]]
@@ -347,9 +347,8 @@ def _retyped(changed: List[str], texts: Dict[str, str], memo: FileMemo) -> Set[s
 _NOT_STATE = {"tree", "source", "top", "_nodes", "path"}
 # Rules keep notes per function or per node, keyed by `id()` (`self.seen[id(fn)]`). A walk looks
 # up only the ids of what it visits, and every function's nodes are alive and distinct while the
-# file is walked, so notes made in other functions are never read by this one: they are left out.
-# Ids are addresses, far above any count or row a rule could keep.
-_ID = 1 << 40
+# file is walked, so notes made in other functions are never read by this one: they are left out
+# (the rule-state contract, `compilelint.rule.OBJECT_ID_FLOOR`).
 
 
 # Facts a function's walk may change: local imports join the import table; a lazily built table.
@@ -378,13 +377,8 @@ def fingerprint_state(analyzer: FileAnalyzer) -> Optional[str]:
     comparable text; None when some value cannot be compared by value."""
     try:
         parts = [f"{k}={_plain(getattr(analyzer.facts, k, None))}" for k in _CHANGING if k != "imports"]
-        seen = set()
-        for hooks in analyzer.hooks.values():
-            for hook in hooks:
-                rule = hook.__self__
-                if id(rule) not in seen:
-                    seen.add(id(rule))
-                    parts.append(f"{type(rule).__name__}={_plain({k: v for k, v in vars(rule).items() if k != 'ctx'})}")
+        for rule in analyzer.rules:
+            parts.append(f"{type(rule).__name__}={_plain(rule.walk_state())}")
         return "\n".join(sorted(parts))
     except Unknown:
         return None
@@ -413,7 +407,7 @@ def _plain(value) -> str:
 
 
 def _is_id(value) -> bool:
-    return type(value) is int and value > _ID
+    return type(value) is int and value > OBJECT_ID_FLOOR
 
 
 # ----- moving results with their lines ---------------------------------------------------------------

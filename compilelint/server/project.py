@@ -11,18 +11,18 @@ Published findings carry no fixes; a code action gets them from a full analysis 
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
+from compilelint.cache import Store
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.engine import analyze_bytes, analyze_files, project_findings
-from compilelint.analysis.frames import FramesMemo
-from compilelint.analysis.regions import Project
-from compilelint.analysis.resolved_calls import ON_SELF
-from compilelint.analysis.trees import ON_DISK, Trees, parse_bytes
+from compilelint.project_pass.frames import FramesMemo
+from compilelint.project_pass.regions import Project, with_file
+from compilelint.project_pass.resolved_calls import ON_SELF
+from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.finding import Finding
 from compilelint.server.incremental import FileMemo, analyze_edit
 from compilelint.summary import FileSummary
@@ -32,19 +32,19 @@ from compilelint.summary import FileSummary
 REACH_RESULTS_KEPT = 4
 
 
-class ReachMemo:
-    """An in-memory stand-in for the on-disk cache, for `project_findings`' reach results: a warm
-    server must not pickle the project's reach to disk and read it back on every keystroke."""
+class ReachMemo(Store):
+    """An in-memory store for `project_findings`' reach results, in place of the on-disk cache: a
+    warm server must not pickle the project's reach to disk and read it back on every keystroke."""
 
     def __init__(self):
         self._entries: Dict[str, object] = {}
         self.last = None  # the result the latest pass used
         # Set by the caller when it has shown the latest result holds for the graph at hand too.
         self.carry = False
-        # The roots of the latest result, set by the caller when the graph at hand differs from
-        # its graph in calls only (roots come from decorators, classes and compile calls): then
-        # a pass that makes reach again does not look for roots again.
-        self.roots = None
+        # `Store.known_roots`: the roots of the latest result, set by the caller when the graph at
+        # hand differs from its graph in calls only (roots come from decorators, classes and
+        # compile calls): then a pass that makes reach again does not look for roots again.
+        self.known_roots = None
 
     def get(self, key: str):
         value = self._entries.pop(key, None)
@@ -170,18 +170,18 @@ class ProjectContext:
         summaries = list(self.summaries.values())
         same_graph = old is not None and new is not None and old.module == new.module and (
             old.graph_key == new.graph_key or _graph_key_without_calls(old) == _graph_key_without_calls(new))
-        project = patched(self._project, old, new, summaries) if same_graph else None
+        project = with_file(self._project, old, new, summaries) if same_graph and self._project is not None else None
         if project is None:
             project = Project(summaries, self.settings.extra_roots, self.settings.extra_stops)
             self._frames = FramesMemo()  # a new index may answer name questions otherwise
         self._project = project
         self._reach.carry = same_graph and reach_unchanged(project, old, new, self._reach.last)
-        self._reach.roots = self._reach.last[0] if same_graph and self._reach.last is not None else None
+        self._reach.known_roots = self._reach.last[0] if same_graph and self._reach.last is not None else None
         try:
             findings = project_findings(summaries, self.settings, self._reach, project, self._judges,
                                         self._trees, self._frames)
         finally:
-            self._reach.carry, self._reach.roots = False, None
+            self._reach.carry, self._reach.known_roots = False, None
         by_path: Dict[str, List[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.path, []).append(finding)
@@ -194,35 +194,6 @@ def split_root(display: str) -> Tuple[str, str]:
     """A reach root as the engine shows it, `path.py:Class.forward`, into (path, qualname)."""
     path, _, qualname = display.rpartition(":")
     return os.path.normpath(path), qualname
-
-
-# What `Project` holds; a project index with anything else is rebuilt, never patched.
-PROJECT_FIELDS = {"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules", "functions",
-                  "classes", "opaque", "_predicate_memo", "_mro_memo", "part_flow"}
-
-
-def patched(project: Optional[Project], old: FileSummary, new: FileSummary, summaries) -> Optional[Project]:
-    """`project` (the index built over the summaries with `old`) for the summaries with `new`,
-    when the two differ in nothing but calls (the caller has compared their graph keys without
-    calls): the same names, classes, bases and opaque functions, so the same answers to every
-    name, MRO and predicate question; only the entries of `old` now point into `new`."""
-    if project is None or set(vars(project)) != PROJECT_FIELDS or project.modules.get(old.module) is not old:
-        return None
-    out = copy.copy(project)
-    out.summaries = summaries
-    out.modules = dict(project.modules)
-    out.modules[new.module] = new
-    out.functions = dict(project.functions)
-    for qualname, info in new.functions.items():
-        key = f"{new.module}.{qualname}"
-        if out.functions[key][0] is old:  # else another file of the same module name wins
-            out.functions[key] = (new, info)
-    out.classes = dict(project.classes)
-    for qualname, cls in new.classes.items():
-        key = f"{new.module}.{qualname}"
-        if out.classes[key][0] is old:
-            out.classes[key] = (new, cls)
-    return out
 
 
 def reach_unchanged(project: Project, old: FileSummary, new: FileSummary, last) -> bool:

@@ -22,7 +22,7 @@ import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from compilelint.analysis.astutil import FUNCS, walk
-from compilelint.analysis.trees import first_row
+from compilelint.project_pass.trees import first_row
 
 STUB = "class _:\n"
 

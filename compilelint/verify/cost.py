@@ -17,20 +17,17 @@ The parent never imports torch.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from compilelint.finding import Finding, Report
 from compilelint.verify import match as M
 from compilelint.verify import proc
+from compilelint.verify.code_copy import Copy, import_root, make_copy
 from compilelint.verify.knobs import run_kwargs, spelled
-from compilelint.verify.prove import Copy, import_root, make_copy
-from compilelint.verify.runner import _env, _records
+from compilelint.verify.runner import _env, run_child
 from compilelint.verify.timing import FASTER, SAME, compare, summarize
 
 
@@ -40,6 +37,7 @@ class Version:
     copy: Optional[Copy] = None  # None: the user's own files
     compile: bool = True
     knobs: Tuple[str, ...] = ()
+    mode: Optional[str] = None  # torch.compile's mode for this version alone (None: the run's)
 
 
 @dataclass
@@ -70,8 +68,10 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
                  budget_s: float = 20.0, min_s: float = 1.0, min_rounds: int = 20, max_rounds: int = 2000,
                  memory_limit_mb: Optional[int] = None,
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Cost:
-    from compilelint.fix.apply import applicable
-    from compilelint.verify.fixproof import _fix_key, prove_fixes, write_fixes
+    from compilelint.fix_files import applicable
+    from compilelint.verify.fix_apply import FixedCopy
+    from compilelint.verify.fix_judge import fix_key
+    from compilelint.verify.fixproof import prove_fixes
     from compilelint.verify.knobs import try_settings
 
     cost = Cost()
@@ -82,7 +82,7 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
     proven = [r for r in cost.proof.results if r.status == "proven"]
     groups: Dict[tuple, Group] = {}
     for r in proven:
-        g = groups.setdefault(_fix_key(r.finding), Group(len(groups) + 1, [], []))
+        g = groups.setdefault(fix_key(r.finding), Group(len(groups) + 1, [], []))
         g.findings.append(r.finding)
         g.breaks = max(g.breaks, r.before - r.after)
         for label, _ in r.outputs:
@@ -100,7 +100,7 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
     def copy_with(findings) -> Copy:
         c = make_copy(roots)
         copies.append(c)
-        write_fixes(c, findings)
+        FixedCopy(c).hold(findings)
         return c
 
     try:
@@ -154,36 +154,26 @@ def _example_dir(example: str) -> List[str]:
 
 def _time_target(index: int, versions: List[Version], *, example: str, device: str, backend: str,
                  compile_mode: Optional[str], forget: List[str], timeout: float, memory_limit_mb: Optional[int],
-                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int) -> dict:
-    """Run the child for one target; its record: versions with their summaries, or an error."""
+                 budget_s: float, min_s: float, min_rounds: int, max_rounds: int,
+                 env_extra: Optional[Dict[str, str]] = None, timing_lock: str = "") -> dict:
+    """Run the child for one target; its record: versions with their summaries, or an error.
+    `env_extra`: more environment for the child; `timing_lock`: a file the child locks while it
+    times, so that children compiling side by side never time on the device at once."""
     mem = memory_limit_mb or proc.default_memory_limit_mb()
-    fd, out = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".jsonl")
-    os.close(fd)
-    spec_fd, spec = tempfile.mkstemp(prefix="compilelint-cost-", suffix=".json")
     variants = []
     for v in versions:
-        ex = example
-        mod, sep, attr = example.rpartition(":")
-        if v.copy is not None and (mod.endswith(".py") or os.sep in mod):
-            ex = f"{v.copy.to_copy(mod)}{sep}{attr}"
+        ex = v.copy.example(example) if v.copy is not None else example
         variants.append({"name": v.name, "example": ex, "compile": v.compile,
-                         "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs)})
-    with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
-        json.dump({"example": example, "index": index, "device": device, "backend": backend,
-                   "compile_mode": compile_mode, "seed": 0, "out": out, "roots": forget, "variants": variants,
-                   "min_rounds": min_rounds, "max_rounds": max_rounds, "min_s": min_s, "budget_s": budget_s}, f)
-    try:
-        # Compiling every version takes time: the limit is per version, plus the timing budget.
-        limit = timeout * len(versions) + budget_s * 2
-        res = proc.run([sys.executable, "-m", "compilelint.verify.cost_child", spec], env=_env(), cwd=os.getcwd(),
-                       timeout=limit, memory_limit_mb=mem, started=lambda: os.path.getsize(out) > 0)
-        records = _records(out)
-    finally:
-        for p in (out, spec):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+                         "pythonpath": v.copy.pythonpath if v.copy is not None else [], **run_kwargs(v.knobs),
+                         **({"compile_mode": v.mode} if v.mode else {})})
+    spec = {"example": example, "index": index, "device": device, "backend": backend, "compile_mode": compile_mode,
+            "seed": 0, "roots": forget, "variants": variants, "min_rounds": min_rounds, "max_rounds": max_rounds,
+            "min_s": min_s, "budget_s": budget_s, "timing_lock": timing_lock}
+    # Compiling every version takes time: the limit is per version, plus the timing budget.
+    limit = timeout * len(versions) + budget_s * 2
+    res, records = run_child("compilelint.verify.cost_child", spec, prefix="compilelint-cost-",
+                             env=dict(_env(), **(env_extra or {})), timeout=limit, memory_limit_mb=mem,
+                             started_on_output=True)
     target = {"index": index, "label": f"#{index}", "versions": {}, "error": ""}
     for r in records:
         t = r.get("type")

@@ -6,7 +6,9 @@ process, interleaved.
 SPEC: {"example", "index", "device", "backend", "compile_mode", "seed", "out", "roots" (folders
 whose modules are imported afresh for every version: the checked code and its copies),
 "variants": [{"name", "pythonpath": [...], "example", "compile": bool, "dynamo_config": {...},
-"dynamic": true | null}], "min_rounds", "max_rounds", "min_s", "budget_s", "warmup"}.
+"dynamic": true | null, "compile_mode"?: this version's mode, else the spec's}], "min_rounds",
+"max_rounds", "min_s", "budget_s", "warmup", "timing_lock"?: a file locked while timing (children
+that compile side by side take turns to time)}.
 
 Each version is imported from its own folder (the original, or a copy holding some fixes): the
 modules under `roots` are dropped from `sys.modules` before it loads, so every version runs its
@@ -128,6 +130,17 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def _lock(path):
+    """The open file `path`, locked for this process alone (blocks until it is free); None: no lock."""
+    if not path:
+        return None
+    import fcntl
+
+    f = open(path, "a")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
 def run(spec: dict, out: Results) -> None:
     import torch
     from torch._dynamo.utils import clear_compilation_metrics, get_compilation_metrics
@@ -139,9 +152,7 @@ def run(spec: dict, out: Results) -> None:
     saved_path = list(sys.path)
     timed = _timer(device)
     reset_dynamo()
-    calls, reference, mark_step = {}, None, None
-    if spec.get("compile_mode") in ("reduce-overhead", "max-autotune"):
-        mark_step = torch.compiler.cudagraph_mark_step_begin  # interleaved CUDA graphs: one step per call
+    calls, reference = {}, None
 
     for n, v in enumerate(spec["variants"]):
         _forget(spec.get("roots") or [], _factory_module(v["example"]))
@@ -161,18 +172,22 @@ def run(spec: dict, out: Results) -> None:
                      recompiles=0, outputs=None, error="the example imported the original code, not the fixed copy")
             continue
         config = _config(v)
+        mode = v.get("compile_mode", spec.get("compile_mode"))
+        # interleaved CUDA graphs: one step per call
+        mark_step = torch.compiler.cudagraph_mark_step_begin if mode in ("reduce-overhead", "max-autotune") else None
         record = {"name": v["name"], "compile_s": 0.0, "first_call_s": 0.0, "frames": 0, "breaks": 0,
                   "recompiles": 0, "outputs": None, "error": ""}
         try:
             if v.get("compile"):
-                fn = torch.compile(fn, backend=spec["backend"], mode=spec.get("compile_mode"),
-                                   dynamic=v.get("dynamic"))
+                fn = torch.compile(fn, backend=spec["backend"], mode=mode, dynamic=v.get("dynamic"))
             clear_compilation_metrics()
             with _Config(config), Capture() as cap, torch.no_grad():
                 t0 = time.perf_counter()
                 first = fn(*args_at(args, 0), **kwargs)
                 _sync(device)
                 record["first_call_s"] = time.perf_counter() - t0
+                # read now: under CUDA graphs the next call overwrites the outputs of this one
+                values = {p: t.detach().cpu() for p, t in flatten(first)}
                 for i in range(1, call_count(args, spec.get("warmup", 3))):  # warm-up: recompiles show here
                     if mark_step and v.get("compile"):
                         mark_step()
@@ -185,7 +200,6 @@ def run(spec: dict, out: Results) -> None:
                 frames=len(metrics),
                 breaks=sum(e.get("count", 1) for e in events if e["event"] != "recompile"),
                 recompiles=sum(1 for m in metrics if getattr(m, "recompile_reason", None)))
-            values = {p: t.detach().cpu() for p, t in flatten(first)}
             if not v.get("compile") and reference is None:
                 reference = values  # the original, eager: what every compiled version must compute
             elif reference is not None:
@@ -196,7 +210,7 @@ def run(spec: dict, out: Results) -> None:
             continue
         out.emit(type="variant", **record)
 
-        def call(fn=fn, args=args, kwargs=kwargs, compiled=bool(v.get("compile"))):
+        def call(fn=fn, args=args, kwargs=kwargs, compiled=bool(v.get("compile")), mark_step=mark_step):
             if mark_step and compiled:
                 mark_step()
             with torch.no_grad():
@@ -218,6 +232,7 @@ def run(spec: dict, out: Results) -> None:
             current["ctx"].__enter__()
             current["name"] = name
 
+    held = _lock(spec.get("timing_lock"))
     try:
         measured = interleaved({name: (lambda c=c: timed(c)) for name, (c, _) in calls.items()},
                                min_rounds=spec.get("min_rounds", 10), max_rounds=spec.get("max_rounds", 400),
@@ -225,6 +240,8 @@ def run(spec: dict, out: Results) -> None:
     finally:
         if current.get("ctx") is not None:
             current["ctx"].__exit__(None, None, None)
+        if held is not None:
+            held.close()  # closing the file releases the lock
     out.emit(type="samples", samples=measured.samples, rounds=measured.rounds, stable=measured.stable,
              seconds=measured.seconds)
     out.emit(type="done")

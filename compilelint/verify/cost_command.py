@@ -1,10 +1,11 @@
 """`compilelint verify --cost`: the command line around cost.py (text, json, sarif or html)."""
 from __future__ import annotations
 
-import os
 from typing import Optional, Sequence
 
 import click
+
+from compilelint.verify.commands import checked_report, emit, print_errors, run_device
 
 COST_FORMATS = ("concise", "json", "sarif", "html")
 
@@ -14,27 +15,24 @@ def verify_cost(paths: Sequence[str], settings, *, example: Optional[str], devic
                 output_file: Optional[str], progress) -> int:
     """Measure, print, exit 0 (measured), 1 (a target or one of its versions failed) or 2 (usage, or
     the factory did not run)."""
-    from compilelint.engine import UsageError, check_paths
     from compilelint.report.cost import render_json, render_sarif, render_text
     from compilelint.report.html import render_html
-    from compilelint.verify import VerifyUsageError, _validate
+    from compilelint.verify import VerifyUsageError
     from compilelint.verify.cost import cost_dict, finding_costs, measure_cost
-    from compilelint.verify.fix_command import _cuda
 
     fmt = output_format or "concise"
-    try:
-        _validate(example, None, device, backend)
+
+    def known_format():
         if fmt not in COST_FORMATS:
             raise VerifyUsageError(f"--cost prints {', '.join(COST_FORMATS)}, not {fmt}")
-        report = check_paths(list(paths), settings)
-    except (VerifyUsageError, UsageError) as e:
-        click.echo(f"compilelint: error: {e}", err=True)
+
+    report = checked_report(paths, settings, example=example, run_cmd=None, device=device, backend=backend,
+                            also=known_format)
+    if report is None:
         return 2
-    for error in report.errors:
-        click.echo(f"compilelint: error: {error.path}: {error.message}", err=True)
+    print_errors(report)
     cost = measure_cost(report, paths, example=example, unsafe=unsafe, backend=backend, compile_mode=compile_mode,
-                        device="cpu" if device == "auto" and not _cuda() else device, timeout=timeout,
-                        progress=progress)
+                        device=run_device(device), timeout=timeout, progress=progress)
     data = cost_dict(cost, backend=backend, compile_mode=compile_mode)
     if fmt == "json":
         text = render_json(data)
@@ -44,12 +42,7 @@ def verify_cost(paths: Sequence[str], settings, *, example: Optional[str], devic
         text = render_html(data)
     else:
         text = render_text(data)
-    if output_file:
-        os.makedirs(os.path.dirname(os.path.abspath(output_file)), exist_ok=True)
-        with open(output_file, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        click.echo(text, nl=False)
+    emit(text, output_file, make_folder=True)
     failed = [f"{t['label']}: {t['error']}" for t in data["targets"] if t.get("error")]
     failed += [f"{t['label']} {name}: {v['error']}" for t in data["targets"] for name, v in t["versions"].items()
                if v.get("error")]

@@ -3,31 +3,25 @@ two children that take turns: round r of one, then round r of the other (the ord
 from round to round), so a machine that gets busier or quieter meanwhile weighs on both alike.
 
 Each side's rounds give a median per round; the side's time is the median of those, its spread
-half their range. The fixed code is `slower` when even its fastest round is slower than the
-original's slowest (beyond both spreads: with 5 rounds a side, noise alone does that once in 252
-tries), and its time exceeds the original's by more than 5 % (a floor for rounds that happen to
-agree closely) and by more than 0.5 ms a call: the two sides run in two processes, which on a
-loaded machine differ by ~0.1 ms a call whatever they run (a fix measured 0.314 -> 0.421 ms and
-0.282 -> 0.343 ms on sub-millisecond CPU models, every round apart), so a smaller difference is
-not the fix's.
+half their range. The fixed code is `slower` by timing.py's `slower_every_round`: every round slower
+than every round of the original, by more than 5 % and 0.5 ms a call (why: there).
 """
 from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import List
 
-from compilelint.verify.prove import Copy, TargetRun, run_target
+from compilelint.verify.code_copy import Copy
+from compilelint.verify.prove import TargetRun, run_target
+from compilelint.verify.timing import half_range, median, slower_every_round
 
 ROUNDS = 5
 CALLS = 10
-FLOOR = 1.05
-ABSOLUTE_FLOOR_S = 5e-4  # 0.5 ms a call
 
 
 @dataclass
@@ -36,11 +30,11 @@ class Side:
 
     @property
     def median(self) -> float:
-        return statistics.median(self.rounds)
+        return median(self.rounds)
 
     @property
     def spread(self) -> float:
-        return (max(self.rounds) - min(self.rounds)) / 2
+        return half_range(self.rounds)
 
 
 @dataclass
@@ -53,11 +47,7 @@ class Timing:
 
     @property
     def slower(self) -> bool:
-        if self.error or not self.before.rounds or not self.after.rounds:
-            return False
-        b, a = self.before, self.after
-        return (min(a.rounds) > max(b.rounds) and a.median > b.median * FLOOR
-                and a.median - b.median > ABSOLUTE_FLOOR_S)
+        return not self.error and slower_every_round(self.before.rounds, self.after.rounds)
 
     def text(self) -> str:
         if self.error:
@@ -117,4 +107,4 @@ def _take_turns(folder: str, rounds: int, futures, timeout: float) -> str:
 
 
 def _side(run: TargetRun) -> Side:
-    return Side([statistics.median(seconds) for seconds in run.timing if seconds])
+    return Side([median(seconds) for seconds in run.timing if seconds])

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from compilelint.verify.prove import breaks, run_target
+from compilelint.verify.prove import EQUAL, breaks, run_target
 
 # setting → (rule codes that point to it, words of the gb_types it answers)
 KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
@@ -28,7 +28,6 @@ KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
     "reorderable_logging_functions": (frozenset({"CL201", "CL203"}), ("Failed to trace builtin operator",)),
     "dynamic": (frozenset({"CL401", "CL402", "CL403", "CL405"}), ()),
 }
-EQUAL = ("bitwise", "allclose")
 
 
 def spelled(knob: str) -> str:
@@ -79,7 +78,7 @@ def try_settings(example: str, codes: Sequence[str], *, trace_files: Sequence[st
                  progress: Optional[Callable[[int, int, str], None]] = None) -> Search:
     """Try the settings the findings (`codes`) and the baseline's breaks point to; see the module doc.
     `under`: count only the breaks in files under this folder; `copy`: run the code of this copy
-    (prove.Copy), e.g. after its fixes."""
+    (code_copy.Copy), e.g. after its fixes."""
     tmp = tempfile.mkdtemp(prefix="compilelint-knobs-")
     kw = {"device": device, "backend": backend, "timeout": timeout, "memory_limit_mb": memory_limit_mb,
           "copy": copy}

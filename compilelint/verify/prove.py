@@ -1,91 +1,19 @@
-"""Parent side of proving fixes by running them (no torch here): copy the code to a temporary
-folder, and run a factory's targets against the original and against the copy in isolated
-children (`prove_child.py`), the copy first on PYTHONPATH.
-
-A *copy* is the whole top-level package that holds the checked paths (so the fixed files import
-as the originals did), or the folder itself when it is not a package.
+"""Parent side of running a factory's target to prove fixes (no torch here): one isolated child
+(`prove_child.py`) runs it on the original code or on a fixed copy (code_copy.py), the copy first on
+PYTHONPATH, and reports what it observed: breaks, lines reached, outputs compared with a saved run.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from compilelint.verify import proc
-from compilelint.verify.runner import _env, _records
+from compilelint.verify.code_copy import Copy
+from compilelint.verify.runner import _env, run_child
 
-
-def import_root(path: str) -> str:
-    """The folder to copy for `path`: its top-level package, or its own folder outside packages."""
-    path = os.path.realpath(os.path.abspath(path))
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    top = None
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        top = folder
-        folder = os.path.dirname(folder)
-    return top or (path if os.path.isdir(path) else os.path.dirname(path))
-
-
-@dataclass
-class Copy:
-    """The checked code copied under `base`; `pythonpath` goes first on the children's PYTHONPATH."""
-
-    base: str
-    roots: Dict[str, str]  # original root -> its copy
-
-    @property
-    def pythonpath(self) -> List[str]:
-        out = []
-        for orig, copy in self.roots.items():
-            entry = os.path.dirname(copy) if os.path.isfile(os.path.join(orig, "__init__.py")) else copy
-            if entry not in out:
-                out.append(entry)
-        return out
-
-    def to_copy(self, path: str) -> str:
-        if not path or path.startswith("<"):
-            return path
-        real = os.path.realpath(os.path.abspath(path))
-        for orig, copy in self.roots.items():
-            if real == orig or real.startswith(orig + os.sep):
-                return copy + real[len(orig):]
-        return path
-
-    def to_original(self, path: str) -> str:
-        if not path or path.startswith("<"):
-            return path  # "<string>", or no file at all (a compilation metric without one)
-        real = os.path.realpath(os.path.abspath(path))
-        for orig, copy in self.roots.items():
-            if real == copy or real.startswith(copy + os.sep):
-                return orig + real[len(copy):]
-        return path
-
-    def remove(self):
-        shutil.rmtree(self.base, ignore_errors=True)
-
-
-# Never copied: caches, VCS folders, virtual environments and installed packages.
-SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "venv", "site-packages", "node_modules")
-
-
-def make_copy(paths: Sequence[str]) -> Copy:
-    """Copy the import root of every path; a root inside another is copied once, with it."""
-    wanted = sorted({import_root(p) for p in paths}, key=len)
-    outer: List[str] = []
-    for root in wanted:
-        if not any(root == r or root.startswith(r + os.sep) for r in outer):
-            outer.append(root)
-    base = tempfile.mkdtemp(prefix="compilelint-fix-")
-    roots: Dict[str, str] = {}
-    for root in outer:
-        dest = os.path.join(base, f"{len(roots)}", os.path.basename(root))
-        shutil.copytree(root, dest, ignore=SKIP, symlinks=True)
-        roots[root] = dest
-    return Copy(base, roots)
+# The verdicts of a child's comparison (eager, compiled) that count as equal outputs.
+EQUAL = ("bitwise", "allclose")
 
 
 @dataclass
@@ -118,28 +46,13 @@ def run_target(example: str, index: int, mode: str, *, trace_files: Sequence[str
     if copy is not None:
         first = copy.pythonpath  # before the working folder too, which `-m` and the module form put first
         env["PYTHONPATH"] = os.pathsep.join(copy.pythonpath + [env["PYTHONPATH"]])
-        mod, sep, attr = example.rpartition(":")
-        if mod.endswith(".py") or os.sep in mod:
-            example = f"{copy.to_copy(mod)}{sep}{attr}"
+        example = copy.example(example)
         trace_files = [copy.to_copy(f) for f in trace_files]
-    fd, out = tempfile.mkstemp(prefix="compilelint-prove-", suffix=".jsonl")
-    os.close(fd)
-    spec_fd, spec = tempfile.mkstemp(prefix="compilelint-prove-", suffix=".json")
-    with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
-        json.dump({"example": example, "index": index, "mode": mode, "seed": seed, "backend": backend,
-                   "device": device, "calls": calls, "trace_files": list(trace_files), "out": out, "save": save,
-                   "reference": reference or None, "dynamo_config": dynamo_config or {}, "dynamic": dynamic,
-                   "path_first": first, "time": time}, f)
-    try:
-        res = proc.run([sys.executable, "-m", "compilelint.verify.prove_child", spec], env=env, cwd=os.getcwd(),
-                       timeout=timeout, memory_limit_mb=mem)
-        records = _records(out)
-    finally:
-        for p in (out, spec):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+    spec = {"example": example, "index": index, "mode": mode, "seed": seed, "backend": backend, "device": device,
+            "calls": calls, "trace_files": list(trace_files), "save": save, "reference": reference or None,
+            "dynamo_config": dynamo_config or {}, "dynamic": dynamic, "path_first": first, "time": time}
+    res, records = run_child("compilelint.verify.prove_child", spec, prefix="compilelint-prove-", env=env,
+                             timeout=timeout, memory_limit_mb=mem)
     run = TargetRun(index=index, mode=mode)
     back = copy.to_original if copy is not None else (lambda p: p)
     for r in records:

@@ -67,6 +67,29 @@ def _records(path: str) -> List[dict]:
     return out
 
 
+def run_child(module: str, spec: dict, *, prefix: str, env: dict, timeout: float, memory_limit_mb: int,
+              started_on_output: bool = False) -> Tuple[proc.Outcome, List[dict]]:
+    """`python -m <module> SPEC` in a child: `spec` written to a temporary JSON file, its `out` set to
+    a temporary JSONL file the child writes its records to (both removed after). The child's outcome
+    and its records. `started_on_output`: the timeout counts from the child's first record."""
+    fd, out = tempfile.mkstemp(prefix=prefix, suffix=".jsonl")
+    os.close(fd)
+    spec_fd, spec_path = tempfile.mkstemp(prefix=prefix, suffix=".json")
+    try:
+        with os.fdopen(spec_fd, "w", encoding="utf-8") as f:
+            json.dump(dict(spec, out=out), f)
+        started = (lambda: os.path.getsize(out) > 0) if started_on_output else None
+        res = proc.run([sys.executable, "-m", module, spec_path], env=env, cwd=os.getcwd(), timeout=timeout,
+                       memory_limit_mb=memory_limit_mb, started=started)
+        return res, _records(out)
+    finally:
+        for p in (out, spec_path):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
 def _columns(raw: Optional[dict]) -> Dict[str, set]:
     return {os.path.realpath(f): {tuple(s) for s in v} for f, v in (raw or {}).items()}
 

@@ -1,5 +1,6 @@
-"""Latency statistics for `verify --cost`: interleaved repeats, medians, spreads, and when two
-versions differ measurably. Pure Python (no torch): the child hands in one timer per version.
+"""Latency statistics for `verify --cost` and `verify --fix`: interleaved repeats, medians, spreads,
+and when two versions differ measurably. Pure Python (no torch): the child hands in one timer per
+version (--cost), or the rounds of two children taking turns (--fix, fix_timing.py).
 
 Why interleave: the same work can vary by 1.5x between two processes, or drift within one (clocks,
 other tenants, allocator state). Timing every version once per round, in an order rotated from
@@ -9,6 +10,7 @@ ranges do not overlap; otherwise it is "no measurable difference", never a speed
 """
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, List, Optional, Sequence
@@ -59,6 +61,35 @@ def compare(before: Summary, after: Summary) -> dict:
         verdict = SAME
     speedup = before.median / after.median if after.median > 0 else float("inf")
     return {"verdict": verdict, "saving": before.median - after.median, "speedup": speedup}
+
+
+# verify --fix's `slower`, on a few rounds a side (fix_timing.py): the fixed code's fastest round is
+# slower than the original's slowest (beyond both spreads: with 5 rounds a side, noise alone does
+# that once in 252 tries), and its median exceeds the original's by more than 5 % (a floor for rounds
+# that happen to agree closely) and by more than 0.5 ms a call: the two sides run in two processes,
+# which on a loaded machine differ by ~0.1 ms a call whatever they run (a fix measured 0.314 -> 0.421
+# ms and 0.282 -> 0.343 ms on sub-millisecond CPU models, every round apart), so a smaller difference
+# is not the fix's.
+FLOOR = 1.05
+ABSOLUTE_FLOOR_S = 5e-4  # 0.5 ms a call
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count)."""
+    return statistics.median(values)
+
+
+def half_range(values: Sequence[float]) -> float:
+    """Half the distance from the smallest value to the largest: the spread of a few rounds."""
+    return (max(values) - min(values)) / 2
+
+
+def slower_every_round(before: Sequence[float], after: Sequence[float]) -> bool:
+    """verify --fix's verdict on two sides' round medians (seconds a call): `after` is slower."""
+    if not before or not after:
+        return False
+    b, a = median(before), median(after)
+    return min(after) > max(before) and a > b * FLOOR and a - b > ABSOLUTE_FLOOR_S
 
 
 def order(names: Sequence[str], round_index: int) -> List[str]:

@@ -280,10 +280,76 @@ def build(name, variant=None):
 
     family, cls_name, kwargs, kind = SPECS[name]
     torch.manual_seed(0)
-    model = _metric(cls_name, kwargs, family)
+    model = _metric(cls_name, {**kwargs, **(variant.config if variant else {})}, family)
     if cls_name == "MetricTracker":
         model.increment()  # a tracker needs a step before its first update
     inputs = _inputs()[kind]()
     if variant and variant.prepare:
         model, inputs = variant.prepare(model, None, inputs)
     return model, inputs
+
+
+# Options and inputs that take the other paths of the metrics' update, for the models whose
+# findings sit there: an ignored target value, label (integer) predictions (not the calibration, hinge
+# and ranking metrics: they require scores), NaN values.
+IGNORE_INDEX_MODELS = [
+    "BinaryAUROC", "BinaryAUROC_binned", "BinaryAveragePrecision", "BinaryCalibrationError", "BinaryCohenKappa",
+    "BinaryConfusionMatrix", "BinaryEER", "BinaryHingeLoss", "BinaryJaccardIndex", "BinaryLogAUC",
+    "BinaryMatthewsCorrCoef", "BinaryPrecisionRecallCurve", "BinaryPrecisionRecallCurve_binned", "BinaryROC",
+    "BinaryRecallAtFixedPrecision", "BinarySpecificityAtSensitivity", "MulticlassAUROC", "MulticlassAccuracy",
+    "MulticlassAccuracy_top2", "MulticlassAveragePrecision", "MulticlassCalibrationError",
+    "MulticlassCohenKappa", "MulticlassConfusionMatrix", "MulticlassF1Score", "MulticlassHingeLoss",
+    "MulticlassJaccardIndex", "MulticlassMatthewsCorrCoef", "MulticlassPrecision", "MulticlassROC",
+    "MulticlassRecall", "MulticlassSpecificityAtSensitivity", "MultilabelAUROC", "MultilabelAveragePrecision",
+    "RetrievalAUROC", "RetrievalFallOut", "RetrievalHitRate", "RetrievalMAP", "RetrievalMRR",
+    "RetrievalNormalizedDCG", "RetrievalPrecision", "RetrievalPrecisionRecallCurve", "RetrievalRPrecision",
+    "RetrievalRecall"]
+LABEL_MODELS = [
+    "BinaryAccuracy", "BinaryCohenKappa", "BinaryConfusionMatrix", "BinaryF1Score",
+    "BinaryFBetaScore", "BinaryHammingDistance", "BinaryJaccardIndex", "BinaryMatthewsCorrCoef",
+    "BinaryNegativePredictiveValue", "BinaryPrecision", "BinaryRecall", "BinarySpecificity", "BinaryStatScores",
+    "MulticlassAccuracy", "MulticlassCohenKappa", "MulticlassConfusionMatrix",
+    "MulticlassF1Score", "MulticlassJaccardIndex", "MulticlassMatthewsCorrCoef",
+    "MulticlassPrecision", "MulticlassRecall", "MultilabelAccuracy", "MultilabelConfusionMatrix",
+    "MultilabelExactMatch", "MultilabelF1Score", "MultilabelHammingDistance"]
+NAN_MODELS = {"CatMetric": {}, "MaxMetric": {}, "MeanMetric": {}, "MinMetric": {}, "SumMetric": {},  # "warn": dropped
+              "CramersV": dict(nan_strategy="drop"), "PearsonsContingencyCoefficient": dict(nan_strategy="drop"),
+              "TheilsU": dict(nan_strategy="drop"), "TschuprowsT": dict(nan_strategy="drop")}
+
+
+def _ignored_targets(model, config, inputs):
+    """Every fifth target value set to the ignored -1 (retrieval's boolean targets as integers)."""
+    target = inputs["target"].long().clone()
+    target.view(-1)[::5] = -1
+    return model, dict(inputs, target=target)
+
+
+def _labels(model, config, inputs):
+    """Label predictions: the class of the highest score (multiclass), scores thresholded at 0.5 (else)."""
+    preds, target = inputs["preds"], inputs["target"]
+    labels = preds.argmax(1) if preds.dim() == target.dim() + 1 else (preds > 0.5).long()
+    return model, dict(inputs, preds=labels)
+
+
+def _with_nan(model, config, inputs):
+    """Every fourth value NaN (nominal: the predictions as floats)."""
+    key = "value" if "value" in inputs else "preds"
+    values = inputs[key].float().clone()
+    values.view(-1)[::4] = float("nan")
+    return model, dict(inputs, **{key: values})
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    table = {}
+    ignore = Variant("ignore_index=-1 with every fifth target ignored", config=dict(ignore_index=-1),
+                     prepare=_ignored_targets)
+    labels = Variant("label (integer) predictions instead of scores: the label validation", prepare=_labels)
+    for name in IGNORE_INDEX_MODELS:
+        table.setdefault(name, {})["ignore_index"] = ignore
+    for name in LABEL_MODELS:
+        table.setdefault(name, {})["labels"] = labels
+    for name, config in NAN_MODELS.items():
+        table.setdefault(name, {})["nan"] = Variant(f"NaN values, nan_strategy {config.get('nan_strategy', 'default')}",
+                                                    config=config, prepare=_with_nan)
+    return table

@@ -95,10 +95,31 @@ def build(name, variant=None):
 
     cls, kwargs, kind = SPECS[name]
     torch.manual_seed(0)
-    model = getattr(vq, cls)(**kwargs, **(variant.config if variant else {}))
+    model = getattr(vq, cls)(**{**kwargs, **(variant.config if variant else {})})
     inputs = _inputs(kind)
     if kind == "seq" and cls == "FSQ":  # FSQ names its input z
         inputs = {"z": inputs["x"]}
     if variant and variant.prepare:
         model, inputs = variant.prepare(model, None, inputs)
     return model, inputs
+
+
+# The codebook options a user turns on for training (k-means init, dead-code expiry, orthogonal
+# regularisation of the codes in use), compiled fresh: k-means runs on the first call and the
+# default runs make that call eagerly. Opens `Codebook.init_embed_` (fewer samples than codes),
+# `expire_codes_` / `replace`, the active-codes orthogonal loss; for the models whose findings sit
+# there (not beam search and separate multi-head codebooks: they refuse these options).
+TRAINING_OPTIONS = dict(kmeans_init=True, kmeans_iters=2, threshold_ema_dead_code=2, orthogonal_reg_weight=1.0,
+                        orthogonal_reg_active_codes_only=True)
+TRAINING_MODELS = ["grouped_residual_vq", "hierarchical_vq", "random_projection", "residual_vq", "residual_vq_dropout",
+                   "residual_vq_implicit", "residual_vq_mask", "residual_vq_shared", "vq",
+                   "vq_affine_param", "vq_codebook_dim", "vq_cosine", "vq_cross_entropy_commit", "vq_dead_codes",
+                   "vq_diversity_loss", "vq_image", "vq_kmeans_init", "vq_learnable_codebook", "vq_mask",
+                   "vq_orthogonal_reg", "vq_rotation_trick", "vq_stochastic", "vq_straight_through"]
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    fresh = Variant("k-means init, dead-code expiry (threshold 2), orthogonal loss on the active codes, compiled "
+                    "fresh: the k-means init runs under Dynamo", config=TRAINING_OPTIONS, fresh=True)
+    return {name: {"training_fresh": fresh} for name in TRAINING_MODELS}

@@ -155,3 +155,25 @@ def build(name, variant=None):
     if variant and variant.prepare:
         model, inputs = variant.prepare(model, None, inputs)
     return model, inputs
+
+
+# Layer dropout (the `random() < layer_dropout` skip in train) with rotary embeddings (their
+# autocast-disabling wrapper): options of the layers, for the models whose findings sit there (not
+# dynamic / T5 position biases: rotary refuses them).
+DROPOUT_MODELS = ["cross_attender", "decoder", "decoder_alibi", "decoder_cope", "decoder_custom_layers",
+                  "decoder_data_dependent_alibi", "decoder_dropouts", "decoder_flash",
+                  "decoder_gate_residual", "decoder_gate_values", "decoder_glu_swish", "decoder_gqa",
+                  "decoder_hyper_connections", "decoder_macaron", "decoder_mem_kv", "decoder_on_attn",
+                  "decoder_post_norm", "decoder_qk_norm", "decoder_residual_attn", "decoder_rmsnorm", "decoder_rotary",
+                  "decoder_rotary_xpos", "decoder_sandwich_norm", "decoder_scalenorm", "decoder_shift_tokens",
+                  "decoder_simple_rmsnorm", "decoder_softclamp", "decoder_sparse_topk", "decoder_talking_heads", "decoder_unet_skips", "decoder_value_residual", "encoder_adaptive_norm",
+                  "encoder_attn_pool", "encoder_average_pool", "encoder_cls_token", "encoder_masked", "prefix_decoder",
+                  "wrapper_emb_frac_gradient", "wrapper_memory_tokens", "wrapper_mixture_of_softmax",
+                  "wrapper_output_heads", "wrapper_recycling", "wrapper_scaled_sinu", "wrapper_tied_l2norm"]
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    drop = Variant("layer_dropout 0.5 with rotary embeddings: layers skipped in train, the rotary path",
+                   config=dict(layer_dropout=0.5, rotary_pos_emb=True))
+    return {name: {"layer_dropout_rotary": drop} for name in DROPOUT_MODELS}

@@ -1,0 +1,139 @@
+"""CL104: tensor-driven branches → `torch.where` (unsafe: both sides are evaluated)."""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Sequence, Tuple
+
+from compilelint.analysis import tensors as T
+from compilelint.finding import Edit, Fix
+from compilelint.fix._common import (
+    expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
+)
+
+def _condition(test: ast.AST, expr: ast.AST) -> Tuple[Optional[ast.AST], bool]:
+    """(the tensor condition, whether the branches swap): `if c:` or `if not c:` only."""
+    if test is expr:
+        return expr, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and test.operand is expr:
+        return expr, True
+    return None, False
+
+
+@never_raise
+def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
+    """`a if c else b` → `torch.where(c, a, b)` (unsafe: both sides are evaluated)."""
+    cond, swap = _condition(node.test, expr)
+    if cond is None or ctx.kind(cond) != T.BOOL or in_fstring(ctx):
+        return None
+    if not (ctx.is_tensor(node.body) or ctx.is_tensor(node.orelse)):
+        return None
+    ft = file_text(ctx)
+    keep = [ft.span(n) for n in (cond, node.body, node.orelse)]
+    if ft.comments_in(ft.span(node), keep):
+        return None
+    t = torch_name(ctx)
+    if t is None:
+        return None
+    name, imports = t
+    a, b = expr_text(ft, node.body), expr_text(ft, node.orelse)
+    if swap:
+        a, b = b, a
+    content = f"{name}.where({expr_text(ft, cond)}, {a}, {b})"
+    message = "Replace with `torch.where(cond, a, b)`"
+    return Fix("unsafe", message, imports + (Edit(content, ft.span(node)),), title=message)
+
+
+def _branch_assignments(stmts: Sequence[ast.stmt]) -> Optional[List[Tuple[str, ast.AST]]]:
+    out, seen = [], set()
+    for s in stmts:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            return None
+        name = s.targets[0].id
+        if name in seen:
+            return None
+        seen.add(name)
+        out.append((name, s.value))
+    return out or None
+
+
+def _bound_before(ctx, name: str, row: int) -> bool:
+    func = ctx.function_node
+    if func is None:
+        return False
+    a = func.args
+    if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
+        return True
+    stack = list(func.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < row:
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+@never_raise
+def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
+    """`if c: y = a` / `else: y = b` → `y = torch.where(c, a, b)`; no else: `y = torch.where(c, a, y)`."""
+    cond, swap = _condition(node.test, expr)
+    if cond is None or ctx.kind(cond) != T.BOOL:
+        return None
+    ft = file_text(ctx)
+    span = ft.span(node)
+    if not whole_lines(ft, span) or not ft.line(span.row)[span.col - 1:].startswith("if"):
+        return None  # shares a line, or is an `elif`
+    if node.orelse and isinstance(node.orelse[0], ast.If):
+        inner = ft.span(node.orelse[0])
+        if ft.line(inner.row)[inner.col - 1:].startswith("elif"):
+            return None
+    body = _branch_assignments(node.body)
+    if body is None:
+        return None
+    names = [n for n, _ in body]
+    if node.orelse:
+        other = _branch_assignments(node.orelse)
+        if other is None or sorted(n for n, _ in other) != sorted(names):
+            return None
+    else:
+        if not all(_bound_before(ctx, n, node.lineno) for n in names):
+            return None
+        # The value each name had before the `if` (positioned there, so inference reads that binding).
+        other = [(n, ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node)) for n in names]
+    true, false = dict(body), dict(other)
+    order = {n: i for i, n in enumerate(names)}
+    # Each expression must see the values the original saw: nothing assigned before it in its own
+    # branch, nothing this rewrite assigns on an earlier line.
+    for branch in (body, other if node.orelse else []):
+        assigned = set()
+        for n, value in branch:
+            for read in names_read(value) & set(names):
+                if read in assigned or order[read] < order[n]:
+                    return None
+            assigned.add(n)
+    if len(names) > 1 and names_read(cond) & set(names):
+        return None
+    if not all(ctx.is_tensor(true[n]) or ctx.is_tensor(false[n]) for n in names):
+        return None
+    keep = [ft.span(cond)] + [ft.span(v) for v in true.values()]
+    if node.orelse:
+        keep += [ft.span(v) for v in false.values()]
+    if ft.comments_in(span, keep):
+        return None
+    t = torch_name(ctx)
+    if t is None:
+        return None
+    tname, imports = t
+    c = expr_text(ft, cond)
+    lines = []
+    for n in names:
+        a = expr_text(ft, true[n])
+        b = expr_text(ft, false[n]) if node.orelse else n
+        if swap:
+            a, b = b, a
+        lines.append(f"{n} = {tname}.where({c}, {a}, {b})")
+    indent = ft.line(span.row)[: span.col - 1]
+    content = (newline(ctx) + indent).join(lines)
+    message = "Replace the branch with `torch.where(cond, a, b)`"
+    return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")

@@ -1,0 +1,418 @@
+"""Which reached functions Dynamo runs as frames of their own, per mode (eval / train).
+
+Dynamo compiles the root's frame and inlines what it calls. A graph break inside an inlined call
+unwinds the inlining: every function on the call path from the root down to the break runs as a
+frame of its own (its code object gets its own cache entries and guards). A break inside a loop
+skips the whole frame (Dynamo cannot resume inside a loop), so every function it calls becomes a
+frame, and one called inside that loop is entered again and again within one call.
+
+This is what a recompile across call sites needs: one code object entered as a frame with other
+guards (another `type(self)`, another number of positional arguments, state the previous entry
+changed). Measured on torch 2.13 (backend eager): a decorator's inner wrapper shared by an
+encoder's and a model's `forward` recompiles once when the encoder breaks, never when nothing
+breaks (everything is inlined into one frame).
+
+The breaks are the reached break candidates of the rules (kind "break") in that mode that run
+with the model's defaults (`runs_by_default`): not those needing an optional argument no traced call
+gives or a config flag the model's config class contradicts (as for findings), not those under a
+half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
+models run in float32 unless cast), no conditional log or warning (`if len(unused_kwargs) > 0:
+logger.warning(...)`, diffusers' `deprecate`: misuse and deprecation paths), and those under a test
+of the module's own settings only when the config class's defaults make it true (`self.layerdrop >
+0.0`: 0.0 in BartConfig, never runs; 0.05 in M2M100Config, runs in train).
+
+The project pass computes the frames of both modes once (`all_frames`), and the language server
+keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
+is kept while the function's summary entry is the same object, it is reached in the same mode,
+and the project index answers as before (the server starts a new memo when it rebuilds the
+index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
+skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is
+reached reuses them too. Loops, the tests around a break and which branch of `__init__` builds
+which submodule come with the file summaries; the few questions about a call's own arguments parse
+its function through `trees.Trees` (the server's in-memory modules).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from compilelint.analysis import config_flags
+from compilelint.project_pass import module_settings
+from compilelint.project_pass.inverse import Inverse
+from compilelint.analysis.passed_args import Incoming
+from compilelint.project_pass.regions import edge_mode, meet
+from compilelint.project_pass.resolved_calls import ResolvedCalls
+from compilelint.project_pass.trees import Trees
+
+MODES = ("eval", "train")
+
+
+@dataclass
+class Frames:
+    """Frames of one mode: fid → why it is a frame, the call edges between reached functions, and
+    the frames entered inside a loop of a skipped frame (repeatedly within one call)."""
+
+    mode: str
+    # the project index (`regions.Project`) they were worked out over: what their questions ask
+    index: object = field(default=None, compare=False, repr=False)
+    why: Dict[str, str] = field(default_factory=dict)
+    edges: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # caller → [(callee, Call)]
+    callers: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # callee → [(caller, Call)]
+    repeated: Set[str] = field(default_factory=set)
+    skipped: Set[str] = field(default_factory=set)  # frames a break inside one of their loops skips
+    carried: Optional[list] = None  # `carried_none.hits`, once asked
+    # fid → (its edges, its callees in `execution_order`'s order): kept by the memo between passes
+    call_order: Dict[str, tuple] = field(default_factory=dict)
+
+
+def _runs_in(mode: str, wanted: str) -> bool:
+    return mode in ("any", wanted)
+
+
+class FramesMemo:
+    """What one pass's frames leave for the next, for a project whose index answers every name
+    question as before (a new index: a new memo)."""
+
+    def __init__(self, calls: Optional[ResolvedCalls] = None):
+        self.calls = calls if calls is not None else ResolvedCalls()
+        self.parts: Dict[str, tuple] = {}  # fid → (its FunctionInfo, its reach mode, {mode: (edges, breaks)})
+        self.in_reach: Dict[str, tuple] = {}  # fid → (its part, the reach, the part within that reach)
+        self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
+        self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
+        self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
+        # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
+        # every pass over one memo, as the parts kept are made with them).
+        self.break_codes: frozenset = frozenset()
+
+    def part(self, project, fid: str, mode_reached: str) -> Dict[str, tuple]:
+        """The function's call edges to other project functions (reached or not) and its break
+        candidates, per mode, when it is reached in `mode_reached`."""
+        info = project.functions[fid][1]
+        entry = self.parts.get(fid)
+        if entry is not None and entry[0] is info and entry[1] == mode_reached:
+            return entry[2]
+        out = {mode: ([], []) for mode in MODES}
+        for call, callees in self.calls.of(project, fid):
+            m = meet(mode_reached, edge_mode(call.guards))
+            if m == "never" or project.dead(call.guards):
+                continue
+            targets = [(callee, call) for callee in callees if callee != fid]
+            for mode in MODES:
+                if _runs_in(m, mode):
+                    out[mode][0].extend(targets)
+        for c in info.candidates:
+            if c.code not in self.break_codes:
+                continue
+            m = meet(mode_reached, edge_mode(c.guards))
+            if m != "never" and not project.dead(c.guards):
+                for mode in MODES:
+                    if _runs_in(m, mode):
+                        out[mode][1].append(c)
+        self.parts[fid] = (info, mode_reached, out)
+        return out
+
+    def edges(self, mode: str, reached, answers) -> Inverse:
+        """The edges of the functions in `reached` ((fid, its edges within reach) for each, in
+        order) and the callers of each: made again only where a function's edges are another list."""
+        return self._edges[mode].over(reached, answers)
+
+    def root_facts(self, project, roots: List[str]) -> tuple:
+        """(the root each reached function's `root` display names, a root per config class)."""
+        if self._roots[0] != roots:
+            self._roots = (roots, {project.display(f): f for f in roots}, _one_per_config(project, roots))
+        return self._roots[1:]
+
+    def reached_part(self, project, fid: str, mode_reached: str, reached) -> Dict[str, tuple]:
+        """`part`, its edges to functions outside `reached` left out: the same object while the
+        part is, and `reached` is or leaves those edges as they were."""
+        part = self.part(project, fid, mode_reached)
+        entry = self.in_reach.get(fid)
+        if entry is not None and entry[0] is part and entry[1] is reached:
+            return entry[2]
+        out = {mode: ([edge for edge in edges if edge[0] in reached], breaks) for mode, (edges, breaks) in part.items()}
+        if entry is not None and entry[0] is part and out == entry[2]:
+            out = entry[2]  # another reach, the same edges: the same object, for what is kept by it
+        self.in_reach[fid] = (part, reached, out)
+        return out
+
+    def reached_parts(self, project, reached) -> List[tuple]:
+        """(fid, its reach, its `reached_part`) for every function of `reached`: the loop of
+        every pass, with its common case (nothing changed since the last pass) written out."""
+        functions, parts, in_reach = project.functions, self.parts, self.in_reach
+        out = []
+        for fid, r in reached.items():
+            entry, kept = parts.get(fid), in_reach.get(fid)
+            if entry is not None and kept is not None and kept[1] is reached and kept[0] is entry[2] \
+                    and entry[0] is functions[fid][1] and entry[1] == r.mode:
+                out.append((fid, r, kept[2]))
+            else:
+                out.append((fid, r, self.reached_part(project, fid, r.mode, reached)))
+        return out
+
+
+def all_frames(project, reached: Dict[str, object], roots: Iterable[str], break_codes: Iterable[str],
+               memo: Optional[FramesMemo] = None) -> Dict[str, Frames]:
+    """The frames of each mode for the compiled models (`reached` from their roots); `break_codes`:
+    the rules whose candidates graph-break (kind "break")."""
+    memo = memo if memo is not None else FramesMemo()
+    memo.break_codes = frozenset(break_codes)
+    roots = [f for f in roots if f in reached]
+    incoming = Incoming(project, reached, roots, memo.calls)
+    root_of, config_roots = memo.root_facts(project, roots)
+    parts = memo.reached_parts(project, reached)
+    out = {}
+    for mode in MODES:
+        edges = memo.edges(mode, reached, ((fid, part[mode][0]) for fid, _, part in parts))
+        out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
+    breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
+    for fid, r, part in parts:
+        for mode in MODES:
+            breaks = part[mode][1]
+            if breaks:
+                rows = [c.span.row for c in breaks
+                        if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
+                if rows:
+                    breaking[mode][fid] = rows
+    for mode in MODES:
+        _assemble(project, out[mode], roots, breaking[mode], reached)
+    return out
+
+
+def _edge_pairs(edges):
+    return edges  # (callee, call): the caller's entry in the callee's list is (caller, call)
+
+
+def frames(project, reached: Dict[str, object], roots: Iterable[str], mode: str, break_codes: Iterable[str]) -> Frames:
+    """The frames of `mode` for one compiled model (`reached` from its roots)."""
+    return all_frames(project, reached, roots, break_codes)[mode]
+
+
+def _assemble(project, out: Frames, roots: List[str], breaking: Dict[str, List[int]], reached) -> None:
+    """The frames from the edges and breaks of one mode."""
+    for fid in roots:
+        if fid in reached and not out.callers.get(fid):  # a root no other reached code calls
+            out.why[fid] = "the compiled root"
+    # every function on a path from a root to a break: the ancestors of the breaking functions
+    todo = list(breaking)
+    for fid in todo:
+        out.why.setdefault(fid, "graph-breaks (line %d)" % breaking[fid][0])
+    path = set(breaking)  # the root too, when it calls breaking code (its loop may be skipped)
+    while todo:
+        fid = todo.pop()
+        for caller, _ in out.callers.get(fid, ()):
+            if caller not in path:
+                out.why.setdefault(caller, "calls code that graph-breaks")
+                path.add(caller)
+                todo.append(caller)
+    # skipped frames: a break inside a loop, or a call into breaking code inside one → everything
+    # the frame calls runs as a frame, what it calls in that loop once per iteration
+    skipped = []
+    for fid in path:
+        loops = _loops_of(project, fid)
+        rows = breaking.get(fid, []) + [call.row for callee, call in out.edges.get(fid, ()) if callee in path]
+        if any(lo <= row <= hi for row in rows for lo, hi in loops):
+            skipped.append(fid)
+    out.skipped.update(skipped)
+    for fid in skipped:
+        loops = _loops_of(project, fid)
+        for callee, call in out.edges.get(fid, ()):
+            if any(lo <= call.row <= hi for lo, hi in loops):
+                out.repeated.add(callee)
+            if callee not in out.why:
+                out.why[callee] = f"called from {project.functions[fid][1].qualname}, a skipped frame"
+
+
+WARNING_CODES = ("CL202", "CL203")  # logging calls, warnings.warn
+HALF_DTYPE = re.compile(r"\.dtype\s*(==|is|in)\s*.*\b(float16|bfloat16|half)\b")
+
+
+def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incoming, roots: List[str]) -> bool:
+    """Does break candidate `c` of `fid` run when the model compiled from `root` has its default config?"""
+    if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
+        return False
+    if c.when and c.code in WARNING_CODES:
+        return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
+    if root and not config_flags.decide(project, root, c.flags)[0]:
+        return False
+    if "self." not in c.when:
+        return True
+    # the `if`s around it (the file analysis kept their text), then its note's own condition:
+    terms = _setting_terms(c.tests + ((c.when, True),))  # also the operands before the break in its own `and`
+    # the config of the root reaching it; when that root declares none, any root's (several roots in
+    # one check: each class's forward is one, and `reached` names only the first that got there)
+    own = module_settings.evaluator(project, fid, root, mode) if root else None
+    deciders = [own] if own is not None else \
+        [d for d in (module_settings.evaluator(project, fid, f, mode) for f in roots) if d is not None]
+    # false when no config makes every setting true: the break may never run
+    return any(all(decide(term) is branch for term, branch in terms) for decide in deciders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _setting_terms(tests: Tuple[Tuple[str, bool], ...]) -> Tuple[Tuple[ast.AST, bool], ...]:
+    """The terms reading `self.` of the tests (text, branch) that must hold, each with the value it
+    needs: an `and` taken (an `or` not taken) splits into its operands. The same tests come back
+    on every pass of the language server, so they are parsed once; the trees are only read."""
+    out = []
+    for text, branch in tests:
+        try:
+            test = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            continue  # the note cut short ("…"), or not an expression
+        for term in (test.values if isinstance(test, ast.BoolOp) and
+                     isinstance(test.op, ast.And if branch else ast.Or) else [test]):
+            if "self." in ast.unparse(term):
+                out.append((term, branch))
+    return tuple(out)
+
+
+def _one_per_config(project, roots: List[str]) -> List[str]:
+    """A root for each config class the roots declare (many roots share a few configs)."""
+    out: Dict[str, str] = {}
+    for f in roots:
+        cls = f.rsplit(".", 1)[0]
+        config = config_flags.config_class(project, cls) if cls in project.classes else None
+        if config is not None:
+            out.setdefault(config, f)
+    return list(out.values())
+
+
+def function_node(project, fid: str, trees: Trees) -> Optional[ast.AST]:
+    """The `def` of a project function (`project`: the index), from the pass's parsed modules."""
+    summary, info = project.functions[fid]
+    return trees.function(summary.path, info.row)
+
+
+def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
+    info = project.functions[fid][1]
+    return [(info.row + lo, info.row + hi) for lo, hi in info.loops]
+
+
+def components(fr: Frames) -> List[Set[str]]:
+    """The frames of each compiled root (a root and the frames reachable from it): one process
+    compiles one model, so a code object is shared only within one root's frames."""
+    out = []
+    for root in (f for f, why in fr.why.items() if why == "the compiled root"):
+        seen, todo = {root}, [root]
+        while todo:
+            for callee, _ in fr.edges.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        out.append({f for f in seen if f in fr.why})
+    return out
+
+
+def positional_count(fr: Frames, caller: str, call, trees: Trees) -> Optional[int]:
+    """How many positional arguments the call at `call.row` passes (None: unknown, `*args`)."""
+    node = function_node(fr.index, caller, trees)
+    found = call_at(trees, node, call.row, call.col) if node is not None else None
+    if found is None or any(isinstance(a, ast.Starred) for a in found.args):
+        return None
+    return len(found.args)
+
+
+def call_at(trees: Trees, fn: ast.AST, row: int, col: int) -> Optional[ast.Call]:
+    """The call in `fn` a summary's `Call` (row, 1-based column) stands for: on its row, the nearest column."""
+    on_row = trees.derived(fn, "calls by row", _calls_by_row).get(row, ())
+    found = sorted(on_row, key=lambda n: abs(n.col_offset + 1 - col))
+    return found[0] if found else None
+
+
+def _calls_by_row(fn: ast.AST) -> Dict[int, List[ast.Call]]:
+    """A function's calls by row (a frame's calls are looked up one by one, on every pass)."""
+    out: Dict[int, List[ast.Call]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            out.setdefault(n.lineno, []).append(n)
+    return out
+
+
+def exclusive(fr: Frames, a: str, b: str) -> bool:
+    """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
+    submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
+    (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
+    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
+    ca, cb = _choices(fr.index, fr, a), _choices(fr.index, fr, b)
+    return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
+
+
+def _choices(project, fr: Frames, fid: str) -> Dict[tuple, Set[bool]]:
+    """(class, attribute, row of the choosing test) → the branches taken on the paths up to `fid`."""
+    out: Dict[tuple, Set[bool]] = {}
+    seen, todo = {fid}, [fid]
+    while todo:
+        callee = todo.pop()
+        for caller, call in fr.callers.get(callee, ()):
+            if call.kind in ("self", "attr") and "." in caller:
+                for key, branch in _assignment_branches(project, caller.rsplit(".", 1)[0], call.target,
+                                                         callee.rsplit(".", 1)[0]):
+                    out.setdefault(key, set()).add(branch)
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return out
+
+
+def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple[tuple, bool]]:
+    """Where `cls.__init__` assigns `self.<attr>` a class whose MRO holds `built`, the branches of
+    the tests choosing it: [((cls, attr, row of the test), branch)] (the rows as `ClassInfo.built_under`
+    counts them, from the row of the class defining that `__init__`)."""
+    init = project.method(cls, "__init__")
+    if init is None:
+        return []
+    summary, info = project.classes[init.rsplit(".", 1)[0]]
+    out: List[Tuple[tuple, bool]] = []
+    for names, path in info.built_under.get(attr, ()):
+        if any(built in project.mro(project.canonical(f"{summary.module}.{name}")) for name in names):
+            out.extend(((cls, attr, row), b) for row, b in path)
+    return out
+
+
+def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
+    """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
+    a submodule `__init__` builds only under a test after the others (the first instance of a
+    stage may lack it: timm's first stage has `downsample = nn.Identity()`). `chosen`: what an
+    earlier call over the same project found of (class, attribute, built class) → built under a test."""
+    chosen = chosen if chosen is not None else {}
+    project = fr.index
+
+    def later(caller: str, callee: str, call) -> tuple:
+        if call.kind not in ("self", "attr") or "." not in caller:
+            return False, call.row
+        key = (caller.rsplit(".", 1)[0], call.target, callee.rsplit(".", 1)[0])
+        if key not in chosen:
+            chosen[key] = bool(_assignment_branches(project, *key))
+        return chosen[key], call.row
+
+    order: Dict[str, int] = {}
+    for root in sorted(f for f, why in fr.why.items() if why == "the compiled root"):
+        todo = [root]
+        while todo:
+            fid = todo.pop()
+            if fid in order:
+                continue
+            order[fid] = len(order)
+            edges = fr.edges.get(fid, ())
+            kept = fr.call_order.get(fid)
+            if kept is None or kept[0] is not edges:
+                calls = sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True)
+                kept = fr.call_order[fid] = (edges, [callee for callee, _ in calls])
+            todo.extend(kept[1])
+    return order
+
+
+def frame_of(fr: Frames, fid: str) -> str:
+    """The frame `fid` runs in: itself when it is one, else the nearest frame calling it."""
+    seen, todo = {fid}, [fid]
+    while todo:
+        f = todo.pop(0)
+        if f in fr.why:
+            return f
+        for caller, _ in fr.callers.get(f, ()):
+            if caller not in seen:
+                seen.add(caller)
+                todo.append(caller)
+    return fid

@@ -1,0 +1,109 @@
+"""The project pass's answer to "which classes does `self.<attr>` hold?" where `__init__` does not
+construct them itself (`parts`): constructor-argument flow, builder returns, container elements.
+
+- `@arg:p` of a class's `__init__`: the parts every constructor call in the project passes for `p`
+  — a call of the class (or of a subclass that inherits that `__init__`), positional or keyword,
+  and the `super().__init__(...)` of each subclass whose next `__init__` it is (a subclass that
+  builds the parts and hands them to its base). What a call passes may itself be a parameter of
+  the caller's own `__init__`, followed the same way.
+- `@ret:f` / `@self:m`: what the returns of that function (or method, on the class) build.
+A parameter given different parts by different calls answers nothing (the reached function cannot
+tell which instance it runs on), nor does a builder whose return sites build different parts (the
+caller's values pick one); a return under a false module-level constant does not count (`parts`);
+cycles answer nothing more.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from compilelint.analysis.parts import ARG, RETURNS, SELF_RETURNS, SUPER
+
+
+class PartFlow:
+    """Kept by the project index, which passes itself to each question (the index holding a flow
+    that held the index would be a cycle: every summary freed only by the cyclic collector)."""
+
+    def __init__(self):
+        self._sites: Optional[Dict[str, List[Tuple[Optional[str], tuple]]]] = None
+        self._memo: Dict[Tuple[str, str], List[str]] = {}
+
+    def resolve(self, project, context: Optional[str], parts) -> List[str]:
+        """The classes `parts` stand for, read in the code of class `context` (None: a module function)."""
+        out: List[str] = []
+        for part in parts:
+            if part.startswith(ARG):
+                found = self._param(project, context, part[len(ARG):]) if context else []
+            elif part.startswith(RETURNS):
+                found = self._returns(project, project.canonical(part[len(RETURNS):]))
+            elif part.startswith(SELF_RETURNS):
+                method = project.method(context, part[len(SELF_RETURNS):]) if context else None
+                found = self._returns(project, method) if method else []
+            else:
+                found = [project.canonical(part)]
+            out.extend(c for c in found if c not in out)
+        return out
+
+    def _remembered(self, key: Tuple[str, str], work) -> List[str]:
+        if key not in self._memo:
+            self._memo[key] = []  # a cycle answers nothing more
+            self._memo[key] = work()
+        return self._memo[key]
+
+    def _returns(self, project, fid: str) -> List[str]:
+        entry = project.functions.get(fid)
+        if entry is None or not entry[1].returns_parts:
+            return []
+        summary, info = entry
+        owner = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
+        context = owner if owner in project.classes else None
+        return self._remembered(("ret", fid), lambda: self._agreed(project, context, info.returns_parts))
+
+    def _agreed(self, project, context: Optional[str], sites) -> List[str]:
+        """What the return sites build when they all build the same: a builder that picks among
+        classes by its arguments (`get_block(name)`, one `return` per kind) is decided by the
+        caller's values, which the project pass does not know — so it gives none."""
+        out: List[str] = []
+        for parts in sites:
+            found = self.resolve(project, context, parts)
+            if found and out and set(found) != set(out):
+                return []
+            out = out or found
+        return out
+
+    def _param(self, project, cls: str, param: str) -> List[str]:
+        init = project.method(cls, "__init__")
+        if init is None:
+            return []
+        return self._remembered((init, param), lambda: self._passed(project, init, param))
+
+    def _passed(self, project, init: str, param: str) -> List[str]:
+        """What the project's constructor calls that run `init` pass for `param`, when they all
+        pass the same: a base class that each subclass gives other parts (a cache whose every
+        kind hands its own layers to the base's `layers`) holds, in one instance, only one
+        subclass's, which the function reached cannot tell — so it is given none."""
+        params = project.functions[init][1].params  # (self, ...): positional index i fills i + 1
+        out: List[str] = []
+        for context, args in self.sites(project).get(init, ()):
+            for slot, parts in args:
+                if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
+                    found = self.resolve(project, context, parts)
+                    if found and out and set(found) != set(out):
+                        return []
+                    out = out or found
+        return out
+
+    def sites(self, project) -> Dict[str, List[Tuple[Optional[str], tuple]]]:
+        """`__init__` function id → (calling class or None, arguments) of the calls that run it."""
+        if self._sites is None:
+            self._sites = {}
+            for summary in project.summaries:
+                for callee, context, args in summary.constructions:
+                    if callee == SUPER:  # the next `__init__` after the calling class's
+                        known = context in project.classes
+                        init = project.method(context, "__init__", skip_first=True) if known else None
+                    else:
+                        target = project.canonical(callee)
+                        init = project.method(target, "__init__") if target in project.classes else None
+                    if init is not None:
+                        self._sites.setdefault(init, []).append((context or None, args))
+        return self._sites

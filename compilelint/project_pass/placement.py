@@ -1,0 +1,88 @@
+"""Placing the per-file candidates: which of them become findings, and under which region.
+
+A candidate (what a rule saw in a function) becomes a finding when its function is reached by
+torch.compile in a mode its guards allow, its config flags and optional arguments can hold for the
+compiled model, and its condition is met (CUDA graphs). A break that Dynamo meets only after one
+it cannot resume from (a break in a loop, a `skips_frame` rule's) is kept, marked hidden by it.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import List
+
+from compilelint.analysis import config_flags, passed_args
+from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
+from compilelint.project_pass.regions import Project, edge_mode, meet
+from compilelint.project_pass.resolved_calls import ResolvedCalls
+from compilelint.config import Settings
+from compilelint.finding import Region
+from compilelint.project_pass.findings import FindingBuilder
+from compilelint.summary import FileSummary
+
+
+def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
+          builder: FindingBuilder, calls: ResolvedCalls) -> None:
+    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
+    root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
+    incoming = passed_args.Incoming(project, reached, root_ids.values(), calls)
+    for summary in summaries:
+        for qual, info in summary.with_candidates():  # most functions have nothing to place
+            r = reached.get(f"{summary.module}.{qual}")
+            if r is None:
+                continue
+            skips = frame_skips(info.candidates, builder.rules)
+            for c in info.candidates:
+                mode = meet(r.mode, edge_mode(c.guards))
+                if mode == "never" or project.dead(c.guards):
+                    continue
+                if settings.mode != "any" and mode not in ("any", settings.mode):
+                    continue
+                allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
+                if not allowed:
+                    continue  # the compiled model's config class rules the path out
+                if incoming.unpassed(f"{summary.module}.{qual}", c.needs) or incoming.unreached(f"{summary.module}.{qual}"):
+                    continue  # needs an optional argument no traced call gives
+                if c.fix_if_tensors and not incoming.gives_tensors(f"{summary.module}.{qual}", c.fix_if_tensors):
+                    c = replace(c, fix=None)  # a call may pass something else than a tensor
+                when = f"{c.when} ({config_note})" if c.when and config_note else c.when
+                if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
+                    when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
+                                hidden_by(c, skips, info))
+                if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
+                    continue
+                builder.add(summary, qual, c, region)
+        for c in summary.anywhere:
+            builder.add(summary, summary.enclosing_function(c.span.row), c, None)
+
+
+def frame_skips(candidates, rules) -> list:
+    """Break candidates after which Dynamo runs the rest of the frame eager: those inside a loop
+    (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. wav2vec2's
+    `_compute_mask_indices`), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    out = []
+    for c in candidates:
+        rule = rules.get(c.code)
+        if getattr(rule, "kind", "") == "break" and (c.in_loop or getattr(rule, "skips_frame", False)):
+            out.append(c)
+    return out
+
+
+def hidden_by(c, skips, info) -> int:
+    """The row of a frame-skipping break that Dynamo meets before `c` whenever it would meet `c`,
+    or 0: an earlier break that runs whenever `c` does (its guards and condition are part of c's);
+    else, for `c` in a loop, the break of the same outermost loop Dynamo meets first on the first
+    iteration: the one that needs no condition in the loop, else the first in the source
+    (measured in the truth corpus: BigBird's random-block plan breaks at the `if i == 1:` branch
+    and its `elif`s are never traced; a break after a nested loop that its first iteration skips
+    hides the one inside)."""
+    for s in skips:
+        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and (not s.when or s.when in c.when):
+            return s.span.row
+    loops = [(info.row + lo, info.row + hi) for lo, hi in info.loops if lo <= c.span.row - info.row <= hi]
+    if not loops:
+        return 0
+    lo, hi = min(loops, key=lambda span: span[0] - span[1])  # the outermost: the widest
+    group = [s for s in skips if lo <= s.span.row <= hi and set(s.guards) <= set(c.guards)]
+    first = min(group, key=lambda s: (bool(s.when), s.span.row), default=None)
+    return first.span.row if first is not None and first is not c and first.span.row != c.span.row else 0

@@ -1,0 +1,127 @@
+"""The last project pass reused after an edit (`pass_memo`): whatever the edit, a cached run after
+it finds what a run from scratch finds, and the pass runs again unless the edit left every summary
+it read as it was."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import compilelint.engine as engine
+from compilelint.config import Settings
+from compilelint.engine import check_paths
+
+from conftest import FIXTURES
+
+RUN = """\
+import torch
+
+from helpers import scale
+
+
+@torch.compile
+def run(x):
+    return scale(x)
+"""
+HELPERS = """\
+def scale(x):
+    return x / x.abs().max().item()
+"""
+
+
+@pytest.fixture
+def repo(write_tree, monkeypatch):
+    files = {"run.py": RUN, "helpers.py": HELPERS}
+    files.update({f"other_{i:02}.py": f"def f_{i}(x):\n    return x + {i}\n" for i in range(10)})
+    tree = write_tree(files)
+    subprocess.run(["git", "init", "-q"], cwd=str(tree), check=True)
+    monkeypatch.chdir(tree)
+    return tree
+
+
+@pytest.fixture
+def passes(monkeypatch):
+    """How many project passes ran."""
+    count = []
+    real = engine.project_findings
+
+    def counted(*args, **kwargs):
+        count.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "project_findings", counted)
+    return count
+
+
+def found(report):
+    return sorted((f.path, f.span.row, f.span.col, f.code, f.message) for f in report.findings)
+
+
+def both(paths, cache_dir):
+    """(the cached run's findings, a run's from scratch)."""
+    cached = check_paths(paths, Settings(cache=True, cache_dir=cache_dir))
+    scratch = check_paths(paths, Settings(cache=False))
+    assert (cached.errors, cached.files_checked) == (scratch.errors, scratch.files_checked)
+    return found(cached), found(scratch)
+
+
+def test_an_edit_that_changes_a_cross_file_finding_both_ways(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    first, scratch = both(["helpers.py"], cache_dir)
+    assert first == scratch and [f[3] for f in first] == ["CL101"]
+    # run.py no longer calls scale: helpers.py's finding goes (its own text did not change)
+    (repo / "run.py").write_text(RUN.replace("return scale(x)", "return x * 2"))
+    del passes[:]
+    gone, scratch = both(["helpers.py"], cache_dir)
+    assert gone == scratch == [] and len(passes) == 2  # the cached run made the pass again
+    # and back: the finding returns
+    (repo / "run.py").write_text(RUN)
+    del passes[:]
+    back, scratch = both(["helpers.py"], cache_dir)
+    assert back == scratch == first and len(passes) == 2
+
+
+def test_an_edit_the_summary_does_not_show_reuses_the_pass(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    first, _ = both(["run.py", "helpers.py"], cache_dir)
+    (repo / "run.py").write_text(RUN + "# a comment at the end\n")
+    (repo / "helpers.py").write_text(HELPERS.replace("def scale(x):", "def scale(x):  # normalise"))
+    del passes[:]
+    again, scratch = both(["run.py", "helpers.py"], cache_dir)
+    assert again == scratch == first
+    assert len(passes) == 1  # the run from scratch's only
+    # a line added above the finding moves it: the summary differs, the pass runs
+    (repo / "helpers.py").write_text("# moved\n" + HELPERS)
+    del passes[:]
+    moved, scratch = both(["helpers.py"], cache_dir)
+    assert moved == scratch and moved[0][1] == first[0][1] + 1 and len(passes) == 2
+
+
+def test_a_file_whose_text_the_pass_parsed_is_compared_by_its_text(write_tree, monkeypatch, tmp_path, passes):
+    """The frames' questions parse this file's functions (the loop a break skips): a comment-only
+    edit of it still makes the pass run again."""
+    tree = write_tree({})
+    shutil.copy(os.path.join(FIXTURES, "precision", "frames_by_default_config.py"), tree / "model.py")
+    subprocess.run(["git", "init", "-q"], cwd=str(tree), check=True)
+    monkeypatch.chdir(tree)
+    cache_dir = str(tmp_path / "cache")
+    first, scratch = both(["model.py"], cache_dir)
+    assert first == scratch and "CL412" in [f[3] for f in first]
+    text = (tree / "model.py").read_text()
+    (tree / "model.py").write_text(text.replace("is_updated = False", "is_updated = False  # not yet"))
+    del passes[:]
+    again, scratch = both(["model.py"], cache_dir)
+    assert again == scratch == first and len(passes) == 2
+
+
+def test_a_file_added_or_broken_runs_the_pass(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    both(["helpers.py"], cache_dir)
+    (repo / "broken.py").write_text("def f(:\n")
+    del passes[:]
+    with_broken, scratch = both(["helpers.py", "broken.py"], cache_dir)
+    assert with_broken == scratch and len(passes) == 2
+    (repo / "broken.py").write_text("def f(:\n# still broken\n")
+    del passes[:]
+    cached = check_paths(["broken.py"], Settings(cache=True, cache_dir=cache_dir))
+    assert [e.path for e in cached.errors] == ["broken.py"] and len(passes) == 1
