@@ -126,7 +126,7 @@ def test_the_project_pass_leaves_no_cycles_holding_summaries():
     checkout, on each run that loads the summaries)."""
     import gc
 
-    from compilelint.analysis.regions import Project
+    from compilelint.project_pass.regions import Project
     from compilelint.summary import FileSummary
 
     paths = [os.path.join(FIXTURES, d) for d in ("regions", "precision")]

@@ -525,3 +525,42 @@ def test_every_rule_keeps_the_rule_state_contract():
                                     prefilter=False)
             analyzer.run()
             assert fingerprint_state(analyzer) is not None, f"{code}: {[r.walk_state() for r in analyzer.rules]}"
+
+
+CALLS = """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def forward(self, x):
+        return self.scale(x)
+
+    def scale(self, x):
+        return x * 2
+
+    def shift(self, x):
+        print(x)
+        return x + 1
+
+
+model = torch.compile(Block())
+"""
+
+
+def test_an_edit_of_calls_only_patches_the_project_index(tmp_path):
+    """An edit that changes only which functions a file calls keeps the project index (patched by
+    `with_file`) and the frames memo kept with it, and finds what a fresh analysis finds."""
+    path = tmp_path / "block.py"
+    path.write_text(CALLS)
+    settings = settings_for([str(tmp_path)])
+    settings.project_root, settings.cache = str(tmp_path), False
+    context = ProjectContext(str(tmp_path), settings)
+    context.load()
+    assert context.findings == {}
+    project, frames = context._project, context._frames
+    edited = CALLS.replace("return self.scale(x)", "return self.shift(x)")
+    context.update(str(path), edited)
+    assert context._project is not project and context._frames is frames  # patched, not rebuilt
+    path.write_text(edited)
+    assert _shown(f for fs in context.findings.values() for f in fs) == _fresh(tmp_path, settings) != []

@@ -388,7 +388,8 @@ class Project:
 
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
 _CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "modules",
-                      "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "part_flow"})
+                      "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
+                      "part_flow"})
 
 
 def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: List[FileSummary]) -> Optional[Project]:
@@ -408,6 +409,7 @@ def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: L
         key = f"{new.module}.{qualname}"
         if out.functions[key][0] is old:  # else another file of the same module name wins
             out.functions[key] = (new, info)
+    out._receiver_memo = {}  # a receiver's own methods and submodules are read from the summaries
     out.classes = dict(project.classes)
     for qualname, cls in new.classes.items():
         key = f"{new.module}.{qualname}"
