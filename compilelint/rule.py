@@ -150,12 +150,15 @@ class RuleContext:
 
     # ----- output -----------------------------------------------------------------------------------
     def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = (), args: "MessageArgs" = (), behaviour: str = "") -> None:
+               fix_if_tensors: Tuple[str, ...] = (), args: "MessageArgs" = (), behaviour: str = "",
+               breaks_if: Tuple[ast.AST, ...] = ()) -> None:
         """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
         `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `args`: the
         message's data, for the rule's own project-pass hook (`Finding.arg`); `behaviour`: the
         measured torch behaviour it relies on (`torch_version.holds`), "" when it breaks on every
-        measured torch."""
+        measured torch; `breaks_if`: expressions that must be true for it to break
+        (`requires_grad_(flag)`), read like the tests of `if`s around it (a flag defaulting to False
+        that no traced call passes)."""
         raise NotImplementedError
 
     @property
@@ -342,9 +345,10 @@ class Rule:
         return {k: v for k, v in vars(self).items() if k != "ctx"}
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
-               fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = (), behaviour: str = ""):
+               fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = (), behaviour: str = "",
+               breaks_if: Tuple[ast.AST, ...] = ()):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
-                        fix_if_tensors=fix_if_tensors, args=args, behaviour=behaviour)
+                        fix_if_tensors=fix_if_tensors, args=args, behaviour=behaviour, breaks_if=breaks_if)
 
     @classmethod
     def function_facts(cls, fn: ast.AST, nodes: List[ast.AST]):

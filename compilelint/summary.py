@@ -70,8 +70,8 @@ class Call(tuple):
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
            guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
            needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = (),
-           tensors: Tuple[object, ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors))
+           tensors: Tuple[object, ...] = (), same: Tuple[Tuple[object, ...], ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors, same))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -91,6 +91,9 @@ class Call(tuple):
     forwards = property(itemgetter(9))
     # The arguments the caller knows to be tensors, as positional indexes and keyword names.
     tensors = property(itemgetter(10))
+    # Groups of arguments that are one and the same local name (`attn(x, x, x)`: ((0, 1, 2),)),
+    # as positional indexes and keyword names: `query is key` is true in the callee.
+    same = property(itemgetter(11))
 
     def unplaced(self) -> tuple:
         """The call without its row and column: what the graph key and `Project.callees` read."""

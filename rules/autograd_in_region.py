@@ -61,8 +61,9 @@ class AutogradInRegion(Rule):
                 self.report(node, "`.backward()` graph-breaks inside compiled code ({gb}): compile the forward and "
                                   "call backward() outside, or set torch._dynamo.config.trace_autograd_ops = True")
         elif func.attr == "requires_grad_" and self.ctx.is_tensor(func.value) and not _turns_off(node):
+            flag = (node.args[:1] + [k.value for k in node.keywords if k.arg == "requires_grad"])[:1]
             self.report(node, "`.requires_grad_()` graph-breaks inside compiled code ({gb1}): call it before the "
-                              "compiled region")
+                              "compiled region", breaks_if=tuple(flag))
 
     @staticmethod
     def _loss_like(node: ast.AST) -> bool:

@@ -15,7 +15,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
-from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape
+from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
 from compilelint.summary import Call, FileSummary, Root
 
 if TYPE_CHECKING:
@@ -58,19 +58,21 @@ class CallRecorder:
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        needs = needed_params(scope.conditions, scope.node, self.facts.nodes)
+        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes)
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
+        same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
             top = target.split(".", 1)[0]
             if kind == "name" and top in STDLIB and top != self.facts.top_package:
                 continue  # never a function of the checked project
             given = tensors if passed is not None else ()
-            key = (kind, target, member, guards, passed, needs, forwards, given)
+            alike = same if passed is not None else ()
+            key = (kind, target, member, guards, passed, needs, forwards, given, alike)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs, forwards, given))
+                                                passed, needs, forwards, given, alike))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

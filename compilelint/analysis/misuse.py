@@ -4,6 +4,12 @@ Library code warns when a caller passes a deprecated argument (diffusers' `if le
 kwargs.get("scale") is not None: deprecate("scale", ...)`, `logger.warning("Passing `scale` ...
 is deprecated")`, `warnings.warn(..., FutureWarning)`) or keyword arguments the callee ignores
 (`unused = [k for k in kwargs if k not in expected]; if len(unused) > 0: logger.warning(...)`).
+The same holds for a branch that warns an argument is unsupported and discards it (`warnings.warn("...
+not supported, ignoring position ids"); kwargs["position_ids"] = None`, `logger.warning(...);
+output_attentions = False`): it runs only for a caller passing what the callee cannot use. Not
+when the test (or an `if` around it) reads the object's state: `if self.gradient_checkpointing and
+self.training: if use_cache: logger.warning(...); use_cache = False` runs in a training mode with a
+config default (the truth corpus: it ran in 13 transformers models).
 A model called the current way never takes these branches (the truth corpus: none of them ran in
 any of its 373 models), so what they contain — the warning itself, the deprecation helper they
 call — is a claim about a path users leave as soon as they read the warning. The walker marks
@@ -33,11 +39,19 @@ def is_helper(fn: Optional[ast.AST]) -> bool:
     return "deprecat" in name or "warn" in name
 
 
-def misuse_branch(test: ast.AST, branch: bool, body: List[ast.stmt], fn: Optional[ast.AST]) -> bool:
-    """Does this branch of `if test:` run only when a caller misuses an argument?"""
+def misuse_branch(test: ast.AST, branch: bool, body: List[ast.stmt], fn: Optional[ast.AST],
+                  stateful: bool = False) -> bool:
+    """Does this branch of `if test:` run only when a caller misuses an argument? `stateful`: an
+    `if` around it tests the object's own state (`self.gradient_checkpointing and self.training`),
+    under which a warn-and-reset branch is about a mode the model is in, not about a caller."""
     if fn is None or not body or is_helper(fn):
         return False
-    return _warns_deprecation(body) or (branch and _only_warns(body) and _unexpected_kwargs(test, fn))
+    return _warns_deprecation(body) or (not stateful and not reads_self(test) and _warns_and_resets(body)) or \
+        (branch and _only_warns(body) and _unexpected_kwargs(test, fn))
+
+
+def reads_self(test: ast.AST) -> bool:
+    return any(isinstance(sub, ast.Name) and sub.id == "self" for sub in ast.walk(test))
 
 
 def _warns_deprecation(body: List[ast.stmt]) -> bool:
@@ -74,6 +88,30 @@ def _text(node: ast.AST, texts: Dict[str, str]) -> Optional[str]:
     if isinstance(node, ast.Name):
         return texts.get(node.id)
     return None
+
+
+def _warns_and_resets(body: List[ast.stmt]) -> bool:
+    """The branch warns and sets something to None or False, and does nothing else (but `continue`
+    or `pass`): it tells the caller an argument is not supported and drops it."""
+    warns = resets = False
+    for stmt in body:
+        if _is_warning(stmt):
+            warns = True
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and \
+                (stmt.value.value is None or stmt.value.value is False):
+            resets = resets or all(isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in stmt.targets)
+        elif not isinstance(stmt, (ast.Continue, ast.Pass)):
+            return False
+    return warns and resets
+
+
+def _is_warning(stmt: ast.stmt) -> bool:
+    """`warnings.warn(...)`, `logger.warning(...)`, `warn(...)`."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in WARNING_CALLS
 
 
 def _only_warns(body: List[ast.stmt]) -> bool:

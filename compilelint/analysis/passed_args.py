@@ -23,6 +23,12 @@ hands on through its own `*args, **kwargs` (`forward(self, x, *args, **kwargs): 
 self.predict(x, *args, **kwargs)`) is what the user added to the inputs, which a model called as
 `model(x)` does not: a flag `predict` tests, defaulting to off, is not given there. Handed on by a
 function that is not a root, such arguments could be anything: given.
+The test of an `if ...: return` above a node counts as one of its `if`s (taking the false branch):
+after `if not check_channels: return True`, a call needs `check_channels` given. A function whose
+every traced call needs what no caller gives never runs (`Incoming.unreached`).
+Identity too: `query is key or torch.equal(query, key)` runs `torch.equal` only when the call
+passes two different objects (a need written `!query key`); it is dropped when every live traced
+call passes one local name in both places (`attn(x, x, x)`, `Call.same`).
 """
 from __future__ import annotations
 
@@ -73,6 +79,33 @@ def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str
     return None
 
 
+def _distinct(term: ast.AST, branch: bool, params) -> Optional[str]:
+    """`a is b` taking its false branch (`a is not b` its true one), `a` and `b` parameters: the
+    path needs the call to pass two different objects there, written "!a b" (`query is key or
+    torch.equal(query, key)` runs `torch.equal` only then)."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
+        return _distinct(term.operand, not branch, params)
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Is, ast.IsNot)) and \
+            isinstance(term.left, ast.Name) and isinstance(term.comparators[0], ast.Name) and \
+            term.left.id in params and term.comparators[0].id in params and \
+            isinstance(term.ops[0], ast.IsNot) == branch:
+        return f"!{term.left.id} {term.comparators[0].id}"
+    return None
+
+
+def same_args(call: ast.Call) -> Tuple[Tuple[object, ...], ...]:
+    """Groups of the call's arguments that are one local name (`attn(x, x, x)` → ((0, 1, 2),)),
+    as positional indexes and keyword names."""
+    by_name: Dict[str, List[object]] = {}
+    for i, a in enumerate(call.args):
+        if a.__class__ is ast.Name:
+            by_name.setdefault(a.id, []).append(i)
+    for k in call.keywords:
+        if k.arg and k.value.__class__ is ast.Name:
+            by_name.setdefault(k.value.id, []).append(k.arg)
+    return tuple(tuple(slots) for slots in by_name.values() if len(slots) > 1)
+
+
 def _self_attr_given(term: ast.AST, branch: bool) -> Optional[str]:
     """ "self.attr" when this operand, taking `branch`, needs `self.attr` other than a false constant:
     `self.attr`, `self.attr is not None`, `self.attr == "fast"` (and their negations)."""
@@ -112,13 +145,12 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
     optional = _optional_params(fn)
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
-    if not optional and not vararg and not method:
-        return ()
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     out: Dict[str, int] = {}  # need → the line of the first test asking it
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg, method)
+            name = _given(term, branch, optional, vararg, method) or _distinct(term, branch, params)
             if name and name not in out:
                 out[name] = test.lineno - fn.lineno
     if out:
@@ -126,10 +158,11 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
         loops = _loops(fn, nodes)
         # `if p is None: p = ...` fills the parameter in: only a binding above the test counts; a
         # binding below it counts too when a loop can bring it back to the test
-        # (`zero_division = 0.0 if zero_division == "warn" else zero_division` after the test does not)
+        # (`zero_division = 0.0 if zero_division == "warn" else zero_division` after the test does not;
+        # `query is key` is about the arguments as passed: rebinding them after the test is no matter)
         first = min(test.lineno for test, _ in conditions) - fn.lineno
         return tuple(p for p, line in out.items() if
-                     (rebound.get(p[1:], 1 << 30) >= first if p.startswith("-") else
+                     (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
                       p.startswith("self.") or p not in rebound or (rebound[p] >= line and not loops)))
     return ()
 
@@ -244,6 +277,14 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     return _slot(call, callee, param) is not None or _handed_on(call)
 
 
+def _same(call: Call, callee: FunctionInfo, a: str, b: str) -> bool:
+    """Does this call pass one and the same local name as `a` and `b` (so `a is b` holds)?"""
+    if call.args is None:
+        return False
+    slot_a, slot_b = _slot(call, callee, a), _slot(call, callee, b)
+    return slot_a is not None and slot_b is not None and any(slot_a in group and slot_b in group for group in call.same)
+
+
 def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     """Does this call surely give `param` a value: passed, neither None nor an optional parameter
     of the caller handed on?"""
@@ -256,13 +297,17 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids, calls):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False):
         self.project = project
+        # A root's own `**kwargs` handed on may give anything (its decorators may fill arguments in).
+        self.lenient = lenient
+        self._lenient_twin: Optional["Incoming"] = None
         self.reached = reached
         self.roots = set(root_ids)
         self.calls = calls  # the pass's `resolved_calls.ResolvedCalls`
         self._calls: Optional[Dict[str, List[Tuple[str, Call]]]] = None
         self._live: Dict[Tuple[str, Call], bool] = {}
+        self._unreached: Dict[str, bool] = {}
         self._asking: set = set()  # (function, parameter) being decided: a cycle gives up
         self.defaults = constructor_defaults(project)
 
@@ -282,7 +327,31 @@ class Incoming:
             return bool(incoming)
         callee = self.project.functions[fid][1]
         return any(all(_fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
+                   all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
+
+    def unreached(self, fid: str) -> bool:
+        """True when every traced call of `fid` sits under `if`s needing what no call of its caller
+        gives, or comes from a function that is itself so reached (`if not check: return` before
+        `helper(x)`, where no traced call passes `check`): the function never runs under compile."""
+        if fid in self.roots:
+            return False
+        if fid not in self._unreached:
+            self._unreached[fid] = False  # a cycle decides nothing
+            incoming = self._incoming().get(fid, [])
+            twin = self._twin()
+            self._unreached[fid] = bool(incoming) and all(
+                not twin.live(caller, call) or self.unreached(caller) for caller, call in incoming)
+        return self._unreached[fid]
+
+    def _twin(self) -> "Incoming":
+        """The same calls judged with a root's handed-on `**kwargs` giving anything: a whole
+        function is left out only where no argument the user adds could reach it (a decorator
+        on the compiled `forward` may fill in `use_cache` from the config)."""
+        if self._lenient_twin is None:
+            self._lenient_twin = Incoming(self.project, self.reached, self.roots, self.calls, lenient=True)
+            self._lenient_twin._calls = self._incoming()
+        return self._lenient_twin
 
     def gives_tensors(self, fid: str, params: Tuple[str, ...]) -> bool:
         """True when every live traced call of `fid` passes, for each of `params`, an argument its
@@ -303,7 +372,7 @@ class Incoming:
             return True
         slot = _slot(call, callee, param)
         if slot is None:  # only the caller's own *args/**kwargs can give it
-            return caller not in self.roots
+            return caller not in self.roots or self.lenient
         own = next((name for at, name in call.forwards if at == slot), None)
         if own == NONE:
             return False  # `f(x, mask=None)`

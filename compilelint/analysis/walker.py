@@ -19,14 +19,14 @@ from compilelint.analysis.conditions import Conditions
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import ClassFacts, FileFacts, scan_noqa
-from compilelint.analysis.misuse import MISUSE, misuse_branch
+from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.stops import is_stop_decorator
 from compilelint.finding import Span
 from compilelint.rule import FixContext, RuleContext, registry
 from compilelint.source import SourceFile
-from compilelint.summary import Candidate, FileSummary, FunctionInfo
+from compilelint.summary import TRAINING, Candidate, FileSummary, FunctionInfo
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # The nodes `_visit` walks in a way of its own (branches, short circuits, scopes, loops).
@@ -122,7 +122,7 @@ class FileAnalyzer(Conditions, RuleContext):
 
     # ----- the walk -------------------------------------------------------------------------------
     def _walk_block(self, stmts):
-        pushed = 0
+        pushed = exited = 0
         for stmt in stmts:
             self._visit(stmt)
             # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
@@ -130,8 +130,13 @@ class FileAnalyzer(Conditions, RuleContext):
                 guards = self._branch_guards(stmt.test, False)
                 self.scope.guards.extend(guards)
                 pushed += len(guards)
+                # `if not check: return True`: the rest runs only when the test is false.
+                self.scope.exits.append((stmt.test, False))
+                exited += 1
         if pushed:
             del self.scope.guards[-pushed:]
+        if exited:
+            del self.scope.exits[-exited:]
 
     def _visit(self, node: ast.AST):
         scope = self.scope
@@ -198,7 +203,9 @@ class FileAnalyzer(Conditions, RuleContext):
 
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
-        if misuse_branch(test, branch, body, self.scope.node):
+        stateful = any(name == TRAINING for name, _ in self.scope.guards) or \
+            any(reads_self(outer) for outer, _ in self.scope.conditions)
+        if misuse_branch(test, branch, body, self.scope.node, stateful):
             guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
         plain = not self._only_guards(test)
@@ -304,7 +311,8 @@ class FileAnalyzer(Conditions, RuleContext):
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
-    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), args=(), behaviour=""):
+    def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), args=(), behaviour="",
+               breaks_if=()):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
@@ -315,11 +323,12 @@ class FileAnalyzer(Conditions, RuleContext):
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
         # what the path needs of config flags and arguments, `x is not None and x.any()` included
-        conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path)
+        conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path) + \
+            [(e, True) for e in breaks_if]
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
-                              needs=needed_params(conditions, self.scope.node, self.facts.nodes),
+                              needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args),
@@ -346,6 +355,7 @@ class Scope:
         self.seen_calls: Set[tuple] = set()
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
+        self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference

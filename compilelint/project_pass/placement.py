@@ -41,7 +41,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
                 if not allowed:
                     continue  # the compiled model's config class rules the path out
-                if incoming.unpassed(f"{summary.module}.{qual}", c.needs):
+                if incoming.unpassed(f"{summary.module}.{qual}", c.needs) or incoming.unreached(f"{summary.module}.{qual}"):
                     continue  # needs an optional argument no traced call gives
                 if c.fix_if_tensors and not incoming.gives_tensors(f"{summary.module}.{qual}", c.fix_if_tensors):
                     c = replace(c, fix=None)  # a call may pass something else than a tensor
