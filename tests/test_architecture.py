@@ -79,3 +79,26 @@ def test_rules_take_gb_ids_from_their_declared_gb_ids():
                 # the rule's own VALID / INVALID examples are code, not messages
                 assert not literal.search(node.value) or "\n" in node.value, \
                     f"{os.path.relpath(path, ROOT)}:{node.lineno}: a GB id written by hand: {node.value!r}"
+
+
+def test_long_functions_and_classes_say_why():
+    """In the engine (per-file analysis, project pass, engine.py) no class is over 300 lines and no
+    function over 60 without a reason in its docstring ("Long because ...")."""
+    import ast
+    import glob
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = sorted(glob.glob(os.path.join(root, "compilelint", "analysis", "*.py")) +
+                   glob.glob(os.path.join(root, "compilelint", "project_pass", "*.py")) +
+                   [os.path.join(root, "compilelint", "engine.py")])
+    unexplained = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            limit = 300 if isinstance(node, ast.ClassDef) else 60 if isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if limit and node.end_lineno - node.lineno + 1 > limit and \
+                    "Long because" not in (ast.get_docstring(node) or ""):
+                unexplained.append(f"{os.path.relpath(path, root)}:{node.lineno} {node.name}")
+    assert unexplained == []

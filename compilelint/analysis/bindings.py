@@ -62,7 +62,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     `site_kinds`: parameter → kind every call of the function passes (`call_sites`); a Python value
     passed for a parameter annotated as a tensor makes it unknown. `call_returns`: what a call of
     a function of the file returns (`TensorInference.call_returns`).
-    Function-local imports are added to the file's import table (they rebind names for the walk)."""
+    Function-local imports are added to the file's import table (they rebind names for the walk).
+    Long because the bindings of one function are gathered in one pass over its nodes, in order."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
     nodes = facts.nodes(node)

@@ -267,7 +267,8 @@ class TensorInference:
         return self.kind(node) in TENSORISH
 
     def _kind(self, node):  # noqa: C901
-        """Kind of one expression. One dispatch over expression types: it reads best flat."""
+        """Kind of one expression. Long because it is one dispatch over expression types, which reads
+        best flat."""
         if isinstance(node, ast.Constant):
             return NONE if node.value is None else SCALAR
         if isinstance(node, ast.Name):

@@ -139,6 +139,8 @@ class FileAnalyzer(Conditions, RuleContext):
             del self.scope.exits[-exited:]
 
     def _visit(self, node: ast.AST):
+        """Every rule's hooks for `node`, then its children. Long because it runs for every node of
+        every file: the dispatch is written out in one function, not spread over calls."""
         scope = self.scope
         scope.stack.append(node)
         cls = node.__class__

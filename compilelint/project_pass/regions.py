@@ -75,7 +75,9 @@ class DisabledCall:
 
 
 class Project:
-    """An index over all summaries: functions and classes by dotted name, MRO, call resolution."""
+    """An index over all summaries: functions and classes by dotted name, MRO, call resolution.
+    Long because it is the one place the project pass asks about names (each question a short
+    method); what is worked out from it lives beside it (part_flow, resolved_calls, frames)."""
 
     def __init__(self, summaries: List[FileSummary], extra_roots=(), extra_stops=(), follow_misuse: bool = False):
         self.summaries = summaries
@@ -505,7 +507,8 @@ def reach(project: Project, roots, follow_swapped: bool = False,
     A function reached in train mode along one path and eval (or any) along another runs in any.
     What is followed is a function with its receiver (`Project.receiver`): `Base.forward` run for
     a subclass that overrides `update` reaches that override, for `Base` itself `Base.update`.
-    `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else a new one)."""
+    `calls`: a `ResolvedCalls` whose answers the rest of the pass shares (else a new one).
+    Long because it is one breadth-first loop whose queue, states and stops change together."""
     calls = calls if calls is not None else ResolvedCalls()
     reached: Dict[str, Reach] = {}
     states: Dict[Tuple[str, Optional[str]], Reach] = {}  # (function, receiver) → how it was reached
