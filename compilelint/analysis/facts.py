@@ -130,6 +130,15 @@ class FileFacts:
             self._nodes[key] = walk(fn)
         return self._nodes[key]
 
+    def walked_nodes(self, functions) -> Dict[int, List[ast.AST]]:
+        """The node lists already walked of `functions`, by id (the language server keeps them
+        between edits for the functions a re-parse keeps)."""
+        return {id(fn): self._nodes[id(fn)] for fn in functions if id(fn) in self._nodes}
+
+    def keep_nodes(self, walked: Dict[int, List[ast.AST]]) -> None:
+        """Node lists walked before, for the same function objects (see `walked_nodes`)."""
+        self._nodes.update(walked)
+
     # ----- names ----------------------------------------------------------------------------------
     def resolve_plain(self, node) -> Optional[str]:
         """A name through the imports, ignoring locals (for facts that hold in every function)."""

@@ -140,7 +140,7 @@ class IncrementalAnalyzer(FileAnalyzer):
         self._facts_done = False
         self._cheap_fixes = _NoFixes(source, tree, self.module, self.imports, self.summary.classes)
         if memo is not None:  # what the re-parse kept (the same objects): node lists, compiled names
-            self.facts._nodes.update(memo.nodes)
+            self.facts.keep_nodes(memo.nodes)
             self.facts.remembered, self.facts.aliases = memo.compiled, memo.aliases
         self.reused = 0  # functions whose walk was reused
         self.facts_changed = False
@@ -491,7 +491,7 @@ def analyze_edit(path: str, text: str, memo: Optional[FileMemo], prefilter: bool
         status, value = analyze_bytes(path, text.encode("utf-8", "surrogateescape"), prefilter=prefilter)
         return status, value, None
     summary.cells = getattr(source, "cells", ())
-    kept = {id(n): analyzer.facts._nodes[id(n)] for n in function_nodes(tree) if id(n) in analyzer.facts._nodes}
+    kept = analyzer.facts.walked_nodes(function_nodes(tree))
     facts = analyzer.facts
     return "ok", summary, FileMemo(lines, tree, analyzer.walked, kept, facts.remembered, facts.aliases,
                                    analyzer.reused)
