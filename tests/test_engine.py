@@ -184,3 +184,24 @@ def test_a_files_analysis_leaves_no_cycles_holding_its_tree():
         gc.garbage.clear()
         gc.enable()
     assert status == "ok" and held == []
+
+
+def test_classes_that_name_themselves_as_bases_are_walked_once(tmp_path):
+    """`class Layer(Layer):` derives from an imported Layer, and a file that redefines classes can
+    name them in a cycle (`class A(B)` after `class B(A)`): looking for a `self.name(...)` callee
+    among a class's in-file bases walked them forever (a speculative-decoding model file hung the
+    whole check). Run in a child so that a loop fails the test instead of hanging it."""
+    source = ("import torch\nfrom elsewhere import Layer\n\n\n"
+              "class Layer(Layer):\n    def forward(self, x):\n        y = self.inherited(x)\n        return y\n\n\n"
+              "class A(torch.nn.Module):\n    pass\n\n\nclass B(A):\n    pass\n\n\n"
+              "class A(B):\n    def forward(self, x):\n        y = self.missing(x)\n        return y\n\n\n"
+              "class M(torch.nn.Module):\n    def forward(self, x):\n"
+              "        return self.missing(x) + torch.bincount(x).tolist()[0]\n")
+    (tmp_path / "m.py").write_text(source)
+    code = ("import sys\nfrom compilelint.config import Settings\nfrom compilelint.engine import check_paths\n"
+            "report = check_paths([sys.argv[1]], Settings(named_alone=True, cache=False, jobs=1))\n"
+            "print(report.errors, sorted(f.code for f in report.findings))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.py")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[] ['CL103', 'CL301']"

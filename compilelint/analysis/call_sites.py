@@ -112,9 +112,12 @@ class CallSites:
             if any(c != mine and mine in self._ancestors(c) and (c, func.attr) in self._method_nodes
                    for c in self._parents):
                 return None  # a subclass may run another body
-            order, fn, owner = [mine], None, None
+            order, fn, owner, seen = [mine], None, None, set()
             while order and fn is None:  # the class, then its in-file bases, depth first
                 name = order.pop(0)
+                if name in seen:
+                    continue  # a file that redefines classes can name them in a cycle
+                seen.add(name)
                 fn = self._method_nodes.get((name, func.attr))
                 owner = self.facts.classes.get(name)
                 order = self._parents.get(name, []) + order
@@ -145,8 +148,9 @@ class CallSites:
                     functions.append((stmt, None))
                 elif isinstance(stmt, ast.ClassDef) and stmt.name in self.facts.classes:
                     functions += [(m, stmt.name) for m in stmt.body if isinstance(m, FUNCS)]
-                    self._parents[stmt.name] = [b.id for b in stmt.bases
-                                                if isinstance(b, ast.Name) and b.id in self.facts.classes]
+                    # `class Layer(Layer):` derives from the name's earlier binding (an import), not itself
+                    self._parents[stmt.name] = [b.id for b in stmt.bases if isinstance(b, ast.Name)
+                                                and b.id in self.facts.classes and b.id != stmt.name]
             self._methods = {id(fn) for fn, cname in functions if cname is not None}
             self._method_nodes = {(cname, fn.name): fn for fn, cname in functions if cname is not None}
             self._module_functions = {fn.name: fn for fn, cname in functions if cname is None}
