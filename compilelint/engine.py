@@ -269,8 +269,11 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         files, missing = found.files, found.missing
     analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
     signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
-    run_key, cache, judged = _run_key(analysed, settings, signatures) if signatures else (None, None, "")
-    result = cache.get(run_key) if run_key else None
+    cache = Cache(settings.cache_dir or default_directory(settings.project_root)) if settings.cache else None
+    # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
+    whole_key = run_key(analysed, settings, signatures) if cache is not None and stdin is None else None
+    judged = judging(analysed, settings) if cache is not None else ""
+    result = cache.get(whole_key) if whole_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
     else:
@@ -279,8 +282,8 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
         # gone (freed with `_fresh_findings`' frame, by their reference counts).
         with _no_collection():
             findings, errors = _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
-        if run_key:
-            cache.put_run(run_key, (findings, errors))
+        if whole_key:
+            cache.put_run(whole_key, (findings, errors))
     findings, errors = named_only(findings, errors, files)
     errors = [FileError(p, "no such file or directory") for p in missing] + list(errors)
     if stdin is None:
@@ -329,14 +332,6 @@ def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)
-
-
-def _run_key(files: List[str], settings: Settings, signatures: Dict[str, tuple]):
-    """(the whole run's key, `cache.run_key`; the cache; the settings and configurations that judge
-    the files, as text, `cache.judging`), or (None, None, "")."""
-    cache = Cache(settings.cache_dir or default_directory(settings.project_root))
-    key = run_key(files, settings, signatures)
-    return (key, cache, judging(files, settings)) if key is not None else (None, None, "")
 
 
 def project_findings(summaries: List[FileSummary], settings: Settings,

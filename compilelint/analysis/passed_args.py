@@ -336,13 +336,33 @@ class Incoming:
         `helper(x)`, where no traced call passes `check`): the function never runs under compile."""
         if fid in self.roots:
             return False
-        if fid not in self._unreached:
-            self._unreached[fid] = False  # a cycle decides nothing
-            incoming = self._incoming().get(fid, [])
-            twin = self._twin()
-            self._unreached[fid] = bool(incoming) and all(
-                not twin.live(caller, call) or self.unreached(caller) for caller, call in incoming)
-        return self._unreached[fid]
+        if fid in self._unreached:
+            return self._unreached[fid]
+        incoming = self._incoming()
+        twin = self._twin()
+        # The answer hangs on the callers' answers, theirs on their callers': gather them without
+        # recursion (call chains run thousands deep), then grow the unreached set from nothing to
+        # its least fixed point, so that a cycle decides nothing.
+        order, seen, todo = [], {fid}, [fid]
+        while todo:
+            f = todo.pop()
+            order.append(f)
+            for caller, _ in incoming.get(f, ()):
+                if caller not in seen and caller not in self._unreached and caller not in self.roots:
+                    seen.add(caller)
+                    todo.append(caller)
+        live = {f: [caller for caller, call in incoming.get(f, ()) if twin.live(caller, call)] for f in order}
+        found = dict.fromkeys(order, False)
+        changed = True
+        while changed:
+            changed = False
+            for f in reversed(order):  # callers first: a chain settles in one round
+                if not found[f] and incoming.get(f) and all(
+                        caller not in self.roots and self._unreached.get(caller, found.get(caller, False))
+                        for caller in live[f]):
+                    found[f] = changed = True
+        self._unreached.update(found)
+        return found[fid]
 
     def _twin(self) -> "Incoming":
         """The same calls judged with a root's handed-on `**kwargs` giving anything: a whole
