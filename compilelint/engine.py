@@ -20,10 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze
-from compilelint.project_pass.frames import FramesMemo
 from compilelint.analysis.names import module_name_for
-from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.cache import Cache, Store, default_directory, files_key, judging, run_key
 from compilelint.config import Settings
 from compilelint.discover import discover
@@ -33,8 +30,11 @@ from compilelint.pass_memo import PassMemo
 from compilelint.project import named_only, with_context
 from compilelint.project_pass.context import PassContext
 from compilelint.project_pass.findings import FindingBuilder
+from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
+from compilelint.project_pass.regions import Project, resolve_entries
 from compilelint.project_pass.stored_reach import roots_and_reach
+from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
 from compilelint.summary import FileSummary

@@ -150,6 +150,12 @@ def end(node) -> Tuple[int, int]:
     return (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
 
+def parameter_names(args: ast.arguments, starred: bool = False) -> set:
+    """The names of the parameters (`starred`: with `*args` and `**kwargs`)."""
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return names | {a.arg for a in (args.vararg, args.kwarg) if a} if starred else names
+
+
 def parameter_defaults(args: ast.arguments) -> list:
     """(parameter, its default) for the parameters that have one, positional and keyword-only."""
     positional = args.posonlyargs + args.args

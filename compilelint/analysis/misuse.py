@@ -1,6 +1,6 @@
 """Branches that exist to tell a caller it used an argument wrongly: they run only on misuse.
 
-Library code warns when a caller passes a deprecated argument (diffusers' `if len(args) > 0 or
+Library code warns when a caller passes a deprecated argument (`if len(args) > 0 or
 kwargs.get("scale") is not None: deprecate("scale", ...)`, `logger.warning("Passing `scale` ...
 is deprecated")`, `warnings.warn(..., FutureWarning)`) or keyword arguments the callee ignores
 (`unused = [k for k in kwargs if k not in expected]; if len(unused) > 0: logger.warning(...)`).
@@ -9,7 +9,7 @@ not supported, ignoring position ids"); kwargs["position_ids"] = None`, `logger.
 output_attentions = False`): it runs only for a caller passing what the callee cannot use. Not
 when the test (or an `if` around it) reads the object's state: `if self.gradient_checkpointing and
 self.training: if use_cache: logger.warning(...); use_cache = False` runs in a training mode with a
-config default (the truth corpus: it ran in 13 transformers models).
+config default (the truth corpus: it ran in 13 of its models).
 A model called the current way never takes these branches (the truth corpus: none of them ran in
 any of its 373 models), so what they contain — the warning itself, the deprecation helper they
 call — is a claim about a path users leave as soon as they read the warning. The walker marks

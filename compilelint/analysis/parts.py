@@ -17,7 +17,7 @@ import ast
 import sys
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.astutil import is_class_name, is_self, is_super_init, parameter_defaults, walk
+from compilelint.analysis.astutil import is_class_name, is_self, is_super_init, parameter_defaults, parameter_names, walk
 from compilelint.analysis.names import STDLIB
 
 ARG, RETURNS, SELF_RETURNS = "@arg:", "@ret:", "@self:"
@@ -331,7 +331,7 @@ def _may_build(facts, node) -> bool:
     """Can the function return a part? It calls a class (`Block(...)`, `REGISTRY[name](...)`), a
     parameter (`block_fn(...)`), or returns what a function it calls returns (`return _create(...)`).
     Most functions (tensor code) do none of these, and their returns are not worth a look."""
-    params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    params = parameter_names(node.args)
     for sub in facts.nodes(node):
         kind = sub.__class__
         if kind is ast.Call:

@@ -36,7 +36,7 @@ import ast
 import weakref
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.astutil import is_self, parameter_defaults
+from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names
 from compilelint.analysis.init_defaults import constructor_defaults
 from compilelint.summary import Call, FunctionInfo
 
@@ -145,7 +145,7 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
     optional = _optional_params(fn)
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
-    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    params = parameter_names(fn.args)
     out: Dict[str, int] = {}  # need → the line of the first test asking it
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Sequence
 
+from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix
 from compilelint.fix._classes import class_node, init_constant, is_self_attr, method_named, self_attr_stores
 from compilelint.fix._common import expr_text, file_text, int_const, never_raise, torch_name
@@ -115,7 +116,6 @@ def _rewritable_site(s: ast.AST, attr: str) -> bool:
 
 
 def _stored_names(func) -> set:
-    a = func.args
-    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names = parameter_names(func.args)
     names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return names

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import ARITH_OPS, file_text, never_raise
 from compilelint.fix.notes import ZERO_D
@@ -38,8 +39,7 @@ def item_feeds_tensors(ctx, call: ast.Call) -> Optional[Fix]:
     func = ctx.function_node
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.is_tensor(call.func.value):
         return None
-    a = func.args
-    if name in {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | {x.arg for x in (a.vararg, a.kwarg) if x}:
+    if name in parameter_names(func.args, starred=True):
         return None
     up = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
     reads = 0

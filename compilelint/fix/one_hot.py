@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Tuple
 
+from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._classes import init_constant, is_self_attr, self_attr_stores
 from compilelint.fix._common import file_text, in_fstring, int_const, module_level, never_raise
@@ -34,8 +35,7 @@ def _single_binding(ctx, name: str, before: ast.AST) -> Optional[ast.AST]:
     func = ctx.function_node
     if func is None:
         return None
-    a = func.args
-    if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
+    if name in parameter_names(func.args):
         return None
     found = []
     for n in ast.walk(func):

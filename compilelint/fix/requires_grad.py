@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix
 from compilelint.fix._common import expr_text, file_text, never_raise, whole_lines
 from compilelint.fix.guard import guard_lines
@@ -54,8 +55,7 @@ def requires_grad_guard(ctx, stmt: ast.Assign) -> Optional[Fix]:
     func = ctx.function_node
     if not isinstance(tensor, ast.Name) or func is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    a = func.args
-    params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | {x.arg for x in (a.vararg, a.kwarg) if x}
+    params = parameter_names(func.args, starred=True)
     if tensor.id in params or not tensor_when_reached(ctx, tensor, stmt):
         return None
     for node in _own_nodes(func):

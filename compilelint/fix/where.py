@@ -5,6 +5,7 @@ import ast
 from typing import List, Optional, Sequence, Tuple
 
 from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix
 from compilelint.fix._common import (
     expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
@@ -60,8 +61,7 @@ def _bound_before(ctx, name: str, row: int) -> bool:
     func = ctx.function_node
     if func is None:
         return False
-    a = func.args
-    if name in {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}:
+    if name in parameter_names(func.args):
         return True
     stack = list(func.body)
     while stack:

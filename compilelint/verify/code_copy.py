@@ -41,22 +41,10 @@ class Copy:
         return out
 
     def to_copy(self, path: str) -> str:
-        if not path or path.startswith("<"):
-            return path
-        real = os.path.realpath(os.path.abspath(path))
-        for orig, copy in self.roots.items():
-            if real == orig or real.startswith(orig + os.sep):
-                return copy + real[len(orig):]
-        return path
+        return _moved(path, self.roots.items())
 
     def to_original(self, path: str) -> str:
-        if not path or path.startswith("<"):
-            return path  # "<string>", or no file at all (a compilation metric without one)
-        real = os.path.realpath(os.path.abspath(path))
-        for orig, copy in self.roots.items():
-            if real == copy or real.startswith(copy + os.sep):
-                return orig + real[len(copy):]
-        return path
+        return _moved(path, ((copy, orig) for orig, copy in self.roots.items()))
 
     def example(self, example: str) -> str:
         """`--example`'s MODULE_OR_FILE:FACTORY as the copy names it: a file example is read from the
@@ -88,3 +76,15 @@ def make_copy(paths: Sequence[str]) -> Copy:
         shutil.copytree(root, dest, ignore=SKIP, symlinks=True)
         roots[root] = dest
     return Copy(base, roots)
+
+
+def _moved(path: str, pairs) -> str:
+    """`path` under the first folder of `pairs` ((from, to) each) that holds it, moved to its `to`;
+    as it is elsewhere, and for "<string>" or no file at all (a compilation metric without one)."""
+    if not path or path.startswith("<"):
+        return path
+    real = os.path.realpath(os.path.abspath(path))
+    for frm, to in pairs:
+        if real == frm or real.startswith(frm + os.sep):
+            return to + real[len(frm):]
+    return path
