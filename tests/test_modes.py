@@ -47,7 +47,7 @@ def test_mode_keeps_what_can_run(mode):
 def test_the_text_output_names_the_condition():
     path = os.path.join(MODES, "layerdrop.py")
     out = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero",
-                          "--output-format", "full"], capture_output=True, text=True).stdout
+                          "--output-format", "full", "--isolated"], capture_output=True, text=True).stdout
     assert "only when self.training" in out and "only when not self.training" in out
     # the plain part of the `if` is named too; the `self.training` part is the mode, said once
     assert "only when self.training and self.layerdrop > 0" in out
@@ -80,8 +80,8 @@ def test_a_hidden_break_is_reported_with_the_break_that_hides_it():
     found = check(path)
     assert [f["location"]["row"] for f in found] == [first]
     assert [h["location"]["row"] for h in found[0]["hidden"]] == [second]
-    text = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero"],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run([sys.executable, "-m", "compilelint", "check", path, "--no-cache", "--exit-zero",
+                           "--isolated"], capture_output=True, text=True, check=True).stdout
     assert f"(hides 1 more break of this function: line {second})" in text and "Found 1 error." in text
 
 

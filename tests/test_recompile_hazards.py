@@ -51,7 +51,7 @@ def test_verify_confirms_every_hazard():
     pytest.importorskip("torch")
     from compilelint.verify import run_verify
 
-    report = run_verify([FIXTURE], settings=Settings(select=sorted(HAZARDS), cache=False),
+    report = run_verify([FIXTURE], settings=Settings(select=sorted(HAZARDS), cache=False, named_alone=True),
                         example=f"{FIXTURE}:make", device="cpu", timeout=240)
     status = {(f.code, f.span.row): f.verification["status"] for f in report.findings}
     assert status and set(status.values()) == {"confirmed"}, status

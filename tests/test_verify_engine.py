@@ -19,6 +19,12 @@ DECODER = os.path.join(FIXTURES, "decoder")
 CORE = {"ItemModel.forward", "BranchModel.forward", "ChattyModel.forward", "SnapshotModel.forward", "explicit_break"}
 
 
+def _verify(path, **kw):
+    """check, then verify, with the fixture as its own project (`--isolated`): the same findings as
+    with the whole repository around it, without analysing the repository each time."""
+    return run_verify([path], settings=config.Settings(named_alone=True), **kw)
+
+
 def _check_expectations(report, fixture_file, root_of=None, ran=None):
     """Every finding `check` reports on a marked line of a function the run exercised (`ran`, None:
     all) gets the marker's status; the others are not reached; every status is a valid one."""
@@ -39,7 +45,7 @@ def _check_expectations(report, fixture_file, root_of=None, ran=None):
 
 
 def test_check_then_verify_example():
-    report = run_verify([MODELS], settings=config.Settings(), example=f"{MODELS}:core_examples", timeout=120)
+    report = _verify(MODELS, example=f"{MODELS}:core_examples", timeout=120)
     assert _check_expectations(report, MODELS, ran=CORE) >= 3  # item, tensor branch, print, logger, deepcopy...
     s = summarize(report)
     assert s["error"] == 0 and s["confirmed"] >= 3
@@ -51,8 +57,7 @@ def test_check_then_verify_example():
 
 
 def test_check_then_verify_run_on_the_decoder():
-    report = run_verify([DECODER], settings=config.Settings(),
-                        run_cmd=[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                 os.path.join(DECODER, "tests")], timeout=180)
+    report = _verify(DECODER, run_cmd=[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                       os.path.join(DECODER, "tests")], timeout=180)
     assert _check_expectations(report, os.path.join(DECODER, "layers.py")) >= 2
     assert summarize(report)["command"] == "exited with status 0"
