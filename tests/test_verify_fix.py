@@ -114,6 +114,7 @@ def make():
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["mypkg.examples:make", "mypkg/examples.py:make"])
 def test_module_and_file_form_judge_the_fixed_copy(tmp_path, example):
     """`--example mypkg.examples:make` (the module form) imports `mypkg` from the fixed copy in the
@@ -154,6 +155,7 @@ def scaled(x: torch.Tensor):
 '''
 
 
+@pytest.mark.slow
 def test_a_fix_that_makes_the_compiled_code_slower_is_not_proven(tmp_path):
     pytest.importorskip("torch")
     pkg = tmp_path / "mypkg"
