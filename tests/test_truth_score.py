@@ -78,7 +78,8 @@ def test_three_models_end_to_end_through_compilelint_check():
     with open(os.path.join(TRUTH, "truth.json"), encoding="utf-8") as f:
         doc = json.load(f)
     models = [m for m in doc["models"] if m["status"] == "ok"]
-    scored = [score.score_model(m, score.check("minipkg", m, TRUTH, ["--no-cache"])) for m in models]
+    # --isolated: minipkg is a site-packages folder of its own, not a file of this repository's project
+    scored = [score.score_model(m, score.check("minipkg", m, TRUTH, ["--no-cache", "--isolated"])) for m in models]
     by_name = {s["name"]: s for s in scored}
     assert by_name["clean"]["findings"] == [] and by_name["clean"]["clean_eval"]
     assert by_name["scalar"]["break_found"] == [("minipkg/models.py", 13)]
