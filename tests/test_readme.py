@@ -31,7 +31,7 @@ def test_quick_start_holds_the_two_commands_and_ci_runs_its_test_command():
     """Install-and-check on an example, then the tests: what a newcomer types, what .ci/run does."""
     install, tests = _quick_start_blocks()
     assert install.startswith("python -m pip install torch==2.13.0 -e \".[test,verify]\" && compilelint check ")
-    assert tests == "python -m pytest -q\n"
+    assert tests == "python -m pytest -q -n 2\n"
     ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
     assert '-e ".[test,verify]"' in ci and "torch==2.13.0" in ci
     assert ci.rstrip().endswith("# The README's test command:\n" + tests.strip())
