@@ -294,7 +294,9 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
 def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged):
     """(findings, errors) of the project pass: the last pass's when the files changed since leave
     their summaries as they were (`pass_memo`), else a pass over every summary."""
-    memo = PassMemo(cache, analysed, judged) if cache is not None and stdin is None else None
+    memo = None
+    if cache is not None and stdin is None:  # an added function is a root under scope "all", or as an entry
+        memo = PassMemo(cache, analysed, judged, added_reach_nothing=not settings.entries and settings.scope != "all")
     keyed = content_keys(analysed, settings, cache, stdin, signatures)
     if memo is not None:
         reused = memo.reuse(keyed.keys, lambda path: _current_summary(path, keyed, cache, settings, debug))
@@ -305,7 +307,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     trees = _trees(stdin)
     findings = project_findings(summaries, settings, cache, trees=trees)
     if memo is not None:
-        memo.store(keyed.keys, trees.parsed, findings, errors)
+        memo.store(keyed.keys, trees.parsed, findings, errors, summaries)
     return findings, errors
 
 
