@@ -19,7 +19,7 @@ reach them: each is a module-level function without decorators (no compile root)
 file-wide candidate's lines, whose name no summary the pass read holds anywhere — not as a call,
 an import, a base, a root or a string — so no call or name resolves to it, and an unreached
 function has no finding. The memo keeps, for that question, how many summaries hold each name
-(every identifier in a summary's pickle, the names of its own functions included): an appended
+(every identifier in a summary's strings, the names of its own functions included): an appended
 helper (pre-commit's usual "code" edit) then reads one summary too. Anything else — a file added,
 removed, unreadable, another change to a summary — runs the pass again.
 """
@@ -37,7 +37,9 @@ from compilelint.cache import Cache
 from compilelint.summary import FileSummary
 
 
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A backslash escape in a string's repr (`\n`, `\x0a`, `\\`): read as a space, so the name after it stays whole.
+_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)")
 
 
 def _pickled(summary: FileSummary) -> bytes:
@@ -58,9 +60,12 @@ def summary_digest(summary: FileSummary) -> str:
     return hashlib.blake2b(_pickled(summary), digest_size=20).hexdigest()
 
 
-def names_in(summary: FileSummary) -> Set[bytes]:
-    """Every identifier the summary holds anywhere (more than its names: never fewer)."""
-    return set(_IDENTIFIER.findall(_pickled(summary)))
+def names_in(summary: FileSummary) -> Set[str]:
+    """Every identifier the summary's strings hold (more than its names: never fewer). Read from
+    its repr, where every string is quoted: in a pickle a string's length byte or the next opcode
+    may be a letter and run into the name."""
+    text = repr(summary)
+    return set(_IDENTIFIER.findall(_ESCAPE.sub(" ", text) if "\\" in text else text))
 
 
 def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter) -> bool:
@@ -73,7 +78,7 @@ def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter
     for qualname in added:
         info = now.functions[qualname]
         if not (qualname.isidentifier() and qualname.isascii()) or qualname.startswith("__") \
-                or info.decorators or names.get(qualname.encode()):
+                or info.decorators or names.get(qualname):
             return False  # a method or nested function, a dunder, a possible root, a name in use
         if any(info.row <= c.span.row <= info.end_row for c in now.anywhere):
             return False

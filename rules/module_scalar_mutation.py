@@ -88,6 +88,10 @@ class ModuleScalarMutation(Rule):
     # when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
     fix = "unsafe"
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.copies: dict = {}  # id(function) → its `_copies`
+
     def _check(self, target: ast.AST, node: ast.AST, fixable: bool = True):
         attr = self_attr(target)
         cls = self.ctx.cls
@@ -108,8 +112,15 @@ class ModuleScalarMutation(Rule):
             if attr and _reads(node.value, attr):
                 self._check(t, node)
             elif attr and self.ctx.function_node is not None and \
-                    _reads_copy(node.value, attr, _copies(self.ctx.function_node)):
+                    _reads_copy(node.value, attr, self._copies_in(self.ctx.function_node)):
                 self._check(t, node, fixable=False)  # `n = self.n; ...; self.n = n + 1`
+
+    def _copies_in(self, fn: ast.AST) -> dict:
+        """`_copies(fn)`, once per function (a walk of it for every `self.x = ...` was a sixth
+        of a model file's analysis). Kept by the function's id (the rule-state contract)."""
+        if id(fn) not in self.copies:
+            self.copies[id(fn)] = _copies(fn)
+        return self.copies[id(fn)]
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

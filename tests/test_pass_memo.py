@@ -182,3 +182,14 @@ def test_an_added_function_that_is_a_root_is_reached(repo, tmp_path, passes, tex
     added = found(check_paths(["helpers.py"], Settings(cache=True, cache_dir=cache_dir, **settings)))
     scratch = found(check_paths(["helpers.py"], Settings(cache=False, **settings)))
     assert added == scratch and len(added) == len(first) + 1 and len(passes) == 2
+
+
+@pytest.mark.parametrize("length", [5, 50, 65, 97, 122, 300])
+def test_names_in_finds_a_name_at_either_end_of_a_string_of_any_length(length):
+    """A pickle writes a short string's length as one byte (`a` for 97) and a letter opcode after
+    it: a name read from there would run into them. The names come from the repr."""
+    from compilelint.pass_memo import names_in
+    from compilelint.summary import FileSummary
+    padding = "x" * max(0, length - len("later.") - len(".first"))
+    summary = FileSummary("m.py", "m", aliases={"a": f"later.{padding}.first", "b": "line\nafter"})
+    assert {"later", "first", "after", "line"} <= names_in(summary)
