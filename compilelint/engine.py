@@ -10,6 +10,7 @@ import ast
 import copy
 import gc
 import os
+import pickle
 import re
 import sys
 import traceback
@@ -100,6 +101,13 @@ def _worker(args):
     return result
 
 
+def _pool_worker(args):
+    """`_worker` in a pool: the summary comes back pickled, and the cache keeps those bytes (the
+    main process pickled each summary again to cache it)."""
+    status, value = _worker(args)
+    return status, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if status == "ok" else value
+
+
 @contextmanager
 def _no_collection():
     """No automatic cycle collection inside (the caller says when to collect)."""
@@ -136,18 +144,22 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
                 # unpickling the summaries makes no cycles: collections there only traverse them
-                results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+                results = list(pool.map(_pool_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
         except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
             results = [_worker(w) for w in work]
     else:
         results = [_worker(w) for w in work]
     for (path, _, key), (status, value) in zip(todo, results):
-        if status == "ok":
+        if status != "ok":
+            errors.append(FileError(path, value))
+        elif isinstance(value, bytes):  # pickled by a pool's worker
+            summaries[path] = pickle.loads(value)
+            if cache:
+                cache.put_pickled(key, value)
+        else:
             summaries[path] = value
             if cache:
                 cache.put(key, value)
-        else:
-            errors.append(FileError(path, value))
     if cache and keyed.unpacked > PACK_STALE * len(summaries):  # the next run reads them in one file
         cache.put_pack(keyed.manifest_key, {keyed.keys[p]: s for p, s in summaries.items()})
     ordered = [summaries[p] for p in paths if p in summaries]
