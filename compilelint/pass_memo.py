@@ -82,8 +82,7 @@ def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter
             return False  # a method or nested function, a dunder, a possible root, a name in use
         if any(info.row <= c.span.row <= info.end_row for c in now.anywhere):
             return False
-    rest = copy.copy(now)
-    rest.__dict__ = dict(now.__dict__)
+    rest = copy.copy(now)  # its own attribute dict: `now` keeps its fields
     rest.functions = {q: f for q, f in now.functions.items() if q in before.functions}
     rest.aliases = {name: dotted for name, dotted in now.aliases.items()  # a def names itself in its module
                     if name not in added or dotted != f"{now.module}.{name}"}
