@@ -47,7 +47,9 @@ class UntraceableCall(Rule):
     frame run eager (GB0142). No config knob helps. `os.environ.get()`, `os.getenv()`,
     `os.path.join()`, `random.randint()` and `random.uniform()` trace cleanly and are not
     reported; `copy.copy()` and `importlib.util.find_spec()` break on torch 2.11 and trace from
-    2.13, so they are reported only for 2.11.
+    2.13, so they are reported only for 2.11. A call on the way to a `raise` (in the raised
+    message, or with a `raise` after it in its block) is on a path that fails either way and is
+    not reported.
 
     ## How the calls are known
     Measured, not written by hand: `bench/measure/skipped_callables.py`, run under each measured
@@ -102,7 +104,7 @@ class UntraceableCall(Rule):
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
         measured = BREAKING.get(name) if name else None
-        if measured is None:
+        if measured is None or self.on_the_way_to_raise():
             return
         versions, row = measured
         # On a torch where the table does not say "breaks", the project pass drops the finding.
@@ -123,6 +125,24 @@ class UntraceableCall(Rule):
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
         self.report(node, message, behaviour=behaviour)
+
+    def on_the_way_to_raise(self) -> bool:
+        """The call's statement raises, or a `raise` follows it in its block: the path fails either
+        way (an error message built with `inspect.currentframe()` or `json.dumps(config)`), so
+        its break costs a working model nothing."""
+        stack = self.ctx.stack
+        stmt = self.ctx.statement()
+        if isinstance(stmt, ast.Raise):
+            return True
+        if stmt not in stack or stack.index(stmt) == 0:
+            return False
+        holder = stack[stack.index(stmt) - 1]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                rest = block[[id(s) for s in block].index(id(stmt)) + 1:]
+                return any(isinstance(s, ast.Raise) for s in rest)
+        return False
 
     @classmethod
     def placeholder(cls, gb_type) -> str:

@@ -79,4 +79,4 @@ def test_check_reads_the_table_without_importing_torch():
             "assert 'torch' not in sys.modules, 'check imported torch'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count('"CL206"') == 5, out.stdout
+    assert out.stdout.count('"CL206"') == 6, out.stdout

@@ -229,12 +229,16 @@ def compile_probe(fn, args, kwargs) -> dict:
         except Exception:  # noqa: BLE001 - a call that fails eagerly is still traced up to its break
             value = None
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    generator = inspect.isgenerator(value)  # `os.walk(...)` runs only when iterated
     layout = f"({value.layout})".replace("torch.", "") if isinstance(value, torch.Tensor) else ""
     returns = type(value).__name__ + layout
 
-    def frame(x):  # a number is used the way model code uses a clock's value; anything else is dropped
+    def frame(x):  # a number is used the way model code uses a clock's value; a generator is iterated
         a = x + 1
         r = fn(*args, **kwargs)
+        if generator:
+            for _ in r:
+                pass
         return a + r if number else a + 1
 
     compiled = torch.compile(frame, backend=backend)
