@@ -62,6 +62,9 @@ class ClassFacts:
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
         self.buffer_attrs: Set[str] = set()  # registered buffers (`register_buffer`, `nn.Buffer(...)`)
+        # buffers declared `self.b = nn.Buffer(t)`: the tensor itself is marked a buffer, so putting it
+        # back on the module (`self.b = self.b.to(...)`) makes `__setattr__` read its `persistent` flag
+        self.marked_buffer_attrs: Set[str] = set()
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
@@ -339,6 +342,7 @@ class ClassCollector:
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
                 cls.buffer_attrs |= parent.buffer_attrs
+                cls.marked_buffer_attrs |= parent.marked_buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 cls.config_attrs = dict(parent.config_attrs)
                 for k, v in parent.info.submodules.items():
@@ -547,6 +551,7 @@ class ClassCollector:
             cls.tensor_attrs.add(attr)
             if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in BUFFER_CLASSES:
                 cls.buffer_attrs.add(attr)
+                cls.marked_buffer_attrs.add(attr)
             kinds.add(kind)
             return
         classes = self._constructed_classes(value)
