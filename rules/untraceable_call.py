@@ -28,6 +28,10 @@ MODULE_PREFIXES = ("json.", "hashlib.", "pickle.")
 # torch builtins Dynamo skips (measured on 2.13: "Attempted to call function marked as skipped";
 # the sparse result then skips the frame where it is used, "Attempted to wrap sparse Tensor").
 TORCH_SKIPPED = frozenset({"torch.sparse_coo_tensor"})
+# Python functions of torch that Dynamo's trace rules skip (measured on 2.13 and in the 2.11 truth:
+# "Attempted to call function marked as skipped"); `pad_sequence` is traced and not listed, nor is
+# `pad_packed_sequence` (skipped on 2.13, but 2.11 traces into it and fails on fake tensors).
+TORCH_SKIPPED_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
 
 
 class UntraceableCall(Rule):
@@ -36,8 +40,9 @@ class UntraceableCall(Rule):
     Finds calls Dynamo cannot trace inside compiled code: clocks (`time.time()`,
     `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.*`,
     `hashlib.*`, `pickle.*`, `open()`, `input()`, `sys.stdout.write()`, `importlib.import_module()`
-    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`, and
-    `torch.sparse_coo_tensor()`.
+    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`,
+    `torch.sparse_coo_tensor()`, and the sequence packing of `torch.nn.utils.rnn`
+    (`pack_padded_sequence()`, `pack_sequence()`).
 
     ## Why is this bad?
     These are C functions or I/O: Dynamo graph-breaks at each call ("Attempted to call function
@@ -107,6 +112,9 @@ class UntraceableCall(Rule):
         elif name in TORCH_SKIPPED:
             self.report(node, f"`{short}()` is skipped by Dynamo and graph-breaks ({{gb}}); using its sparse result "
                               "skips the frame: build it outside the compiled region, or stay dense")
+        elif name in TORCH_SKIPPED_FUNCTIONS:
+            self.report(node, f"`{short}()` is skipped by Dynamo and graph-breaks ({{gb}}): pack outside the compiled "
+                              "region, or keep the padded tensor and a mask")
         elif name in IO or name.startswith(MODULE_PREFIXES):
             self.report(node, f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region")
 
@@ -142,6 +150,11 @@ def pair_counts(a, b):
 class Counts(nn.Module):
     def forward(self, a, b):
         return pair_counts(a, b)
+
+class Packer(nn.Module):
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)  # <-
+        return packed.data.sum()
 """,
     ]
     VALID = [
@@ -163,6 +176,10 @@ class Block(nn.Module):
         if torch.cuda.is_available() and x.device.type == "cuda":
             x = x * 2
         return x * k + len(path)
+
+class Padder(nn.Module):
+    def forward(self, a, b):
+        return nn.utils.rnn.pad_sequence([a, b], batch_first=True).sum()
 
 def open(path):  # shadows the builtin in this module
     return path

@@ -702,3 +702,37 @@ def sparse_coo_in_forward():
 
 
 CASES["sparse_coo_in_forward"] = (sparse_coo_in_forward, [(X(),)] * 2)
+
+
+def registered_buffer_rebound():
+    class M(nn.Module):  # register_buffer leaves the tensor unmarked: __setattr__ reads no flag off it
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pos", torch.randn(4, 8))
+            self.register_buffer("steps", torch.zeros(()))
+
+        def forward(self, x):
+            self.pos = self.pos.to(device=x.device, dtype=x.dtype)
+            self.steps += 1
+            return x + self.pos
+    return M()
+
+
+CASES["registered_buffer_rebound"] = (registered_buffer_rebound, [(X(),)] * 2)
+
+
+def pack_padded_in_forward():
+    def f(x, lengths):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        return packed.data * 2
+    return f
+
+
+def pad_sequence_in_forward():
+    def f(a, b):
+        return torch.nn.utils.rnn.pad_sequence([a, b], batch_first=True) * 2
+    return f
+
+
+CASES["pack_padded_in_forward"] = (pack_padded_in_forward, [(torch.randn(2, 5, 8), torch.tensor([5, 3]))] * 2)
+CASES["pad_sequence_in_forward"] = (pad_sequence_in_forward, [(torch.randn(5, 8), torch.randn(3, 8))] * 2)
