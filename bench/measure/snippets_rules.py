@@ -736,3 +736,19 @@ def pad_sequence_in_forward():
 
 CASES["pack_padded_in_forward"] = (pack_padded_in_forward, [(torch.randn(2, 5, 8), torch.tensor([5, 3]))] * 2)
 CASES["pad_sequence_in_forward"] = (pad_sequence_in_forward, [(torch.randn(5, 8), torch.randn(3, 8))] * 2)
+
+
+def tensor_requires_grad_training():
+    class M(nn.Module):  # requires_grad follows the mode: a new leaf that needs grad only in train
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x):
+            extra = torch.tensor([0.0], device=x.device, requires_grad=self.training)
+            return self.proj(x) + extra
+    return M()
+
+
+CASES["tensor_requires_grad_eval"] = (lambda: tensor_requires_grad_training().eval(), [(X(),)] * 2)
+CASES["tensor_requires_grad_train"] = (lambda: tensor_requires_grad_training().train(), [(X(),)] * 2)

@@ -324,6 +324,8 @@ class FileAnalyzer(Conditions, RuleContext):
         for test, branch in bound:
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
+        for test in breaks_if:  # `requires_grad=self.training`: breaks only in the mode that makes it true
+            guards += tuple(self._branch_guards(test, True))
         # what the path needs of config flags and arguments, `x is not None and x.any()` included
         conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path) + \
             [(e, True) for e in breaks_if]
