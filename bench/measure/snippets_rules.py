@@ -752,3 +752,19 @@ def tensor_requires_grad_training():
 
 CASES["tensor_requires_grad_eval"] = (lambda: tensor_requires_grad_training().eval(), [(X(),)] * 2)
 CASES["tensor_requires_grad_train"] = (lambda: tensor_requires_grad_training().train(), [(X(),)] * 2)
+
+
+def lstm_local_import():
+    class M(nn.Module):  # the LSTM class imported inside __init__
+        def __init__(self):
+            super().__init__()
+            from torch.nn.modules.rnn import LSTM
+
+            self.rnn = LSTM(8, 8, 1)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    return M()
+
+
+CASES["lstm_local_import"] = (lstm_local_import, [(torch.randn(3, 2, 8),)] * 2)

@@ -116,10 +116,26 @@ class FileFacts:
                 self._module_assignment(stmt)
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
+                self._method_imports(stmt)
+        for stmt in self.top:
+            if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
         self.compiled_names = self.find_compiled_names()
         self.false_constants = false_constants(self.top, self.source.text)
         return self
+
+    def _method_imports(self, class_node: ast.ClassDef) -> None:
+        """Imports inside the class's methods (`from torch.nn.modules.rnn import LSTM` in `__init__`):
+        what the class stores is read before the method is walked (bindings.py adds them then). A
+        name the module binds itself keeps its module-level meaning."""
+        local = ImportTable(self.imports.module, self.imports.is_package)
+        for method in class_node.body:
+            if isinstance(method, FUNCS):
+                for sub in self.nodes(method):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        local.add_import(sub)
+        for name, dotted_name in local.aliases.items():
+            self.imports.aliases.setdefault(name, dotted_name)
 
     def find_compiled_names(self) -> Set[str]:
         """Module functions handed to torch.compile by a call (the language server re-uses each
