@@ -407,6 +407,11 @@ class TensorInference:
             return self._builtin(name[9:], node)
         if name.startswith("torch."):
             return self._torch(name[6:], node)
+        returns = libraries.TENSOR_FUNCTIONS.get(name)
+        if returns is not None:  # a library function the measured table knows returns a tensor
+            if returns == "same":
+                return BOOL if node.args and self.kind(node.args[0]) == BOOL else TENSOR
+            return BOOL if returns == "bool" else TENSOR
         if isinstance(func, ast.Name) and func.id not in self.env:
             return self.call_returns(node, self)  # a function of the file (others answer None)
         return None
