@@ -356,6 +356,8 @@ class Scope:
         self.loops = 0
         self.seen_calls: Set[tuple] = set()
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
+        # local name → the guards that hold where it is true (`drop = self.training and p > 0`)
+        self.implied: Dict[str, Tuple[Tuple[str, bool], ...]] = {}
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         if node is not None:
