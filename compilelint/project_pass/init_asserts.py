@@ -149,7 +149,7 @@ def _evaluate(node: ast.AST, env: Dict[str, object], project, module: str, trees
         if func is not UNKNOWN and func in _BUILTINS.values():
             try:
                 value = func(*args)
-                return tuple(value) if isinstance(value, map) else value
+                return tuple(value) if isinstance(value, map) else value  # a map runs its calls here
             except (TypeError, ValueError):
                 return UNKNOWN
         return _helper(node.func.id, args, project, module, trees, depth)
