@@ -308,6 +308,8 @@ class TensorInference:
             if left in TENSORISH or right in TENSORISH:
                 if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
                     return BOOL
+                if getattr(node, "in_place", False) and left == BOOL and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+                    return BOOL  # `keep &= other` on a boolean tensor: in place, its dtype stays (or it raises)
                 return TENSOR
             if left == SCALAR and right == SCALAR:
                 return SCALAR
