@@ -143,6 +143,15 @@ class FunctionInfo:
     rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
     returns_parts: Tuple[Tuple[str, ...], ...] = ()
+    # What it puts into its object's containers, as (attribute or "" when named at run time,
+    # "tensors" / "other"); the parameters it registers attributes by (`setattr(self, name, v)`);
+    # its calls `self.m("name", ...)` with constant strings, as (m, ((position or keyword, name),
+    # ...), the verdicts of their display arguments' elements): `self_items`.
+    self_items: Tuple[Tuple[str, str], ...] = ()
+    registers: Tuple[str, ...] = ()
+    named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
+    tensor_returns: Tuple[int, ...] = ()
 
 
 @dataclass
