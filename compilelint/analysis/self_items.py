@@ -14,14 +14,20 @@ The walker marks such an arm with the `NON_TENSOR_ITEM` guard: the test is `isin
 torch.Tensor)` (or a tuple of types with it) and `x` is the variable of a loop or comprehension over
 `getattr(self, name)` with a computed name, directly or through a local bound only to such reads.
 Each method records what it puts into the object's containers (`FunctionInfo.self_items`): the
-argument of `.append` / `.insert`, the items of `.extend(...)` and `+= ...`, and the elements of a
-list, tuple or set display stored on `self` (`self.xs = [a, b]`, `setattr(self, name, [a])`),
-judged by tensor inference. A value stored whole under a computed name that is no display
-(`setattr(self, name, default)`, `setattr(self, name, merged)`) is taken to be a tensor or one of
-the object's own lists moved around, not new items. The project pass drops a finding under the
-guard when every compile root runs for a class that inherits the finding's method and whose
-classes (its MRO, project classes) put only tensors, or nothing, into its containers; a root of
-another class (the object is a part of it, of a class unknown here) decides nothing.
+argument of `.append` / `.insert`, the items of `.extend(...)` and of `+= [...]`, and the elements
+of a list, tuple or set display stored on `self` (`self.xs = [a, b]`, `setattr(self, name, [a])`),
+judged by tensor inference, or, for a local bound to a call of a function of another file
+(`preds, target = check(preds, target)`), by that function's return annotation in the project
+pass (`tensor_returns`). It records too the names it registers attributes by (`setattr(self, name,
+default)` for its parameter `name`) and its calls naming attributes with constant strings
+(`self.register("seen", [])`): the attributes a computed name reads are the ones the object
+registers. A value stored whole under a computed name that is no display (`setattr(self, name,
+default)`, `setattr(self, name, merged)`) is taken to be a tensor or one of the object's own lists
+moved around, not new items. The project pass drops a finding under the guard when the root its
+region names, and every other root of a class inheriting the finding's method, runs for a class
+whose classes (its MRO, project classes) register names and put only tensors into the containers
+so named (and into those named at run time); a region root of another class (the object is a part
+of it) decides nothing.
 """
 from __future__ import annotations
 
@@ -33,8 +39,8 @@ from compilelint.analysis.astutil import is_self, self_attr, self_targets
 
 # The pseudo-predicate of the arm: (NON_TENSOR_ITEM, True) in a node's guards.
 NON_TENSOR_ITEM = "non-tensor-item-of-self"
-# What a function puts into its object's containers (`FunctionInfo.self_items`).
-NOTHING, TENSORS, OTHER = "", "tensors", "other"
+# The verdicts on what a function puts into its object's containers (`FunctionInfo.self_items`).
+TENSORS, OTHER = "tensors", "other"
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LOOPS = (ast.For, ast.AsyncFor)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set)
