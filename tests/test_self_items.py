@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from compilelint.analysis.self_items import non_tensor_arm, put_items, tensor_returns
+from compilelint.analysis.self_items import ANY_PART, non_tensor_arm, put_items, tensor_returns, verdicts
 from compilelint.config import Settings
 from compilelint.engine import check_paths
 
@@ -132,11 +132,31 @@ def test_what_a_statement_puts():
 
 def test_return_annotations():
     def parts(src):
-        names = {"Tensor": "torch.Tensor", "tuple": "builtins.tuple", "int": "builtins.int"}
+        names = {"Tensor": "torch.Tensor", "tuple": "builtins.tuple", "int": "builtins.int", "list": "builtins.list"}
         fn = ast.parse(src).body[0]
         return tensor_returns(fn, lambda t: names.get(ast.unparse(t), ast.unparse(t)))
 
     assert parts("def f() -> Tensor: ...") == (-1,)
     assert parts("def f() -> tuple[Tensor, int, Tensor]: ...") == (0, 2)
     assert parts("def f() -> tuple[Tensor, ...]: ...") == ()
+    assert parts("def f() -> list[Tensor]: ...") == (ANY_PART,)
     assert parts("def f(): ...") == ()
+
+
+def test_items_from_a_helper_of_another_file():
+    """What a local bound to a call of another file's function holds is that function's return
+    annotation's business (the project pass reads it): the part is named."""
+    fn = ast.parse("""
+def update(self, preds, target):
+    preds, target = check(preds, target)
+    state = count(preds, target)
+    again = state
+    again = preds
+    self.preds.append(preds.to(self.dtype))
+    self.hist.append(state[1])
+    self.other.append(again)
+""").body[0]
+    items = [n.value.args[0] for n in fn.body[-3:]]
+    resolve = lambda node: {"check": "pkg.check", "count": "pkg.count"}.get(ast.unparse(node))  # noqa: E731
+    said = [verdicts([i], lambda n: False, fn, resolve) for i in items]
+    assert said == [("@pkg.check#0",), ("@pkg.count#1",), ("other",)]

@@ -44,6 +44,8 @@ TENSORS, OTHER = "tensors", "other"
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LOOPS = (ast.For, ast.AsyncFor)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set)
+# In `tensor_returns`: every item of the result is a tensor.
+ANY_PART = -2
 # Tensor methods whose result is a tensor (not a Python value, not a tuple of tensors).
 _TENSOR_TO_TENSOR = (T.TENSOR_MEMBERS | {"to"}) - T.SCALAR_ATTRS - T.SCALAR_METHODS - T.SEQ_METHODS - T.SEQ_WITH_DIM
 
@@ -197,6 +199,10 @@ def _returned_by(item: ast.AST, fn: Optional[ast.AST], resolve) -> Optional[str]
     result (`#-1`: the whole result), or a tensor method's result on one (`preds.to(dtype)`)."""
     while isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr in _TENSOR_TO_TENSOR:
         item = item.func.value  # `preds.to(dtype)`: a tensor when `preds` is one
+    index = None
+    if isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant) and type(item.slice.value) is int \
+            and item.slice.value >= 0:
+        item, index = item.value, item.slice.value  # `state[0]` of `state = helper(x)`: part 0
     if not isinstance(item, ast.Name) or fn is None:
         return None
     found = []
@@ -210,20 +216,25 @@ def _returned_by(item: ast.AST, fn: Optional[ast.AST], resolve) -> Optional[str]
         elif isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.comprehension) + _LOOPS) and \
                 any(isinstance(n, ast.Name) and n.id == item.id for n in ast.walk(sub.target)):
             return None
-    if len(found) != 1 or not isinstance(found[0][0], ast.Call):
+    if len(found) != 1 or not isinstance(found[0][0], ast.Call) or (index is not None and found[0][1] != -1):
         return None
     name = resolve(found[0][0].func)
-    return f"@{name}#{found[0][1]}" if name else None
+    return f"@{name}#{found[0][1] if index is None else index}" if name else None
 
 
 def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
     """The parts of `fn`'s result its return annotation says are tensors: -1 the whole result
-    (`-> Tensor`), i the i-th item of a tuple (`-> tuple[Tensor, int]`: (0,))."""
+    (`-> Tensor`), i the i-th item of a tuple (`-> tuple[Tensor, int]`: (0,)), ANY_PART every item
+    (`-> list[Tensor]`, `-> Union[Tensor, tuple[Tensor, Tensor]]`: an item of either is a tensor)."""
     ann = getattr(fn, "returns", None)
     if ann is None:
         return ()
-    if T.annotation_kind(ann, resolve) in T.TENSORISH:
+    kind = T.annotation_kind(ann, resolve)
+    if kind in T.TENSORISH:
         return (-1,)
+    if kind == T.SEQ and not (isinstance(ann, ast.Subscript) and
+                              (resolve(ann.value) or "") in ("builtins.tuple", "typing.Tuple", "tuple")):
+        return (ANY_PART,)
     if isinstance(ann, ast.Subscript) and (resolve(ann.value) or "") in ("builtins.tuple", "typing.Tuple", "tuple"):
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if not any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
@@ -244,7 +255,8 @@ def _is_tensor_verdict(project, said: str) -> bool:
         return False
     name, _, part = said[1:].rpartition("#")
     found = project.functions.get(project.canonical(name))
-    return found is not None and int(part) in found[1].tensor_returns
+    parts = found[1].tensor_returns if found is not None else ()
+    return int(part) in parts or (int(part) >= 0 and ANY_PART in parts)
 
 
 def note(node: ast.AST, info, fn: Optional[ast.AST], is_tensor, resolve) -> None:
