@@ -169,7 +169,8 @@ def check_fix(copy, models: list, dirs: dict) -> subprocess.CompletedProcess:
 
 def imports_ok(copy, changed: list) -> list:
     failures = []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(copy.pythonpath))
+    # the copy first, then what the runs see (the libraries' dependencies where PYTHONPATH installs them)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*copy.pythonpath, *filter(None, [os.environ.get("PYTHONPATH")])]))
     for path in changed:
         root = next(c for c in copy.roots.values() if path.startswith(c + os.sep))
         module = os.path.relpath(path, os.path.dirname(root))[:-3].replace(os.sep, ".").removesuffix(".__init__")
@@ -196,11 +197,11 @@ def main() -> int:
     ap.add_argument("--modes", default="eval,train", help="eval,train or eval (the eval runs alone)")
     ap.add_argument("--reuse-copy", default="", help="a copy an earlier (stopped) run fixed: skip step 2")
     opts = ap.parse_args()
+    global DEVICE, OLD_AUDIO, MODES
+    MODES = tuple(opts.modes.split(","))  # a merge counts these modes of every part
     if opts.merge:
         return merge(opts.merge, os.path.join(opts.out, opts.tag))
-    global DEVICE, OLD_AUDIO, MODES
     DEVICE, OLD_AUDIO = opts.device, not opts.fresh
-    MODES = tuple(opts.modes.split(","))
     libs = opts.libs.split(",")
     corpus = breaking_models(libs)
     part, parts = (int(x) for x in opts.part.split("/"))
