@@ -331,7 +331,15 @@ def merge(paths: list, stem: str) -> int:
     for path in paths:
         with open(path, encoding="utf-8") as f:
             docs.append(json.load(f))
-    result = dict(docs[0], models=[m for d in docs for m in d["models"]],
+    # a model listed by several parts (each lists the whole corpus): the part that ran it, else the one
+    # that measured it before; of equals the later part (a rerun of one model given last replaces it)
+    models = {}
+    for m in (m for d in docs for m in d["models"]):
+        have = models.get((m["lib"], m["name"]))
+        if have is None or (m["ran"], bool(m.get("before"))) >= (have["ran"], bool(have.get("before"))):
+            models[(m["lib"], m["name"])] = m
+    libs = {m["lib"] for m in models.values() if m["ran"]}  # a library no part ran is left out
+    result = dict(docs[0], models=[m for m in models.values() if m["lib"] in libs],
                   files_changed=sorted({p for d in docs for p in d["files_changed"]}),
                   idempotent=None if any(d["idempotent"] is None for d in docs) else all(d["idempotent"] for d in docs),
                   import_failures=[x for d in docs for x in d["import_failures"]])
