@@ -1,9 +1,9 @@
 """Code that only runs when an optional argument is given, in a function no traced call gives it.
 
-`DynamicCache.__init__(self, ddp_cache_data=None, config=None)` has an `.item()` under
-`if ddp_cache_data is not None:`; every model reaches `__init__` through `DynamicCache(config=...)`,
-which never passes `ddp_cache_data`, so that code never runs under compile. The same holds for a
-flag defaulting to a false constant and tested for truth: timm's `resample_abs_pos_embed(...,
+`Cache.__init__(self, shard_data=None, config=None)` has an `.item()` under
+`if shard_data is not None:`; every model reaches `__init__` through `Cache(config=...)`,
+which never passes `shard_data`, so that code never runs under compile. The same holds for a
+flag defaulting to a false constant and tested for truth: `resample_pos_embed(...,
 verbose=False)` logs only `if ... and verbose:`, and no model's call passes `verbose`; and for
 such a parameter compared with a true constant: `def safe_div(num, den, on_zero=0.0)` checks
 `if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes, nor a call

@@ -75,7 +75,7 @@ class FileAnalyzer(Conditions, RuleContext):
     def run(self) -> FileSummary:
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
-        self.summary.experts_default_eager = facts.experts_default_eager
+        self.summary.swap_default_eager = facts.swap_default_eager
         self._fixes.compiled_names = facts.compiled_names
         self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
