@@ -320,7 +320,7 @@ def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple
 def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:
     """Where `isinstance` has narrowed a parameter to a tensor: the body of
     `isinstance(x, torch.Tensor)`, or the other branch of `isinstance(x, list)` when x is annotated
-    `Tensor | list[...] | None` (vLLM's `grid_thw if isinstance(grid_thw, list) else grid_thw.tolist()`)."""
+    `Tensor | list[...] | None` (`sizes if isinstance(sizes, list) else sizes.tolist()`)."""
     out: Dict[str, list] = {}
     for sub in nodes:
         if not isinstance(sub, (ast.If, ast.IfExp)):

@@ -11,6 +11,7 @@ from typing import List, Tuple
 from compilelint.analysis.astutil import is_self
 from compilelint.analysis.facts import PREDICATE_NAME
 from compilelint.analysis.names import dotted
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, non_tensor_arm
 from compilelint.summary import TRAINING
 
 
@@ -74,6 +75,8 @@ class Conditions:
             return list(self.scope.implied[test.id])  # true only where each operand was
         if isinstance(test, ast.Attribute) and test.attr == "training" and is_self(test.value):
             return [(TRAINING, branch)]
+        if non_tensor_arm(test, branch, self.scope.stack, self.scope.node, self.resolve):
+            return [(NON_TENSOR_ITEM, True)]  # `else` of `isinstance(v, Tensor)` over the object's items
         return []
 
     def _note_flag(self, node: ast.Assign):

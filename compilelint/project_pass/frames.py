@@ -17,9 +17,9 @@ with the model's defaults (`runs_by_default`): not those needing an optional arg
 gives or a config flag the model's config class contradicts (as for findings), not those under a
 half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
 models run in float32 unless cast), no conditional log or warning (`if len(unused_kwargs) > 0:
-logger.warning(...)`, diffusers' `deprecate`: misuse and deprecation paths), and those under a test
+logger.warning(...)`, a `deprecate(...)` helper: misuse and deprecation paths), and those under a test
 of the module's own settings only when the config class's defaults make it true (`self.layerdrop >
-0.0`: 0.0 in BartConfig, never runs; 0.05 in M2M100Config, runs in train).
+0.0`: 0.0 in one config class, never runs; 0.05 in another, runs in train).
 
 The project pass computes the frames of both modes once (`all_frames`), and the language server
 keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
@@ -235,7 +235,7 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
     if c.when and c.code in WARNING_CODES:
-        return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
+        return False  # a conditional log or warning: a misuse or deprecation path (`deprecate(...)`)
     if root and not config_flags.decide(project, root, c.flags)[0]:
         return False
     if "self." not in c.when:
@@ -389,7 +389,7 @@ def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple
 def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
-    stage may lack it: timm's first stage has `downsample = nn.Identity()`). `chosen`: what an
+    stage may lack it: a first stage built with `downsample = nn.Identity()`). `chosen`: what an
     earlier call over the same project found of (class, attribute, built class) → built under a test."""
     chosen = chosen if chosen is not None else {}
     project = fr.index
