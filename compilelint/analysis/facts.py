@@ -44,7 +44,7 @@ EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
-def _defaults_experts_to_eager(top) -> bool:
+def _overrides_swap_to_eager(top) -> bool:
     """Does a class here override an eager-default hook with "eager" in it (`requested = "eager"
     if requested is None else requested`)?"""
     return any(isinstance(m, FUNCS) and m.name in EAGER_DEFAULT_HOOKS
@@ -99,8 +99,8 @@ class FileFacts:
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
-        self.experts_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
-            _defaults_experts_to_eager(self.top)
+        self.swap_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
+            _overrides_swap_to_eager(self.top)
         self._module_constructed: Optional[Dict[str, str]] = None
 
     def collect(self) -> "FileFacts":
@@ -227,7 +227,7 @@ class FileFacts:
 
     def _attribute_of(self, value) -> Optional[str]:
         """The dotted name a module-level value stands for: `torch.compile`, or a guarded lookup
-        of one (timm: `getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`, the
+        of one (`getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`, the
         fallback only for a torch without it)."""
         if isinstance(value, (ast.Name, ast.Attribute)):
             return self.imports.resolve(value)
@@ -268,7 +268,7 @@ class FileFacts:
 
     def _predicate_returns(self, node, info: FunctionInfo):
         """Record the bodies of project wrappers of compile predicates: `return is_compiling()`, and
-        transformers' `is_tracing(t=None)`, which builds a local flag with `or` and `|=` and returns
+        an `is_tracing(t=None)` that builds a local flag with `or` and `|=` and returns
         it. Per return, the predicate calls of its `or` chain (`or_returns`): any one of them true
         makes that return true."""
         if not PREDICATE_NAME.search(node.name):

@@ -231,7 +231,7 @@ class Project:
                 if base.startswith("torch.autograd") or leaf in NOT_MODULE_BASES:
                     continue
                 if base.startswith("torch.nn.") or base.endswith("nn.Module") or not base.startswith("torch."):
-                    return True  # nn layers, or a base from outside the checked tree (transformers…)
+                    return True  # nn layers, or a base from outside the checked tree
         return False
 
     # ----- predicates -----------------------------------------------------------------------------
@@ -281,8 +281,8 @@ class Project:
 
     # ----- stops ----------------------------------------------------------------------------------
     def decorators(self, fid: str) -> List[str]:
-        """A function's decorators with re-exports and module-level aliases followed (timm's
-        `@disable_compiler`, `timm.layers` re-exporting `disable_compiler = ...torch.compiler.disable`)."""
+        """A function's decorators with re-exports and module-level aliases followed
+        (`@disable_compiler`, a package re-exporting `disable_compiler = ...torch.compiler.disable`)."""
         entry = self.functions.get(fid)
         return [self.canonical(_bare(d)) + d[len(_bare(d)):] for d in entry[1].decorators] if entry else []
 
@@ -313,7 +313,7 @@ class Project:
             return ""
         if entry[1].chosen_by:
             return f'{libraries.opt_in_chooser(entry[1].chosen_by)}="{entry[1].chosen_by}" picks it'
-        if entry[0].experts_default_eager:
+        if entry[0].swap_default_eager:
             return ""
         return next((f"@{_bare(d).rsplit('.', 1)[-1]} keeps the eager forward" for d in entry[1].decorators
                      if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")
