@@ -58,7 +58,8 @@ class Call(tuple):
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
-    "method" (target = dotted class of the receiver, from an annotation; member = the method).
+    "method" (target = dotted class of the receiver, from an annotation; member = the method),
+    "property" (`self.target` read, not called: runs the getter when `target` is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.

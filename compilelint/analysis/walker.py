@@ -151,6 +151,8 @@ class FileAnalyzer(Conditions, RuleContext):
         if cls is ast.Call:
             self.calls.record(node, scope)
             self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+        elif cls is ast.Attribute and scope.info is not None:
+            self.calls.record_read(node, scope)
         elif cls is ast.Assign:
             self._note_flag(node)
             self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
