@@ -35,7 +35,8 @@ class UntraceableCall(Rule):
     `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.dumps()`,
     `hashlib.sha256()`, `pickle.dumps()`, `open()`, `input()`, `sys.stdout.write()`,
     `importlib.import_module()`, file-system calls such as `os.listdir()`, `os.makedirs()`,
-    `os.path.exists()`, `torch.jit.isinstance()` and `torch.sparse_coo_tensor()`: every call whose
+    `os.path.exists()`, `torch.jit.isinstance()`, `torch.sparse_coo_tensor()` and the sequence
+    packing of `torch.nn.utils.rnn` (`pack_padded_sequence()`): every call whose
     measured verdict on the selected torch is "breaks".
 
     ## Why is this bad?
@@ -54,8 +55,8 @@ class UntraceableCall(Rule):
     ## How the calls are known
     Measured, not written by hand: `bench/measure/skipped_callables.py`, run under each measured
     torch, asks Dynamo's trace rules (`torch._dynamo.trace_rules.lookup`) about every public
-    callable of the stdlib modules model code calls and of `torch`, `torch.jit` and `torch.sparse`,
-    then compiles a small call of each one whose arguments it can build and counts the graph breaks
+    callable of the stdlib modules model code calls and of `torch`, `torch.jit` and `torch.sparse`
+    (and the sequence functions of `torch.nn.utils.rnn`), then compiles a small call of each one whose arguments it can build and counts the graph breaks
     (twice, to see a recompile). Dynamo special-cases some functions of skipped files, so only a
     call whose probe broke is reported; the verdicts are `compilelint/data/untraceable-<torch>.json`,
     read for the torch the findings speak of (`--torch-version`).
@@ -122,6 +123,9 @@ class UntraceableCall(Rule):
         elif name in SPARSE:
             message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}; using its sparse result skips the "
                        "frame: build it outside the compiled region, or stay dense")
+        elif name.startswith("torch.nn.utils.rnn."):
+            message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}: pack outside the compiled region, "
+                       "or keep the padded tensor and a mask")
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
         self.report(node, message, behaviour=behaviour)
@@ -183,6 +187,11 @@ def pair_counts(a, b):
 class Counts(nn.Module):
     def forward(self, a, b):
         return pair_counts(a, b)
+
+class Packer(nn.Module):
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)  # <-
+        return packed.data.sum()
 """,
     ]
     VALID = [
@@ -204,6 +213,10 @@ class Block(nn.Module):
         if torch.cuda.is_available() and x.device.type == "cuda":
             x = x * 2
         return x * k + len(path)
+
+class Padder(nn.Module):
+    def forward(self, a, b):
+        return nn.utils.rnn.pad_sequence([a, b], batch_first=True).sum()
 
 def open(path):  # shadows the builtin in this module
     return path

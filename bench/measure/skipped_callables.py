@@ -52,7 +52,7 @@ from torch._dynamo.utils import counters
 MODULES = ["time", "datetime", "random", "uuid", "os", "os.path", "shutil", "subprocess", "io", "sys",
            "json", "pickle", "hashlib", "copy", "inspect", "importlib", "warnings", "traceback",
            "threading", "tempfile", "glob", "pathlib", "platform", "socket"]
-TORCH_MODULES = ["torch", "torch.jit", "torch.sparse"]
+TORCH_MODULES = ["torch", "torch.jit", "torch.sparse"]  # and `torch.nn.utils.rnn`, by hand in probes()
 # Modules whose callables may be called with ARGUMENTS to find ones that run: they read, compute
 # or print, never write, delete, spawn or block.
 AUTO = {"time", "datetime", "random", "uuid", "os.path", "json", "pickle", "hashlib", "copy", "inspect",
@@ -169,6 +169,12 @@ def probes(tmp: str, folder: str):
         "torch.get_num_threads": (torch.get_num_threads, ()),
         "torch.save": (torch.save, (torch.ones(2), os.path.join(folder, "t.pt"))),
         "torch.load": (torch.load, (os.path.join(folder, "saved.pt"),)),
+        "torch.nn.utils.rnn.pack_padded_sequence": (torch.nn.utils.rnn.pack_padded_sequence,
+                                                    (torch.ones(3, 2, 4), torch.tensor([3, 2]))),
+        "torch.nn.utils.rnn.pack_sequence": (torch.nn.utils.rnn.pack_sequence, ([torch.ones(3, 4), torch.ones(2, 4)],)),
+        "torch.nn.utils.rnn.pad_sequence": (torch.nn.utils.rnn.pad_sequence, ([torch.ones(3, 4), torch.ones(2, 4)],)),
+        "torch.nn.utils.rnn.pad_packed_sequence": (torch.nn.utils.rnn.pad_packed_sequence, (
+            torch.nn.utils.rnn.pack_padded_sequence(torch.ones(3, 2, 4), torch.tensor([3, 2])),)),
     }
 
 
@@ -336,8 +342,9 @@ def main():
     default = os.path.join(here, "..", "..", "compilelint", "data", f"untraceable-{version}.json")
     parser.add_argument("--out", default=default)
     parser.add_argument("--only", action="append", default=[], help="measure these names only (print, don't write)")
-    out = os.path.abspath(parser.parse_args().out)
-    only = parser.parse_args().only
+    parser.add_argument("--update", action="store_true", help="with --only: put those rows into the table at --out")
+    options = parser.parse_args()
+    out, only = os.path.abspath(options.out), options.only
     with tempfile.TemporaryDirectory() as folder:
         os.chdir(folder)
         tmp = os.path.join(folder, "f.txt")
@@ -346,9 +353,12 @@ def main():
         torch.save(torch.ones(2), os.path.join(folder, "saved.pt"))
         table = measure(tmp, folder, set(only))
         os.chdir(here)
-    if only:
+    if only and not options.update:
         print(json.dumps(table, indent=1))
         return
+    if only:  # the rows measured now replace or join the table's, the rest stay as measured before
+        with open(out, encoding="utf-8") as f:
+            table = {**json.load(f)["calls"], **table}
     doc = {"torch": torch.__version__, "python": sys.version.split()[0],
            "made_by": "bench/measure/skipped_callables.py",
            "verdicts": {v: sum(r["verdict"] == v for r in table.values())
