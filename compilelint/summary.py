@@ -58,7 +58,8 @@ class Call(tuple):
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
-    "method" (target = dotted class of the receiver, from an annotation; member = the method).
+    "method" (target = dotted class of the receiver, from an annotation; member = the method),
+    "property" (`self.target` read, not called: runs the getter when `target` is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.
@@ -143,6 +144,15 @@ class FunctionInfo:
     rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
     returns_parts: Tuple[Tuple[str, ...], ...] = ()
+    # What it puts into its object's containers, as (attribute or "" when named at run time,
+    # "tensors" / "other"); the parameters it registers attributes by (`setattr(self, name, v)`);
+    # its calls `self.m("name", ...)` with constant strings, as (m, ((position or keyword, name),
+    # ...), the verdicts of their display arguments' elements): `self_items`.
+    self_items: Tuple[Tuple[str, str], ...] = ()
+    registers: Tuple[str, ...] = ()
+    named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
+    tensor_returns: Tuple[int, ...] = ()
 
 
 @dataclass

@@ -62,6 +62,9 @@ class ClassFacts:
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
         self.buffer_attrs: Set[str] = set()  # registered buffers (`register_buffer`, `nn.Buffer(...)`)
+        # buffers declared `self.b = nn.Buffer(t)`: the tensor itself is marked a buffer, so putting it
+        # back on the module (`self.b = self.b.to(...)`) makes `__setattr__` read its `persistent` flag
+        self.marked_buffer_attrs: Set[str] = set()
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
@@ -113,10 +116,26 @@ class FileFacts:
                 self._module_assignment(stmt)
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
+                self._method_imports(stmt)
+        for stmt in self.top:
+            if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
         self.compiled_names = self.find_compiled_names()
         self.false_constants = false_constants(self.top, self.source.text)
         return self
+
+    def _method_imports(self, class_node: ast.ClassDef) -> None:
+        """Imports inside the class's methods (`from torch.nn.modules.rnn import LSTM` in `__init__`):
+        what the class stores is read before the method is walked (bindings.py adds them then). A
+        name the module binds itself keeps its module-level meaning."""
+        local = ImportTable(self.imports.module, self.imports.is_package)
+        for method in class_node.body:
+            if isinstance(method, FUNCS):
+                for sub in self.nodes(method):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        local.add_import(sub)
+        for name, dotted_name in local.aliases.items():
+            self.imports.aliases.setdefault(name, dotted_name)
 
     def find_compiled_names(self) -> Set[str]:
         """Module functions handed to torch.compile by a call (the language server re-uses each
@@ -339,6 +358,7 @@ class ClassCollector:
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
                 cls.buffer_attrs |= parent.buffer_attrs
+                cls.marked_buffer_attrs |= parent.marked_buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 cls.config_attrs = dict(parent.config_attrs)
                 for k, v in parent.info.submodules.items():
@@ -547,6 +567,7 @@ class ClassCollector:
             cls.tensor_attrs.add(attr)
             if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in BUFFER_CLASSES:
                 cls.buffer_attrs.add(attr)
+                cls.marked_buffer_attrs.add(attr)
             kinds.add(kind)
             return
         classes = self._constructed_classes(value)

@@ -41,6 +41,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from compilelint.analysis import config_flags
 from compilelint.project_pass import module_settings
+from compilelint.project_pass.init_asserts import asserted_apart
 from compilelint.project_pass.inverse import Inverse
 from compilelint.analysis.passed_args import Incoming
 from compilelint.project_pass.regions import edge_mode, meet
@@ -330,13 +331,27 @@ def _calls_by_row(fn: ast.AST) -> Dict[int, List[ast.Call]]:
     return out
 
 
-def exclusive(fr: Frames, a: str, b: str) -> bool:
+def exclusive(fr: Frames, a: str, b: str, trees: Optional[Trees] = None) -> bool:
     """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
     submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
     (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
-    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
+    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet), or through two
+    submodules of one class built under two flags that its `__init__` asserts apart
+    (`init_asserts`; given `trees`)."""
     ca, cb = _choices(fr.index, fr, a), _choices(fr.index, fr, b)
-    return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
+    if any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys()):
+        return True
+    if trees is None:
+        return False
+    project = fr.index
+    for ka, sa in ca.items():
+        for kb, sb in cb.items():
+            if ka[0] == kb[0] and ka[1] != kb[1] and len(sa) == 1 and len(sb) == 1:
+                init = project.method(ka[0], "__init__")
+                row = project.classes[init.rsplit(".", 1)[0]][1].row
+                if asserted_apart(project, trees, init, row + ka[2], next(iter(sa)), row + kb[2], next(iter(sb))):
+                    return True
+    return False
 
 
 def _choices(project, fr: Frames, fid: str) -> Dict[tuple, Set[bool]]:

@@ -51,6 +51,7 @@ PREDICATES = {
 # torch's predicates by their last name, and the wrappers of libraries outside the checked tree
 # (`data/libraries.toml`), with their value while Dynamo traces.
 PREDICATE_LEAVES = {"is_dynamo_compiling": True, "is_compiling": True, **libraries.COMPILE_PREDICATES}
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
 NOT_MODULE_BASES = ("object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
                     "TypedDict", "Exception", "Function", "dict", "list", "tuple", "str", "int")
 
@@ -289,6 +290,11 @@ class Project:
     def is_disabled(self, fid: str) -> bool:
         return any(_bare(d) in DISABLE_DECORATORS for d in self.decorators(fid))
 
+    def is_property(self, fid: str) -> bool:
+        """A getter: `@property`, `@functools.cached_property` (a setter or deleter shares its name
+        and replaces it in the index: not a getter)."""
+        return any(_bare(d).rsplit(".", 1)[-1] in PROPERTY_DECORATORS for d in self.functions[fid][1].decorators)
+
     def is_stopped(self, fid: str) -> bool:
         if fid in self.opaque:
             return True
@@ -345,6 +351,9 @@ class Project:
                            if c in self.classes and call.target in self.classes[c][1].methods), None)
             return [method] if method else []
         cls = receiver or cls
+        if call.kind == "property":  # `self.attr` read: its getter runs when it is a property
+            method = self.method(cls, call.target)
+            return [method] if method and self.is_property(method) else []
         if call.kind == "self" and call.target == "__call__" and not call.member:  # `self(x)`
             return self.called(cls)
         if call.kind == "self":
@@ -363,7 +372,7 @@ class Project:
         own methods (`self.m`, `super().m`), each submodule class whose method it is for
         `self.attr(...)`, the class constructed or named for `Child(...)` / `config.method(...)`."""
         cls = receiver or self.defining_class(fid)
-        if call.kind in ("self", "super") and cls is not None and self.defining_class(callee) in self.mro(cls):
+        if call.kind in ("self", "super", "property") and cls is not None and self.defining_class(callee) in self.mro(cls):
             return [self.receiver(callee, receiver)]
         if call.kind in ("self", "attr"):
             member = call.member or "forward"
