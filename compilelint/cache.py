@@ -102,13 +102,17 @@ class Cache(Store):
         self.put_run("pack-" + pack, entries)
 
     def put(self, key: str, value) -> None:
+        self.put_pickled(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def put_pickled(self, key: str, data: bytes) -> None:
+        """`put` of a value pickled already (a worker's summary: it came pickled)."""
         try:
             self._prepare()
             folder = os.path.join(self.directory, key[:2])
             os.makedirs(folder, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(data)
             os.replace(tmp, os.path.join(folder, key))
         except OSError:
             pass  # a read-only tree still gets checked, just not cached

@@ -10,6 +10,7 @@ import ast
 import copy
 import gc
 import os
+import pickle
 import re
 import sys
 import traceback
@@ -100,6 +101,13 @@ def _worker(args):
     return result
 
 
+def _pool_worker(args):
+    """`_worker` in a pool: the summary comes back pickled, and the cache keeps those bytes (the
+    main process pickled each summary again to cache it)."""
+    status, value = _worker(args)
+    return status, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if status == "ok" else value
+
+
 @contextmanager
 def _no_collection():
     """No automatic cycle collection inside (the caller says when to collect)."""
@@ -136,18 +144,22 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
                 # unpickling the summaries makes no cycles: collections there only traverse them
-                results = list(pool.map(_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
+                results = list(pool.map(_pool_worker, work, chunksize=max(1, len(work) // (jobs * 8))))
         except BrokenProcessPool:  # a worker was killed (out of memory, a signal): finish in-process
             results = [_worker(w) for w in work]
     else:
         results = [_worker(w) for w in work]
     for (path, _, key), (status, value) in zip(todo, results):
-        if status == "ok":
+        if status != "ok":
+            errors.append(FileError(path, value))
+        elif isinstance(value, bytes):  # pickled by a pool's worker
+            summaries[path] = pickle.loads(value)
+            if cache:
+                cache.put_pickled(key, value)
+        else:
             summaries[path] = value
             if cache:
                 cache.put(key, value)
-        else:
-            errors.append(FileError(path, value))
     if cache and keyed.unpacked > PACK_STALE * len(summaries):  # the next run reads them in one file
         cache.put_pack(keyed.manifest_key, {keyed.keys[p]: s for p, s in summaries.items()})
     ordered = [summaries[p] for p in paths if p in summaries]
@@ -294,7 +306,9 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
 def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged):
     """(findings, errors) of the project pass: the last pass's when the files changed since leave
     their summaries as they were (`pass_memo`), else a pass over every summary."""
-    memo = PassMemo(cache, analysed, judged) if cache is not None and stdin is None else None
+    memo = None
+    if cache is not None and stdin is None:  # an added function is a root under scope "all", or as an entry
+        memo = PassMemo(cache, analysed, judged, added_reach_nothing=not settings.entries and settings.scope != "all")
     keyed = content_keys(analysed, settings, cache, stdin, signatures)
     if memo is not None:
         reused = memo.reuse(keyed.keys, lambda path: _current_summary(path, keyed, cache, settings, debug))
@@ -305,7 +319,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     trees = _trees(stdin)
     findings = project_findings(summaries, settings, cache, trees=trees)
     if memo is not None:
-        memo.store(keyed.keys, trees.parsed, findings, errors)
+        memo.store(keyed.keys, trees.parsed, findings, errors, summaries)
     return findings, errors
 
 

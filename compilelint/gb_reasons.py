@@ -182,8 +182,8 @@ def reason_for(gb_id: str, titles: List[str]) -> str:
 # as their gb_type. Seen in the truth corpus's variant runs: I-BERT's quantized layers store
 # `SymmetricQuantFunction.apply` on `self` and call it in `forward` ("GetAttrVariable(
 # AutogradFunctionVariable(), setup_context) has no type", torch 2.11). The breadth corpus adds two
-# (torch 2.11): Dynamo's own recursion limit tracing gpytorch's lazy kernel tensors, and a
-# symbolic size taken as a constant in vector-quantize's residual_sim_vq.
+# (torch 2.11): Dynamo's own recursion limit tracing lazily evaluated tensor wrappers, and a
+# symbolic size taken as a constant.
 UNREGISTERED: List[Tuple[str, str]] = [
     ("internal", r"^\w+Variable\(.*\) has no type$"),
     ("internal", r"^maximum recursion depth exceeded$"),

@@ -12,65 +12,157 @@ files whose text it parsed. A later run over the same files and settings takes i
 every file whose content changed (a) was not parsed by the pass and (b) has a summary equal to the
 one the pass read. Summaries are compared by their pickles made without pickle's memo: equal bytes
 are equal values, and equal values give equal bytes whatever objects they share (a memo writes a
-string shared by two fields once, an equal but distinct one twice). Anything else — a file added, removed, unreadable, a changed
-summary — runs the pass again.
+string shared by two fields once, an equal but distinct one twice).
+
+A summary may also differ by functions added, and nothing else, when nothing in the project can
+reach them: each is a module-level function without decorators (no compile root), outside every
+file-wide candidate's lines, whose name no summary the pass read holds anywhere — not as a call,
+an import, a base, a root or a string — so no call or name resolves to it, and an unreached
+function has no finding. The memo keeps, for that question, how many summaries hold each name
+(every identifier in a summary's strings, the names of its own functions included): an appended
+helper (pre-commit's usual "code" edit) then reads one summary too. Anything else — a file added,
+removed, unreadable, another change to a summary — runs the pass again.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import pickle
-from typing import Callable, Dict, Iterable, List, Optional
+import re
+from collections import Counter
+from typing import Callable, Dict, Iterable, List, Optional, Set
 
 from compilelint.cache import Cache
 from compilelint.summary import FileSummary
 
 
-def summary_digest(summary: FileSummary) -> str:
-    """A digest of the summary's value (not of which equal objects it shares)."""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A backslash escape in a string's repr (`\n`, `\x0a`, `\\`): read as a space, so the name after it stays whole.
+_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)")
+
+
+def _pickled(summary: FileSummary) -> bytes:
+    """The summary's value as bytes (not which equal objects it shares); what a summary keeps
+    about itself (`with_candidates`) left out."""
+    if "_with_candidates" in summary.__dict__:
+        summary = copy.copy(summary)
+        del summary.__dict__["_with_candidates"]
     out = io.BytesIO()
     pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.fast = True  # no memo: a summary holds no cycles
     pickler.dump(summary)
-    return hashlib.blake2b(out.getvalue(), digest_size=20).hexdigest()
+    return out.getvalue()
+
+
+def summary_digest(summary: FileSummary) -> str:
+    """A digest of the summary's value (not of which equal objects it shares)."""
+    return hashlib.blake2b(_pickled(summary), digest_size=20).hexdigest()
+
+
+def names_in(summary: FileSummary) -> Set[str]:
+    """Every identifier the summary's strings hold (more than its names: never fewer). Read from
+    its repr, where every string is quoted: in a pickle a string's length byte or the next opcode
+    may be a letter and run into the name."""
+    text = repr(summary)
+    return set(_IDENTIFIER.findall(_ESCAPE.sub(" ", text) if "\\" in text else text))
+
+
+def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter) -> bool:
+    """Whether `now` is `before` with module-level functions added that nothing can reach:
+    no decorator, a plain ASCII name held by none of the summaries `names` counts, no file-wide
+    candidate in their lines (its finding names its enclosing function)."""
+    added = [q for q in now.functions if q not in before.functions]
+    if not added or any(q not in now.functions for q in before.functions):
+        return False
+    for qualname in added:
+        info = now.functions[qualname]
+        if not (qualname.isidentifier() and qualname.isascii()) or qualname.startswith("__") \
+                or info.decorators or names.get(qualname):
+            return False  # a method or nested function, a dunder, a possible root, a name in use
+        if any(info.row <= c.span.row <= info.end_row for c in now.anywhere):
+            return False
+    rest = copy.copy(now)  # its own attribute dict: `now` keeps its fields
+    rest.functions = {q: f for q, f in now.functions.items() if q in before.functions}
+    rest.aliases = {name: dotted for name, dotted in now.aliases.items()  # a def names itself in its module
+                    if name not in added or dotted != f"{now.module}.{name}"}
+    rest.graph_key = before.graph_key  # the call graph's hash: the added functions are in it
+    return summary_digest(rest) == summary_digest(before)
 
 
 class PassMemo:
     """The latest pass over one list of files under one set of settings, in the on-disk cache."""
 
-    def __init__(self, cache: Cache, paths: List[str], judged: str):
-        """`judged`: the settings that shape results and the configurations judging `paths`, as text."""
+    def __init__(self, cache: Cache, paths: List[str], judged: str, added_reach_nothing: bool = True):
+        """`judged`: the settings that shape results and the configurations judging `paths`, as
+        text; `added_reach_nothing`: False where the settings make every function a root (scope
+        "all") or name the entries (an entry may name an added function)."""
         self.cache = cache
+        self.added_reach_nothing = added_reach_nothing
         h = hashlib.blake2b(digest_size=20)
         h.update(repr((judged, paths)).encode("utf-8", "surrogateescape"))
         self.key = "pass-" + h.hexdigest()
         self.reused = False  # whether the latest `reuse` answered (for tests and benchmarks)
+        self._kept = None  # what `reuse` read: the names the next `store` counts from
 
     def reuse(self, keys: Dict[str, Optional[str]], summary_of: Callable[[str], Optional[FileSummary]]):
         """The kept (findings, errors), when they hold for files of these content keys; else None.
         `summary_of(path)`: the summary of the file's current text (None: it does not parse)."""
         self.reused = False
-        kept = self.cache.get(self.key)
+        kept = self._kept = self.cache.get(self.key)
         if kept is None:
             return None
-        old_keys, parsed, findings, errors = kept
+        old_keys, parsed, findings, errors, names = kept
         if set(old_keys) != set(keys):
             return None
         changed = [p for p, k in keys.items() if old_keys[p] != k]
         if any(p in parsed or keys[p] is None for p in changed):
             return None
+        names = Counter(names)
         for path in changed:
             before = self.cache.get(old_keys[path])
             now = summary_of(path)
-            if before is None or now is None or summary_digest(before) != summary_digest(now):
+            if before is None or now is None:
                 return None
+            if summary_digest(before) != summary_digest(now):
+                if not (self.added_reach_nothing and only_unreachable_added(before, now, names)):
+                    return None
+                _recount(names, before, now)  # a later edit asks about these functions' names too
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
-            self.store(keys, parsed, findings, errors)
+            self._put(keys, parsed, findings, errors, names)
         return findings, errors
 
-    def store(self, keys: Dict[str, Optional[str]], parsed: Iterable[str], findings, errors) -> None:
+    def store(self, keys: Dict[str, Optional[str]], parsed: Iterable[str], findings, errors,
+              summaries: List[FileSummary]) -> None:
+        """Keep a pass's result over `summaries` (the files of `keys`)."""
         if None in keys.values():
             return
-        self.cache.put_run(self.key, (dict(keys), frozenset(parsed), findings, errors))
+        names = None
+        kept = self._kept
+        if kept is not None and set(kept[0]) == set(keys):  # recount the changed files only
+            old_keys, names = kept[0], Counter(kept[4])
+            by_path = {s.path: s for s in summaries}
+            for path, key in keys.items():
+                if old_keys[path] != key:
+                    before, now = self.cache.get(old_keys[path]), by_path.get(path)
+                    if before is None or now is None:
+                        names = None
+                        break
+                    _recount(names, before, now)
+        if names is None:
+            names = Counter()
+            for summary in summaries:
+                names.update(names_in(summary))
+        self._put(keys, parsed, findings, errors, names)
 
+    def _put(self, keys, parsed, findings, errors, names: Counter) -> None:
+        self.cache.put_run(self.key, (dict(keys), frozenset(parsed), findings, errors,
+                                        {name: n for name, n in names.items() if n > 0}))
+
+
+def _recount(names: Counter, before: FileSummary, now: FileSummary) -> None:
+    """`names` counted `before`'s: count `now`'s instead."""
+    old, new = names_in(before), names_in(now)
+    names.update(new - old)
+    names.subtract(old - new)

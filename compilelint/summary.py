@@ -58,7 +58,8 @@ class Call(tuple):
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
-    "method" (target = dotted class of the receiver, from an annotation; member = the method).
+    "method" (target = dotted class of the receiver, from an annotation; member = the method),
+    "property" (`self.target` read, not called: runs the getter when `target` is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.
@@ -134,7 +135,7 @@ class FunctionInfo:
     # Positional parameter names, `self` included: which argument a call's n-th positional fills.
     params: Tuple[str, ...] = ()
     # `setattr(fn, "_dynamo_marked_constant", True)`: a decorator making Dynamo take the result as
-    # a constant instead of tracing (transformers' `_make_compile_constant`).
+    # a constant instead of tracing (a `make_compile_constant`-style decorator).
     marks_constant: bool = False
     # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
     # a break inside one makes Dynamo skip the frame (`frames`).
@@ -143,6 +144,15 @@ class FunctionInfo:
     rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
     returns_parts: Tuple[Tuple[str, ...], ...] = ()
+    # What it puts into its object's containers, as (attribute or "" when named at run time,
+    # "tensors" / "other"); the parameters it registers attributes by (`setattr(self, name, v)`);
+    # its calls `self.m("name", ...)` with constant strings, as (m, ((position or keyword, name),
+    # ...), the verdicts of their display arguments' elements): `self_items`.
+    self_items: Tuple[Tuple[str, str], ...] = ()
+    registers: Tuple[str, ...] = ()
+    named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
+    tensor_returns: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -191,11 +201,11 @@ class FileSummary:
     cells: Tuple[Tuple[int, int], ...] = ()  # a notebook's (cell number, first row) per code cell
     # Imported names (local name → dotted), to follow re-exports like `from .layers import f` in __init__.
     aliases: Dict[str, str] = field(default_factory=dict)
-    # Functions registered as custom ops here (vLLM direct_register_custom_op): opaque to Dynamo.
+    # Functions registered as custom ops here (a registrar of libraries.toml): opaque to Dynamo.
     opaque: List[str] = field(default_factory=list)
-    # The file's model overrides transformers' experts dispatch to default to "eager", so its
-    # `@use_experts_implementation` forwards run as written unless the user asks for a kernel.
-    experts_default_eager: bool = False
+    # A class here overrides a swap decorator's eager-default hook (libraries.toml) with "eager",
+    # so the forwards that decorator could replace run as written unless the user asks otherwise.
+    swap_default_eager: bool = False
     # Constructor calls here that pass parts: (class called or "super()", the calling class or "",
     # ((positional index or keyword, the parts passed), ...)), joined by the project pass (`part_flow`).
     constructions: List[Tuple[str, str, tuple]] = field(default_factory=list)
@@ -237,7 +247,7 @@ class FileSummary:
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),
-            self.experts_default_eager,
+            self.swap_default_eager,
             self.constructions,
         )
         return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

@@ -6,11 +6,14 @@ newest measured version. A torch between two measured versions is judged as the 
 one before it.
 
 `data/torch_behaviour.toml` lists the behaviours that differ between the measured versions and
-from which version each holds; a finding that relies on one is reported only where it holds.
+from which version each holds; a finding that relies on one is reported only where it holds. A
+behaviour measured call by call names a table instead (`data/<table>-<version>.json`, one per
+measured version): `behaviour:name` holds where that version's row `name` has the verdict.
 """
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from typing import Dict, Optional, Tuple
@@ -31,11 +34,26 @@ def behaviours() -> Dict[str, dict]:
         return tomllib.load(f)
 
 
+@functools.lru_cache(maxsize=None)
+def measured_table(table: str, version: str) -> Dict[str, dict]:
+    """The rows of `data/<table>-<version>.json` (a measured major.minor), by name; empty when that
+    version was not measured."""
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "data", f"{table}-{version}.json"), encoding="utf-8") as f:
+            return json.load(f)["calls"]
+    except FileNotFoundError:
+        return {}
+
+
 def holds(behaviour: str, version: str) -> bool:
-    """Does the measured `behaviour` hold on torch `version` (major.minor)?"""
+    """Does the measured `behaviour` hold on torch `version` (major.minor)? `behaviour:name` asks
+    the row `name` of the behaviour's per-version table (`table` in torch_behaviour.toml)."""
+    behaviour, _, name = behaviour.partition(":")
     row = behaviours().get(behaviour)
     if row is None:
         raise KeyError(f"unknown torch behaviour {behaviour!r} (compilelint/data/torch_behaviour.toml)")
+    if name:
+        return measured_table(row["table"], version).get(name, {}).get("verdict") == row["verdict"]
     return (not row.get("since") or torch_at_least(version, row["since"])) and \
         (not row.get("before") or not torch_at_least(version, row["before"]))
 

@@ -6,27 +6,28 @@ from compilelint.rule import Rule
 
 
 def _buffer(ctx, node) -> str:
-    """The registered buffer `node` names (`self.pos`), or ""."""
+    """The buffer declared `nn.Buffer(...)` that `node` names (`self.pos`), or ""."""
     cls = ctx.cls
     if cls is None or not (isinstance(node, ast.Attribute) and is_self(node.value)):
         return ""
-    return node.attr if node.attr in cls.buffer_attrs else ""
+    return node.attr if node.attr in cls.marked_buffer_attrs else ""
 
 
 class BufferAliasAssign(Rule):
     """
     ## What it does
-    Finds a registered buffer rebound to itself inside compiled code: `self.pos = self.pos.to(...)`
-    and augmented assignments `self.count += 1` on a buffer (`register_buffer` / `nn.Buffer`).
+    Finds a buffer declared `self.pos = nn.Buffer(t)` rebound to itself inside compiled code:
+    `self.pos = self.pos.to(...)` and augmented assignments `self.count += 1`.
 
     ## Why is this bad?
-    `.to()` returns the buffer itself when nothing changes, and `+=` updates it in place; setting
-    the module attribute to the buffer it already holds runs `nn.Module.__setattr__`'s buffer path,
-    which Dynamo does not trace. Measured: torch 2.13 graph-breaks inside `nn.Module.__setattr__` with
-    "Unsupported python_type() call" (GB4841); torch 2.11 skips the frame with "Data-dependent
-    branching" (GB0170; transformers' CTRL,
-    `self.pos_encoding = self.pos_encoding.to(device=..., dtype=...)`). Assigning a new tensor
-    (`self.pos = self.pos * 2`) or a plain tensor attribute is traced.
+    `nn.Buffer(t)` marks the tensor itself as a buffer. `.to()` returns that tensor when nothing
+    changes, and `+=` updates it in place; setting the module attribute to it again makes
+    `nn.Module.__setattr__` see a marked buffer and read its `persistent` flag, which Dynamo does not
+    trace. Measured: torch 2.13 graph-breaks inside `nn.Module.__setattr__` with "Unsupported
+    python_type() call" (GB4841); torch 2.11 skips the frame with "Data-dependent branching" (GB0170;
+    transformers' CTRL, `self.pos_encoding = self.pos_encoding.to(device=..., dtype=...)`). The same
+    code on a buffer from `self.register_buffer("pos", t)` is traced on both (its tensor carries no
+    mark), as is assigning a new tensor (`self.pos = self.pos * 2`) or a plain tensor attribute.
 
     ## Example
     ```python
@@ -114,7 +115,7 @@ class Positional(nn.Module):
     def __init__(self):
         super().__init__()
         self.pos = nn.Buffer(torch.randn(16, 8))
-        self.register_buffer("steps", torch.zeros(()))
+        self.steps = nn.Buffer(torch.zeros(()))
 
     def forward(self, x):
         self.pos = self.pos.to(device=x.device, dtype=x.dtype)  # <-
@@ -138,5 +139,20 @@ class Positional(nn.Module):
         self.pos = self.pos * 1.0
         self.plain = self.plain.to(x.dtype)
         return x + pos + self.plain
+""",
+        """
+import torch
+from torch import nn
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(()))
+        self.register_buffer("steps", torch.zeros(()))
+
+    def forward(self, x):
+        self.scale = self.scale.to(x.device)
+        self.steps += 1
+        return x * self.scale
 """,
     ]

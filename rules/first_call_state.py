@@ -93,6 +93,24 @@ def _sized(test, state) -> bool:
     return False
 
 
+def _clears_only(body, key: str) -> bool:
+    """Every store of the body to the state `key` is `= None`: the branch only clears it."""
+    values = [sub.value for stmt in body for sub in walk(stmt) if isinstance(sub, ast.Assign)
+              and any(_state(t) and _load_dump(t) == key for t in sub.targets)]
+    return bool(values) and all(isinstance(v, ast.Constant) and v.value is None for v in values)
+
+
+def _valued_state(class_node, nodes) -> frozenset:
+    """The `self` state any method of the class stores a value other than None to."""
+    out = set()
+    for method in class_node.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stores = [sub for sub in nodes(method) if sub.__class__ in (ast.Assign, ast.AnnAssign, ast.AugAssign)
+                      and not (isinstance(sub.value, ast.Constant) and sub.value.value is None)]
+            out |= {k for k in _stored(stores) if "id='self'" in k}
+    return frozenset(out)
+
+
 def _load_dump(node) -> str:
     return ast.dump(node).replace("ctx=Store()", "ctx=Load()")
 
@@ -162,7 +180,11 @@ class FirstCallState(Rule):
     False`). The first call changes it, so the second call fails the guard and recompiles
     (measured on torch 2.13: 1 recompile for each of the three forms; a dict cache fails
     `not ___dict_contains('cpu', self.attention_bias_cache)`, 1 recompile, none when the cache is
-    filled in `__init__` or only under `torch.jit.is_tracing()`). Under
+    filled in `__init__` or only under `torch.jit.is_tracing()`). A branch that only clears the
+    state (`if self.pending is not None: ...; self.pending = None`) changes it on the first call
+    only when it held a value: reported where the class stores one there (1 recompile when
+    `__init__` does), never for state nothing gives a value (an argument's `.grad` cleared by a
+    helper, an attribute only ever set to None: no recompile, measured on torch 2.13). Under
     `torch.compiler.set_stance("fail_on_recompile")` (vLLM) that is an error, and the first graph
     is compiled for a state the model never returns to.
 
@@ -198,10 +220,22 @@ class FirstCallState(Rule):
         # class name → method name → the `self` state it assigns (plain strings: the rule-state
         # contract, `compilelint.rule.OBJECT_ID_FLOOR`)
         self.methods: Dict[str, Dict[str, frozenset]] = {}
+        self.valued: Dict[str, frozenset] = {}  # class name → the `self` state it stores a value (not None) to
 
     def visit_ClassDef(self, node: ast.ClassDef):
         self.methods[node.name] = {m.name: _self_state(m, self.ctx.nodes) for m in node.body
                                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.valued[node.name] = _valued_state(node, self.ctx.nodes)
+
+    def _may_hold_value(self, state: ast.AST) -> bool:
+        """Can `state` hold a value (not None) before a call? `self` state that a method of the class
+        stores a value to; not the attribute of an argument (`store.grad`), which nothing in sight
+        gives one."""
+        if _root(state) != "self":
+            return False
+        cls = self.ctx.cls
+        valued = self.valued.get(cls.info.qualname.rsplit(".", 1)[-1]) if cls is not None else None
+        return valued is None or _load_dump(state) in valued
 
     def _say(self, condition, expr):
         if id(condition) in self.reported:
@@ -225,7 +259,7 @@ class FirstCallState(Rule):
             # the most specific read first (`x.ptrs[r]` rather than `x.ptrs`), as visit_If chooses:
             # a set's order would make the message depend on PYTHONHASHSEED
             for key in sorted(_assigned([node]), key=lambda k: (-len(k), k)):
-                if key in tested:
+                if key in tested and not (node.value.value is None and not self._may_hold_value(tested[key][1])):
                     self._say(*tested[key])
 
     def _assigned_by_calls(self, body) -> Set[str]:
@@ -265,6 +299,9 @@ class FirstCallState(Rule):
         submodules = self.ctx.cls.info.submodules if self.ctx.cls is not None else {}
         hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}
         hits -= self._counters(node.body)  # a number the branch counts up is CL401's, every call
+        # a branch that only clears the state (`x.grad = None`) changes it on the first call only
+        # when it held a value before: never, for state nothing stores a value to
+        hits = {k for k in hits if not _clears_only(node.body, k) or self._may_hold_value(tested[k])}
         if not hits and _only_state(node.test):  # `if self.training == self.rescaled: self._rescale()`
             hits = set(tested) & self._assigned_by_calls(node.body)
         if hits:  # the most specific read: `x.is_updated[i]` rather than its container
@@ -394,7 +431,23 @@ class Model(nn.Module):
 
 model = torch.compile(Model())
 """,
+            """
+import torch
+from torch import nn
+
+class Pending(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pending = torch.ones(4)  # a value before the first call, which clears it
+
+    def forward(self, x):
+        if self.pending is not None:  # <-
+            x = x + self.pending
+            self.pending = None
+        return x * 2
+""",
     ]
+
     VALID = [
         """
 import torch
@@ -440,5 +493,28 @@ class RelativeIndices(nn.Module):  # timm's convit: a buffer rebuilt when the in
         if self.rel_indices is None or self.rel_indices.shape[1] != n:  # a size guard: dynamic shapes absorb it
             self.rel_indices = torch.zeros(1, n, n, 3)
         return x + self.rel_indices.sum()
+""",
+            """
+import torch
+from torch import nn
+
+def fold_pending(store, update):
+    if store.grad is not None:  # only cleared here, and nothing gives an argument's grad a value
+        update.add_(store.grad)
+        store.grad = None
+    store.mul_(0.9).add_(update, alpha=0.1)
+
+class Running(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("avg", torch.zeros(4))
+        self.last = None
+
+    def forward(self, x):
+        fold_pending(self.avg, x.mean(0))
+        if self.last is not None:  # the class stores only None there: the branch never runs
+            x = x + self.last
+            self.last = None
+        return x * self.avg
 """,
     ]

@@ -1,4 +1,5 @@
 import ast
+from functools import lru_cache
 
 from compilelint.analysis.astutil import self_attr, walk
 from compilelint.fix.counter import buffer_counter
@@ -10,9 +11,10 @@ def _reads(value: ast.AST, attr: str) -> bool:
     return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in walk(value))
 
 
+@lru_cache(maxsize=4)  # asked once per `self.x = ...` of a number attribute: the function is walked once
 def _copies(fn: ast.AST) -> dict:
     """{local: attr} for the locals of `fn` bound only by `local = self.attr` (`n = self.count`):
-    a value computed from the local is computed from the attribute's value at the read."""
+    a value computed from the local is computed from the attribute's value at the read. Read only."""
     bound: dict = {}
     for node in walk(fn):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
@@ -103,11 +105,14 @@ class ModuleScalarMutation(Rule):
         self._check(node.target, node)
 
     def visit_Assign(self, node: ast.Assign):
+        cls = self.ctx.cls
         for t in node.targets:
             attr = self_attr(t)
-            if attr and _reads(node.value, attr):
+            if attr is None or cls is None or attr not in cls.init_numbers:
+                continue  # before the function's copies: walking it for every `self.x = ...` was quadratic
+            if _reads(node.value, attr):
                 self._check(t, node)
-            elif attr and self.ctx.function_node is not None and \
+            elif self.ctx.function_node is not None and \
                     _reads_copy(node.value, attr, _copies(self.ctx.function_node)):
                 self._check(t, node, fixable=False)  # `n = self.n; ...; self.n = n + 1`
 

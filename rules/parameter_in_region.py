@@ -26,7 +26,8 @@ class ParameterInRegion(Rule):
     Finds trainable leaf tensors created inside compiled code: `nn.Parameter(...)` (also a lazily
     created `self.w = nn.Parameter(...)` in `forward`), nn layers that make parameters built there
     (`nn.Linear(...)`, `nn.LayerNorm(...)` in `forward`; not in an `__init__`) and tensor factories
-    called with `requires_grad=True` (`torch.zeros(n, requires_grad=True)`).
+    called with `requires_grad=True` (`torch.zeros(n, requires_grad=True)`), or with a flag, in the
+    mode or on the calls that make it true (`requires_grad=self.training`: in train).
 
     ## Why is this bad?
     Dynamo does not trace the creation of a new leaf that requires grad. Measured on torch 2.13:
@@ -78,9 +79,13 @@ class ParameterInRegion(Rule):
                               "graph-breaks ({gb} on torch 2.13): build the layer in __init__ and reuse it")
         elif name in FACTORIES:
             for kw in node.keywords:
-                if kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                    self.report(node, f"`{name}(..., requires_grad=True)` inside compiled code graph-breaks "
-                                      "({gb1} on torch 2.13): create the tensor outside the compiled region and pass it in")
+                if kw.arg != "requires_grad" or isinstance(kw.value, ast.Constant) and not kw.value.value:
+                    continue
+                # a constant True breaks on every call; a flag (`requires_grad=self.training`) where it is true
+                flag = () if isinstance(kw.value, ast.Constant) else (kw.value,)
+                self.report(node, f"`{name}(..., requires_grad=True)` inside compiled code graph-breaks "
+                                  "({gb1} on torch 2.13): create the tensor outside the compiled region and pass it in",
+                            breaks_if=flag)
 
     INVALID = [
         """
@@ -112,6 +117,19 @@ class OnTheFly(nn.Module):
         proj = nn.Linear(x.shape[-1], 8)  # <-
         return nn.LayerNorm(8)(proj(x))  # <-
 """,
+        """
+import torch
+from torch import nn
+
+class Penalized(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        extra = torch.tensor([0.0], device=x.device, requires_grad=self.training)  # <-
+        return self.proj(x), extra
+""",
     ]
     VALID = [
         """
@@ -136,5 +154,20 @@ class Stateless(nn.Module):
     def forward(self, x):
         x = nn.Dropout(0.1)(x)
         return nn.LayerNorm(x.shape[-1], elementwise_affine=False)(x)
+""",
+        """
+import torch
+from torch import nn
+
+def zero_like_loss(x, track=False):
+    return torch.zeros(1, device=x.device, requires_grad=track)
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x).sum() + zero_like_loss(x).sum()
 """,
     ]

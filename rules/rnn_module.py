@@ -11,7 +11,8 @@ class RnnModule(Rule):
     """
     ## What it does
     Finds calls of `nn.RNN`, `nn.GRU` and `nn.LSTM` submodules inside compiled code: `self.rnn(x)`
-    where `self.rnn` is assigned one of them in this class or in a subclass in the same file
+    where `self.rnn` is assigned one of them in this class or in a subclass in the same file (also
+    through an import inside the method: `from torch.nn.modules.rnn import LSTM` in `__init__`)
     (timm's `RNN2dBase.forward` calls the `nn.LSTM` its subclass `LSTM2d` sets), and the other
     uses of such a submodule: `self.rnn.flatten_parameters()`, `self.rnn.hidden_size`.
 
@@ -130,6 +131,22 @@ class Encoder(nn.Module):
         y, _ = self.lstm(x)  # <-
         return y
 """,
+        """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        from torch.nn.modules.rnn import LSTM
+
+        self.rnn = LSTM(d, d, 1)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.rnn(x)[0]  # <-
+        return self.proj(y)
+""",
     ]
     VALID = [
         """
@@ -147,5 +164,25 @@ class Tagger(nn.Module):
 
 def encode(model, x):  # not compiled
     return model.gru(x)
+""",
+        """
+import torch
+from torch import nn
+
+def LSTM(d, h, n):  # the module's own LSTM: a method's import elsewhere does not rebind it here
+    return nn.Linear(d, h)
+
+class Other(nn.Module):
+    def recurrent_class(self):
+        from torch.nn import LSTM
+        return LSTM
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rnn = LSTM(d, d, 1)
+
+    def forward(self, x):
+        return self.rnn(x)
 """,
     ]

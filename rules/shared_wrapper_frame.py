@@ -176,7 +176,7 @@ class SharedWrapperFrame(Rule):
                         places[key] = shared
                         groups.setdefault(key, []).append(fid)
                 for key, fids in groups.items():
-                    if mode in found.get(key, {}) or not any(not F.exclusive(fr, a, b)
+                    if mode in found.get(key, {}) or not any(not F.exclusive(fr, a, b, project.trees)
                                                              for i, a in enumerate(fids) for b in fids[i + 1:]):
                         continue  # fewer than two classes that can meet in one model
                     counts = {F.positional_count(fr, caller, call, project.trees) for fid in fids
@@ -277,6 +277,50 @@ class Model(nn.Module):
             x = decoder_layer(x, None, h)
         return x
 """,
+            """
+import functools
+import torch
+import torch._dynamo
+from torch import nn
+
+def plain(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):  # <-
+        return fn(*args, **kwargs)
+    return inner
+
+def at_most_one(*flags):
+    return sum(map(int, flags)) <= 1
+
+class SinePos(nn.Module):
+    @plain
+    def forward(self, t):
+        return t.sin()
+
+class CosinePos(nn.Module):
+    @plain
+    def forward(self, t):
+        return t.cos()
+
+class Stack(nn.Module):
+    def __init__(self, sine=False, cosine=False):
+        super().__init__()
+        assert sine or cosine  # both may be on: each class enters `inner` (torch 2.13: recompiles)
+        self.sine = SinePos() if sine else None
+        self.cosine = CosinePos() if cosine else None
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[-1]).float()
+        if self.sine is not None:
+            x = x + self.sine(pos)
+        if self.cosine is not None:
+            x = x + self.cosine(pos)
+        for layer in self.layers:
+            torch._dynamo.graph_break()  # a break in the loop: the frame is skipped, its calls are frames
+            x = layer(x)
+        return x
+""",
     ]
     VALID = [
         """
@@ -347,5 +391,49 @@ class Model(nn.Module):
     @collect
     def forward(self, x):
         return self.encoder(x) * 2
+""",
+            """
+import functools
+import torch
+import torch._dynamo
+from torch import nn
+
+def plain(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return inner
+
+def at_most_one(*flags):
+    return sum(map(int, flags)) <= 1
+
+class SinePos(nn.Module):
+    @plain
+    def forward(self, t):
+        return t.sin()
+
+class CosinePos(nn.Module):
+    @plain
+    def forward(self, t):
+        return t.cos()
+
+class Stack(nn.Module):
+    def __init__(self, sine=False, cosine=False):
+        super().__init__()
+        assert at_most_one(sine, cosine)  # never both: one class enters `inner` (torch 2.13: no recompile)
+        self.sine = SinePos() if sine else None
+        self.cosine = CosinePos() if cosine else None
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[-1]).float()
+        if self.sine is not None:
+            x = x + self.sine(pos)
+        if self.cosine is not None:
+            x = x + self.cosine(pos)
+        for layer in self.layers:
+            torch._dynamo.graph_break()  # a break in the loop: the frame is skipped, its calls are frames
+            x = layer(x)
+        return x
 """,
     ]

@@ -1,53 +1,65 @@
 import ast
 
-from compilelint.rule import Rule
+from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule
+from compilelint.rules.debugger import DEBUGGER_CALLS
+from compilelint.rules.rng_state import SEEDING
+from compilelint.rules.warnings_warn import WARN_FUNCTIONS
+from compilelint.torch_version import behaviours, measured_table
 
-# Each entry was measured to graph-break on torch 2.13 (dynamo-truth.md, plus one-off probes).
-CLOCKS = frozenset({
-    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
-    "time.monotonic_ns", "time.process_time", "time.process_time_ns", "time.thread_time",
-    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today",
-})
-# random.randint/uniform/randrange trace cleanly (measured); these break.
-RANDOM = frozenset({
-    "random.random", "random.choice", "random.choices", "random.shuffle", "random.sample",
-    "random.seed", "random.gauss", "random.getrandbits", "random.normalvariate", "uuid.uuid4", "uuid.uuid1",
-})
-IO = frozenset({
-    "builtins.open", "builtins.input", "io.open", "time.sleep", "sys.stdout.write", "sys.stderr.write",
-    "sys.stdout.flush", "sys.stderr.flush", "importlib.import_module", "importlib.reload",
-    "builtins.__import__",
-    "os.listdir", "os.scandir", "os.walk", "os.makedirs", "os.mkdir", "os.remove", "os.unlink",
-    "os.rmdir", "os.rename", "os.replace", "os.stat", "os.getpid", "os.cpu_count", "os.system",
-    "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.path.getmtime",
-    "os.path.islink", "os.path.realpath",
-    "shutil.copy", "shutil.copyfile", "shutil.rmtree", "shutil.move",
-    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen",
-})
-MODULE_PREFIXES = ("json.", "hashlib.", "pickle.")
-# torch builtins Dynamo skips (measured on 2.13: "Attempted to call function marked as skipped";
-# the sparse result then skips the frame where it is used, "Attempted to wrap sparse Tensor").
-TORCH_SKIPPED = frozenset({"torch.sparse_coo_tensor"})
+# Dynamo's verdict on each call, measured per torch version by bench/measure/skipped_callables.py
+# (data/untraceable-<version>.json): name → the versions where it breaks, newest first, and that
+# version's row. Calls other rules report with their own advice are left to them.
+OWNED_ELSEWHERE = SEEDING | WARN_FUNCTIONS | DEBUGGER_CALLS | {"copy.deepcopy", "builtins.print"}
+
+
+def _breaking() -> dict:
+    table = behaviours()["untraceable-call"]
+    found: dict = {}
+    newest_first = sorted(KNOWN_TORCH_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")), reverse=True)
+    for version in newest_first:
+        for name, row in measured_table(table["table"], version).items():
+            if row.get("verdict") == table["verdict"] and name not in OWNED_ELSEWHERE:
+                found.setdefault(name, ([], row))[0].append(version)
+    return found
+
+
+BREAKING = _breaking()
+# The breaking calls whose probe returned a sparse tensor: their result skips the frame where it is used.
+SPARSE = frozenset(name for name, (_, row) in BREAKING.items() if row.get("returns", "").startswith("Tensor(sparse"))
 
 
 class UntraceableCall(Rule):
     """
     ## What it does
     Finds calls Dynamo cannot trace inside compiled code: clocks (`time.time()`,
-    `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.*`,
-    `hashlib.*`, `pickle.*`, `open()`, `input()`, `sys.stdout.write()`, `importlib.import_module()`
-    and file-system calls such as `os.listdir()`, `os.makedirs()`, `os.path.exists()`, and
-    `torch.sparse_coo_tensor()`.
+    `time.perf_counter()`, `time.sleep()`…), `random.random()`-style calls, `json.dumps()`,
+    `hashlib.sha256()`, `pickle.dumps()`, `open()`, `input()`, `sys.stdout.write()`,
+    `importlib.import_module()`, file-system calls such as `os.listdir()`, `os.makedirs()`,
+    `os.path.exists()`, `torch.jit.isinstance()`, `torch.sparse_coo_tensor()` and the sequence
+    packing of `torch.nn.utils.rnn` (`pack_padded_sequence()`): every call whose
+    measured verdict on the selected torch is "breaks".
 
     ## Why is this bad?
-    These are C functions or I/O: Dynamo graph-breaks at each call ("Attempted to call function
-    marked as skipped", GB0007; `json.dumps`, `sys.stdout.write`: "Unsupported method call",
-    GB0156; `open`/`input`: "Failed to trace builtin operator", GB0059). `time.*` and
-    `random.random()` also recompile on the next call: the value they return is guarded as a
-    constant. A break inside `with open(...)` makes the rest of the frame run eager (GB0142).
-    No config knob helps. `os.environ.get()`, `os.getenv()`, `os.path.join()`,
-    `importlib.util.find_spec()`, `random.randint()` and `random.uniform()` trace cleanly and are
+    These are C functions, I/O or functions of files Dynamo skips: it graph-breaks at each call
+    ("Attempted to call function marked as skipped", GB0007; `json.dumps`, `sys.stdout.write`,
+    `datetime.now`: "Unsupported method call", GB0156; `open`/`input`: "Failed to trace builtin
+    operator", GB0059). `time.*` and `random.random()` also recompile on the next call: the value
+    they return is guarded as a constant. A break inside `with open(...)` makes the rest of the
+    frame run eager (GB0142). No config knob helps. `os.environ.get()`, `os.getenv()`,
+    `os.path.join()`, `random.randint()` and `random.uniform()` trace cleanly and are not
+    reported; `copy.copy()` and `importlib.util.find_spec()` break on torch 2.11 and trace from
+    2.13, so they are reported only for 2.11. A call on the way to a `raise` (in the raised
+    message, or with a `raise` after it in its block) is on a path that fails either way and is
     not reported.
+
+    ## How the calls are known
+    Measured, not written by hand: `bench/measure/skipped_callables.py`, run under each measured
+    torch, asks Dynamo's trace rules (`torch._dynamo.trace_rules.lookup`) about every public
+    callable of the stdlib modules model code calls and of `torch`, `torch.jit` and `torch.sparse`
+    (and the sequence functions of `torch.nn.utils.rnn`), then compiles a small call of each one whose arguments it can build and counts the graph breaks
+    (twice, to see a recompile). Dynamo special-cases some functions of skipped files, so only a
+    call whose probe broke is reported; the verdicts are `compilelint/data/untraceable-<torch>.json`,
+    read for the torch the findings speak of (`--torch-version`).
 
     ## Example
     ```python
@@ -77,7 +89,7 @@ class UntraceableCall(Rule):
         self.sparse: dict = {}  # (function, local) → row where a skipped sparse constructor bound it
 
     def visit_Assign(self, node: ast.Assign):
-        if isinstance(node.value, ast.Call) and self.ctx.resolve(node.value.func) in TORCH_SKIPPED:
+        if isinstance(node.value, ast.Call) and self.ctx.resolve(node.value.func) in SPARSE:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     self.sparse[(id(self.ctx.function_node), t.id)] = node.lineno
@@ -92,23 +104,54 @@ class UntraceableCall(Rule):
 
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
-        if not name:
+        measured = BREAKING.get(name) if name else None
+        if measured is None or self.on_the_way_to_raise():
             return
+        versions, row = measured
+        # On a torch where the table does not say "breaks", the project pass drops the finding.
+        behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"untraceable-call:{name}"
         short = name[9:] if name.startswith("builtins.") else name
-        if name in CLOCKS or name in ("random.random",):
-            self.report(node, f"`{short}()` graph-breaks ({{gb}}) and recompiles on the next call (its value is "
-                              "guarded as a constant): measure or draw it outside the compiled region")
-        elif name in RANDOM:
-            self.report(node, f"`{short}()` graph-breaks ({{gb}}): use torch.rand/torch.randint (traced) or pass "
-                              "the value in")
+        gb = self.placeholder(row.get("gb_type"))
+        if row.get("recompiles"):
+            message = (f"`{short}()` graph-breaks{gb} and recompiles on the next call (its value is guarded as a "
+                       "constant): measure or draw it outside the compiled region")
+        elif name.split(".", 1)[0] in ("random", "uuid"):
+            message = f"`{short}()` graph-breaks{gb}: use torch.rand/torch.randint (traced) or pass the value in"
         elif name in ("builtins.open", "io.open"):
-            self.report(node, "`open()` graph-breaks ({gb2}); inside `with` the rest of the frame runs eager "
-                              "({gb3}): read files outside the compiled region")
-        elif name in TORCH_SKIPPED:
-            self.report(node, f"`{short}()` is skipped by Dynamo and graph-breaks ({{gb}}); using its sparse result "
-                              "skips the frame: build it outside the compiled region, or stay dense")
-        elif name in IO or name.startswith(MODULE_PREFIXES):
-            self.report(node, f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region")
+            message = ("`open()` graph-breaks ({gb2}); inside `with` the rest of the frame runs eager ({gb3}): read "
+                       "files outside the compiled region")
+        elif name in SPARSE:
+            message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}; using its sparse result skips the "
+                       "frame: build it outside the compiled region, or stay dense")
+        elif name.startswith("torch.nn.utils.rnn."):
+            message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}: pack outside the compiled region, "
+                       "or keep the padded tensor and a mask")
+        else:
+            message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
+        self.report(node, message, behaviour=behaviour)
+
+    def on_the_way_to_raise(self) -> bool:
+        """The call's statement raises, or a `raise` follows it in its block: the path fails either
+        way (an error message built with `inspect.currentframe()` or `json.dumps(config)`), so
+        its break costs a working model nothing."""
+        stack = self.ctx.stack
+        stmt = self.ctx.statement()
+        if isinstance(stmt, ast.Raise):
+            return True
+        if stmt not in stack or stack.index(stmt) == 0:
+            return False
+        holder = stack[stack.index(stmt) - 1]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                rest = block[[id(s) for s in block].index(id(stmt)) + 1:]
+                return any(isinstance(s, ast.Raise) for s in rest)
+        return False
+
+    @classmethod
+    def placeholder(cls, gb_type) -> str:
+        """` ({gbN})` for a measured break title this rule declares, "" for another."""
+        return f" ({{gb{cls.gb_types.index(gb_type)}}})" if gb_type in cls.gb_types else ""
 
     INVALID = [
         """
@@ -124,6 +167,8 @@ from torch import nn
 class Block(nn.Module):
     def forward(self, x):
         start = perf_counter()  # <-
+        if torch.jit.isinstance(x, torch.Tensor):  # <-
+            x = x + 1
         if random.random() < 0.1:  # <-
             x = x * 2
         sys.stdout.write("step\\n")  # <-
@@ -142,6 +187,11 @@ def pair_counts(a, b):
 class Counts(nn.Module):
     def forward(self, a, b):
         return pair_counts(a, b)
+
+class Packer(nn.Module):
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)  # <-
+        return packed.data.sum()
 """,
     ]
     VALID = [
@@ -163,6 +213,10 @@ class Block(nn.Module):
         if torch.cuda.is_available() and x.device.type == "cuda":
             x = x * 2
         return x * k + len(path)
+
+class Padder(nn.Module):
+    def forward(self, a, b):
+        return nn.utils.rnn.pad_sequence([a, b], batch_first=True).sum()
 
 def open(path):  # shadows the builtin in this module
     return path

@@ -125,3 +125,71 @@ def test_a_file_added_or_broken_runs_the_pass(repo, tmp_path, passes):
     del passes[:]
     cached = check_paths(["broken.py"], Settings(cache=True, cache_dir=cache_dir))
     assert [e.path for e in cached.errors] == ["broken.py"] and len(passes) == 1
+
+
+HELPER_ADDED = """
+
+def later(x):
+    return x.sum().item()
+"""
+
+
+def test_a_function_added_that_nothing_can_reach_reuses_the_pass(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    first, _ = both(["helpers.py"], cache_dir)
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED)
+    del passes[:]
+    again, scratch = both(["helpers.py"], cache_dir)
+    assert again == scratch == first and len(passes) == 1  # the run from scratch's only
+    # a second one calling the first: neither is reached, the pass stands
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED + "\n\ndef later_still(x):\n    return later(x)\n")
+    del passes[:]
+    again, scratch = both(["helpers.py"], cache_dir)
+    assert again == scratch == first and len(passes) == 1
+    # now the compiled function calls it: run.py's summary changed, the pass runs and finds its break
+    (repo / "run.py").write_text(RUN.replace("from helpers import scale", "from helpers import scale, later_still")
+                                 .replace("return scale(x)", "return later_still(scale(x))"))
+    del passes[:]
+    reached, scratch = both(["helpers.py"], cache_dir)
+    assert reached == scratch and len(passes) == 2
+    assert [f[1] for f in reached] == [2, 6]  # scale's .item() and the added later's
+
+
+def test_an_added_function_a_call_already_named_is_reached(repo, tmp_path, passes):
+    """run.py calls `later` before helpers.py defines it: the definition makes the call resolve."""
+    cache_dir = str(tmp_path / "cache")
+    (repo / "run.py").write_text(RUN.replace("from helpers import scale", "from helpers import scale, later")
+                                 .replace("return scale(x)", "return later(scale(x))"))
+    first, scratch = both(["helpers.py"], cache_dir)
+    assert first == scratch and [f[1] for f in first] == [2]
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED)
+    del passes[:]
+    added, scratch = both(["helpers.py"], cache_dir)
+    assert added == scratch and [f[1] for f in added] == [2, 6] and len(passes) == 2
+
+
+@pytest.mark.parametrize("text, scope", [
+    ("\n\n@torch.compile\ndef later(x):\n    return x.sum().item()\n", "modules"),  # a root of its own
+    (HELPER_ADDED, "all"),  # every function is a root
+])
+def test_an_added_function_that_is_a_root_is_reached(repo, tmp_path, passes, text, scope):
+    cache_dir = str(tmp_path / "cache")
+    (repo / "helpers.py").write_text("import torch\n" + HELPERS)
+    settings = dict(scope=scope)
+    first = found(check_paths(["helpers.py"], Settings(cache=True, cache_dir=cache_dir, **settings)))
+    (repo / "helpers.py").write_text("import torch\n" + HELPERS + text)
+    del passes[:]
+    added = found(check_paths(["helpers.py"], Settings(cache=True, cache_dir=cache_dir, **settings)))
+    scratch = found(check_paths(["helpers.py"], Settings(cache=False, **settings)))
+    assert added == scratch and len(added) == len(first) + 1 and len(passes) == 2
+
+
+@pytest.mark.parametrize("length", [5, 50, 65, 97, 122, 300])
+def test_names_in_finds_a_name_at_either_end_of_a_string_of_any_length(length):
+    """A pickle writes a short string's length as one byte (`a` for 97) and a letter opcode after
+    it: a name read from there would run into them. The names come from the repr."""
+    from compilelint.pass_memo import names_in
+    from compilelint.summary import FileSummary
+    padding = "x" * max(0, length - len("later.") - len(".first"))
+    summary = FileSummary("m.py", "m", aliases={"a": f"later.{padding}.first", "b": "line\nafter"})
+    assert {"later", "first", "after", "line"} <= names_in(summary)

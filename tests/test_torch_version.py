@@ -142,6 +142,9 @@ def test_behaviours_hold_from_their_measured_versions():
 def test_every_behaviour_says_what_and_where_it_was_measured():
     for name, row in TV.behaviours().items():
         assert row.get("what") and row.get("measured"), name
+        if "table" in row:  # measured call by call: a table for every measured version
+            assert all(TV.measured_table(row["table"], v) for v in KNOWN_TORCH_VERSIONS), name
+            continue
         bounds = [row[k] for k in ("since", "before") if k in row]
         assert bounds and all(b in KNOWN_TORCH_VERSIONS for b in bounds), name
         assert {TV.holds(name, v) for v in KNOWN_TORCH_VERSIONS} == {True, False}, f"{name} differs nowhere"

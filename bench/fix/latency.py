@@ -200,7 +200,9 @@ def fixed_copy(opts, jobs) -> Copy:
             return copy
         copy.remove()
         sys.exit("--moe with bench/cost models and library models: run them as two invocations")
-    dirs = {"transformers": lib_dir("transformers")}
+    # transformers (the overlay's library) and each model's own: a model whose only change is a
+    # setting still needs its library in the copy, or its fixed version would import the original
+    dirs = {lib: lib_dir(lib) for lib in ["transformers"] + sorted({j["env"]["TRUTH_LIB"] for j in jobs} - {"transformers"})}
     if opts.copy:
         return reused(opts.copy, dirs)
     copy = make_copy(list(dirs.values()))

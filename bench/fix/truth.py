@@ -46,7 +46,9 @@ from compilelint.verify.code_copy import make_copy  # noqa: E402
 from compilelint.verify.prove import breaks, run_target  # noqa: E402
 
 FACTORY = os.path.join(HERE, "truth_models.py") + ":targets"
-MODES = ("eval", "train")
+MODES = ("eval", "train")  # --modes eval: the eval runs alone (the breadth corpus on the lent GPU)
+# where each library's models are: the folder `check --fix` runs on (the package itself by default)
+MODEL_FOLDERS = {"transformers": "models", "diffusers": "models", "timm": "models"}
 CACHE = os.path.expanduser("~/.cache/compilelint-bench/fix-truth")
 DEEPCOPY = "copy.deepcopy()"
 
@@ -71,7 +73,7 @@ def breaking_models(libs) -> list:
 
 
 def lib_dir(lib: str) -> str:
-    code = f"import {lib}, os; print(os.path.dirname({lib}.__file__))"
+    code = f"import importlib.util; print(importlib.util.find_spec({lib!r}).submodule_search_locations[0])"  # not imported
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -120,14 +122,15 @@ def equal(s: dict) -> bool:
     return not s.get("error") and all((c.get(k) or {}).get("equal") in EQUAL for k in ("eager", "compiled"))
 
 
-def after(model: dict, under: str, copy, timeout: float) -> dict:
-    """Steps 3 to 5 for one model on the fixed copy."""
+def after(model: dict, under: str, copy, timeout: float, unchanged: bool = False) -> dict:
+    """Steps 3 to 5 for one model on the fixed copy. `unchanged`: the fixes wrote no file of the
+    model's library, so its code runs as before: step 3 is step 1 (not rerun)."""
     def both(**kw):
         return {mode: summary(run(model, mode, copy=copy, reference=reference(model, mode), timeout=timeout,
                                   **{k: dict(v) if isinstance(v, dict) else v for k, v in kw.items()}), under)
                 for mode in MODES}
 
-    row = {"fixed": both()}
+    row = {"fixed": model["before"] if unchanged else both(), "unchanged": unchanged}
     fixed = row["fixed"]
     left = sum(fixed[m]["breaks"] for m in MODES)
     best = {"knobs": [], "runs": fixed}
@@ -151,8 +154,12 @@ def after(model: dict, under: str, copy, timeout: float) -> dict:
     return row
 
 
+def scope(lib: str, d: str) -> str:
+    return os.path.join(d, MODEL_FOLDERS.get(lib, ""))
+
+
 def check_fix(copy, models: list, dirs: dict) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "compilelint", "check", *[copy.to_copy(os.path.join(d, "models")) for d in dirs.values()],
+    cmd = [sys.executable, "-m", "compilelint", "check", *[copy.to_copy(scope(lib, d)) for lib, d in dirs.items()],
            "--fix", "--unsafe-fixes", "--no-cache", "--exit-zero", "-q", "--output-format", "concise"]
     for m in models:
         rel = m["file"].split("/", 1)[1]  # "transformers/models/x/y.py" → "models/x/y.py"
@@ -162,7 +169,8 @@ def check_fix(copy, models: list, dirs: dict) -> subprocess.CompletedProcess:
 
 def imports_ok(copy, changed: list) -> list:
     failures = []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(copy.pythonpath))
+    # the copy first, then what the runs see (the libraries' dependencies where PYTHONPATH installs them)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*copy.pythonpath, *filter(None, [os.environ.get("PYTHONPATH")])]))
     for path in changed:
         root = next(c for c in copy.roots.values() if path.startswith(c + os.sep))
         module = os.path.relpath(path, os.path.dirname(root))[:-3].replace(os.sep, ".").removesuffix(".__init__")
@@ -186,17 +194,20 @@ def main() -> int:
     ap.add_argument("--out", default=HERE, help="folder for <tag>.json/.md/.diff")
     ap.add_argument("--merge", nargs="*", default=None, help="re-render the totals of several parts' JSON files")
     ap.add_argument("--rerun-clean", action="store_true", help="also rerun models with no break before")
+    ap.add_argument("--modes", default="eval,train", help="eval,train or eval (the eval runs alone)")
     ap.add_argument("--reuse-copy", default="", help="a copy an earlier (stopped) run fixed: skip step 2")
     opts = ap.parse_args()
+    global DEVICE, OLD_AUDIO, MODES
+    MODES = tuple(opts.modes.split(","))  # a merge counts these modes of every part
     if opts.merge:
         return merge(opts.merge, os.path.join(opts.out, opts.tag))
-    global DEVICE, OLD_AUDIO
     DEVICE, OLD_AUDIO = opts.device, not opts.fresh
     libs = opts.libs.split(",")
     corpus = breaking_models(libs)
     part, parts = (int(x) for x in opts.part.split("/"))
     corpus = corpus[part - 1::parts]
-    todo = [m for m in corpus if m["run"] and (not opts.only or m["name"] in opts.only.split(","))]
+    todo = [m for m in corpus if m["run"] and (not opts.only or m["name"] in opts.only.split(","))
+            and any(m["truth"][k] for k in MODES)]
     dirs = {lib: lib_dir(lib) for lib in {m["lib"] for m in todo}}
     unders = {lib: os.path.realpath(d) for lib, d in dirs.items()}
     started = time.time()
@@ -237,12 +248,11 @@ def main() -> int:
                 a = f.readlines()
             with open(path, encoding="utf-8") as f:
                 b = f.readlines()
-            rel = os.path.relpath(orig, os.path.dirname(orig.split("/models/")[0]))
+            rel = library_relative(orig, dirs)
             diff += difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}")
         with open(os.path.join(opts.out, f"{opts.tag}.diff"), "w", encoding="utf-8") as f:
             f.writelines(diff)
-        result.update(files_changed=[os.path.relpath(copy.to_original(p), os.path.dirname(
-            copy.to_original(p).split("/models/")[0])) for p in changed], idempotent=idempotent,
+        result.update(files_changed=[library_relative(copy.to_original(p), dirs) for p in changed], idempotent=idempotent,
             import_failures=imports_ok(copy, changed),
             check_errors=first.stderr.strip().splitlines()[-10:] if first else [])
         done = []
@@ -261,7 +271,8 @@ def main() -> int:
                 # nothing to remove here: not rerun (a fix in a shared file is still run by the others)
                 m.update(clean=True, fixed=m["before"], settings={"knobs": [], **m["before"]})
             else:
-                m.update(after(m, unders[m["lib"]], copy, opts.timeout))
+                touched = any(p.startswith(copy.to_copy(dirs[m["lib"]]) + os.sep) for p in changed)
+                m.update(after(m, unders[m["lib"]], copy, opts.timeout, unchanged=not touched))
                 print(f"after  {m['name']}: " + ", ".join(
                     f"{k} {m['before'][k]['breaks']}→{m['fixed'][k]['breaks']}→{m['settings'][k]['breaks']}"
                     for k in MODES), flush=True)
@@ -274,6 +285,12 @@ def main() -> int:
         copy.remove()
     print(markdown(result))
     return 0
+
+
+def library_relative(path: str, dirs: dict) -> str:
+    """`transformers/models/x/y.py`: the path from the folder that holds its library."""
+    d = next(d for d in dirs.values() if path.startswith(d + os.sep))
+    return os.path.relpath(path, os.path.dirname(d))
 
 
 def reused(base: str, dirs: dict):
@@ -314,7 +331,15 @@ def merge(paths: list, stem: str) -> int:
     for path in paths:
         with open(path, encoding="utf-8") as f:
             docs.append(json.load(f))
-    result = dict(docs[0], models=[m for d in docs for m in d["models"]],
+    # a model listed by several parts (each lists the whole corpus): the part that ran it, else the one
+    # that measured it before; of equals the later part (a rerun of one model given last replaces it)
+    models = {}
+    for m in (m for d in docs for m in d["models"]):
+        have = models.get((m["lib"], m["name"]))
+        if have is None or (m["ran"], bool(m.get("before"))) >= (have["ran"], bool(have.get("before"))):
+            models[(m["lib"], m["name"])] = m
+    libs = {m["lib"] for m in models.values() if m["ran"]}  # a library no part ran is left out
+    result = dict(docs[0], models=[m for m in models.values() if m["lib"] in libs],
                   files_changed=sorted({p for d in docs for p in d["files_changed"]}),
                   idempotent=None if any(d["idempotent"] is None for d in docs) else all(d["idempotent"] for d in docs),
                   import_failures=[x for d in docs for x in d["import_failures"]])
@@ -374,7 +399,7 @@ def markdown(result: dict) -> str:
                          f"{m['fixed'][mode]['breaks']} | {s[mode]['breaks']} | {', '.join(s['knobs']) or '-'} | "
                          f"{verdict(s[mode])} |")
     lines += ["", f"Totals over the {sum(1 for m in result['models'] if m['ran'])} models run "
-                  f"({result.get('device', 'cpu')}), eval + train, breaks in the libraries' own files: recorded "
+                  f"({result.get('device', 'cpu')}), {' + '.join(MODES)}, breaks in the libraries' own files: recorded "
                   f"in the truth corpus (torch 2.11) {t['truth']}; here before "
                   f"**{t['before']}**, after the code fixes **{t['fixed']}** (−{pct(t['before'], t['fixed'])}), "
                   f"after fixes + suggested settings **{t['settings']}** (−{pct(t['before'], t['settings'])}); "

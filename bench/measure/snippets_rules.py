@@ -702,3 +702,69 @@ def sparse_coo_in_forward():
 
 
 CASES["sparse_coo_in_forward"] = (sparse_coo_in_forward, [(X(),)] * 2)
+
+
+def registered_buffer_rebound():
+    class M(nn.Module):  # register_buffer leaves the tensor unmarked: __setattr__ reads no flag off it
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pos", torch.randn(4, 8))
+            self.register_buffer("steps", torch.zeros(()))
+
+        def forward(self, x):
+            self.pos = self.pos.to(device=x.device, dtype=x.dtype)
+            self.steps += 1
+            return x + self.pos
+    return M()
+
+
+CASES["registered_buffer_rebound"] = (registered_buffer_rebound, [(X(),)] * 2)
+
+
+def pack_padded_in_forward():
+    def f(x, lengths):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        return packed.data * 2
+    return f
+
+
+def pad_sequence_in_forward():
+    def f(a, b):
+        return torch.nn.utils.rnn.pad_sequence([a, b], batch_first=True) * 2
+    return f
+
+
+CASES["pack_padded_in_forward"] = (pack_padded_in_forward, [(torch.randn(2, 5, 8), torch.tensor([5, 3]))] * 2)
+CASES["pad_sequence_in_forward"] = (pad_sequence_in_forward, [(torch.randn(5, 8), torch.randn(3, 8))] * 2)
+
+
+def tensor_requires_grad_training():
+    class M(nn.Module):  # requires_grad follows the mode: a new leaf that needs grad only in train
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x):
+            extra = torch.tensor([0.0], device=x.device, requires_grad=self.training)
+            return self.proj(x) + extra
+    return M()
+
+
+CASES["tensor_requires_grad_eval"] = (lambda: tensor_requires_grad_training().eval(), [(X(),)] * 2)
+CASES["tensor_requires_grad_train"] = (lambda: tensor_requires_grad_training().train(), [(X(),)] * 2)
+
+
+def lstm_local_import():
+    class M(nn.Module):  # the LSTM class imported inside __init__
+        def __init__(self):
+            super().__init__()
+            from torch.nn.modules.rnn import LSTM
+
+            self.rnn = LSTM(8, 8, 1)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    return M()
+
+
+CASES["lstm_local_import"] = (lstm_local_import, [(torch.randn(3, 2, 8),)] * 2)

@@ -292,7 +292,9 @@ def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple
             if sub.value is not None:
                 assignments.append((end(sub), sub.target, sub.value, "="))
         elif isinstance(sub, ast.AugAssign):
-            assignments.append((end(sub), sub.target, ast.BinOp(left=sub.target, op=sub.op, right=sub.value), "="))
+            value = ast.BinOp(left=sub.target, op=sub.op, right=sub.value)
+            value.in_place = True  # `keep &= other`: a tensor's in-place op keeps its dtype (tensors.py)
+            assignments.append((end(sub), sub.target, value, "="))
         elif isinstance(sub, (ast.For, ast.AsyncFor)):
             assignments.append(((sub.target.lineno, sub.target.col_offset), sub.target, sub.iter, "for"))
         elif isinstance(sub, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
@@ -318,7 +320,7 @@ def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple
 def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:
     """Where `isinstance` has narrowed a parameter to a tensor: the body of
     `isinstance(x, torch.Tensor)`, or the other branch of `isinstance(x, list)` when x is annotated
-    `Tensor | list[...] | None` (vLLM's `grid_thw if isinstance(grid_thw, list) else grid_thw.tolist()`)."""
+    `Tensor | list[...] | None` (`sizes if isinstance(sizes, list) else sizes.tolist()`)."""
     out: Dict[str, list] = {}
     for sub in nodes:
         if not isinstance(sub, (ast.If, ast.IfExp)):

@@ -51,6 +51,11 @@ class CallRecorder:
         direct = list(self._call_targets(func, scope))
         args = passed_shape(node, scope.node)
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
+        parent = scope.stack[-2] if len(scope.stack) > 1 else None
+        if isinstance(parent, ast.withitem) and parent.context_expr is node:
+            # `with Flag(True):` runs the instance's `__enter__` and `__exit__` too (when it is a class)
+            targets += [("method", target, hook, f"{label}.{hook}", None)
+                        for kind, target, member, label in direct if kind == "name" for hook in ("__enter__", "__exit__")]
         # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
         for arg in (node.args if name not in NOT_CALLING else ()):
             if isinstance(arg, ast.Attribute) and is_self(arg.value):
@@ -73,6 +78,21 @@ class CallRecorder:
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
                                                 passed, needs, forwards, given, alike))
+
+    def record_read(self, node: ast.Attribute, scope: "Scope"):
+        """`self.attr` read without being called: a property's getter runs there (the project pass
+        follows it when `attr` is a property of the receiver's class)."""
+        if not isinstance(node.ctx, ast.Load) or not is_self(node.value):
+            return
+        parent = scope.stack[-2] if len(scope.stack) > 1 else None
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return  # a method call: `record` made its edge
+        guards = tuple(scope.guards)
+        key = ("property", node.attr, guards)
+        if key not in scope.seen_calls:
+            scope.seen_calls.add(key)
+            scope.info.calls.append(Call.of("property", node.attr, "", node.lineno, node.col_offset + 1,
+                                            f"self.{node.attr}", guards))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

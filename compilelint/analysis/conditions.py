@@ -11,6 +11,7 @@ from typing import List, Tuple
 from compilelint.analysis.astutil import is_self
 from compilelint.analysis.facts import PREDICATE_NAME
 from compilelint.analysis.names import dotted
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, non_tensor_arm
 from compilelint.summary import TRAINING
 
 
@@ -24,6 +25,8 @@ class Conditions:
             return self._only_guards(test.operand)
         if isinstance(test, ast.BoolOp):
             return all(self._only_guards(v) for v in test.values)
+        if isinstance(test, ast.Name) and test.id in self.scope.implied:
+            return False  # `self.training and self.dropout`: more than its guards
         return bool(self._branch_guards(test, True))
 
     def _binding_conditions(self, node) -> List[Tuple[ast.AST, bool]]:
@@ -68,20 +71,29 @@ class Conditions:
         if isinstance(test, ast.Name) and test.id in self.scope.flags:
             name, polarity = self.scope.flags[test.id]
             return [(name, branch == polarity)]
+        if isinstance(test, ast.Name) and branch and test.id in self.scope.implied:
+            return list(self.scope.implied[test.id])  # true only where each operand was
         if isinstance(test, ast.Attribute) and test.attr == "training" and is_self(test.value):
             return [(TRAINING, branch)]
+        if non_tensor_arm(test, branch, self.scope.stack, self.scope.node, self.resolve):
+            return [(NON_TENSOR_ITEM, True)]  # `else` of `isinstance(v, Tensor)` over the object's items
         return []
 
     def _note_flag(self, node: ast.Assign):
-        """`tracing = is_tracing(x)` / `eager = not is_compiling()`: the local is a predicate's value."""
+        """`tracing = is_tracing(x)` / `eager = not is_compiling()`: the local is a predicate's value.
+        `drop = self.training and self.dropout > 0`: the local is true only where every operand
+        was, so `if drop:` needs the guards of each (its false branch needs nothing)."""
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return
         name = node.targets[0].id
         guards = self._branch_guards(node.value, True)
+        self.scope.implied.pop(name, None)
         if len(guards) == 1 and not isinstance(node.value, ast.BoolOp) and guards[0][0] != TRAINING:
             self.scope.flags[name] = guards[0]
         else:
             self.scope.flags.pop(name, None)
+            if guards and isinstance(node.value, ast.BoolOp) and isinstance(node.value.op, ast.And):
+                self.scope.implied[name] = tuple(guards)
 
     def _short_circuit_guards(self, path: List[ast.AST]) -> List[Tuple[str, bool]]:
         """`not is_compiling() and t.any()`: an operand after a predicate runs only when it allows."""

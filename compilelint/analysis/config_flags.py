@@ -1,8 +1,8 @@
 """Configuration flags a finding's path needs, decided by the compiled model's own config class.
 
-Library code often breaks only for some configurations: transformers' `get_text_config` deep-copies
-the config only `if ... and config_to_return.is_encoder_decoder:`, which every model reaches through
-`DynamicCache(config=self.config)` but only encoder-decoder models run. At walk time the boolean
+Library code often breaks only for some configurations: a helper that deep-copies the config
+only `if ... and config.is_encoder_decoder:`, which every model reaches through
+`Cache(config=self.config)` but only encoder-decoder models run. At walk time the boolean
 attributes of config objects that the `if`s around a finding test are kept (`flags`); the project
 pass then reads the root model's config class (`config: BartConfig` on the model class or a base,
 or `config_class = BartConfig`) and that class's default for the flag (`is_encoder_decoder: bool =

@@ -44,7 +44,7 @@ EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
-def _defaults_experts_to_eager(top) -> bool:
+def _overrides_swap_to_eager(top) -> bool:
     """Does a class here override an eager-default hook with "eager" in it (`requested = "eager"
     if requested is None else requested`)?"""
     return any(isinstance(m, FUNCS) and m.name in EAGER_DEFAULT_HOOKS
@@ -62,6 +62,9 @@ class ClassFacts:
         self.init_lists: Set[str] = set()
         self.tensor_attrs: Set[str] = set()  # parameters, buffers, tensors
         self.buffer_attrs: Set[str] = set()  # registered buffers (`register_buffer`, `nn.Buffer(...)`)
+        # buffers declared `self.b = nn.Buffer(t)`: the tensor itself is marked a buffer, so putting it
+        # back on the module (`self.b = self.b.to(...)`) makes `__setattr__` read its `persistent` flag
+        self.marked_buffer_attrs: Set[str] = set()
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
@@ -96,8 +99,8 @@ class FileFacts:
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
-        self.experts_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
-            _defaults_experts_to_eager(self.top)
+        self.swap_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
+            _overrides_swap_to_eager(self.top)
         self._module_constructed: Optional[Dict[str, str]] = None
 
     def collect(self) -> "FileFacts":
@@ -113,10 +116,26 @@ class FileFacts:
                 self._module_assignment(stmt)
         for stmt in self.top:
             if isinstance(stmt, ast.ClassDef):
+                self._method_imports(stmt)
+        for stmt in self.top:
+            if isinstance(stmt, ast.ClassDef):
                 ClassCollector(self, stmt).collect()
         self.compiled_names = self.find_compiled_names()
         self.false_constants = false_constants(self.top, self.source.text)
         return self
+
+    def _method_imports(self, class_node: ast.ClassDef) -> None:
+        """Imports inside the class's methods (`from torch.nn.modules.rnn import LSTM` in `__init__`):
+        what the class stores is read before the method is walked (bindings.py adds them then). A
+        name the module binds itself keeps its module-level meaning."""
+        local = ImportTable(self.imports.module, self.imports.is_package)
+        for method in class_node.body:
+            if isinstance(method, FUNCS):
+                for sub in self.nodes(method):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        local.add_import(sub)
+        for name, dotted_name in local.aliases.items():
+            self.imports.aliases.setdefault(name, dotted_name)
 
     def find_compiled_names(self) -> Set[str]:
         """Module functions handed to torch.compile by a call (the language server re-uses each
@@ -208,7 +227,7 @@ class FileFacts:
 
     def _attribute_of(self, value) -> Optional[str]:
         """The dotted name a module-level value stands for: `torch.compile`, or a guarded lookup
-        of one (timm: `getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`, the
+        of one (`getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`, the
         fallback only for a torch without it)."""
         if isinstance(value, (ast.Name, ast.Attribute)):
             return self.imports.resolve(value)
@@ -249,7 +268,7 @@ class FileFacts:
 
     def _predicate_returns(self, node, info: FunctionInfo):
         """Record the bodies of project wrappers of compile predicates: `return is_compiling()`, and
-        transformers' `is_tracing(t=None)`, which builds a local flag with `or` and `|=` and returns
+        an `is_tracing(t=None)` that builds a local flag with `or` and `|=` and returns
         it. Per return, the predicate calls of its `or` chain (`or_returns`): any one of them true
         makes that return true."""
         if not PREDICATE_NAME.search(node.name):
@@ -339,6 +358,7 @@ class ClassCollector:
                 cls.init_lists |= parent.init_lists
                 cls.tensor_attrs |= parent.tensor_attrs
                 cls.buffer_attrs |= parent.buffer_attrs
+                cls.marked_buffer_attrs |= parent.marked_buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 cls.config_attrs = dict(parent.config_attrs)
                 for k, v in parent.info.submodules.items():
@@ -547,6 +567,7 @@ class ClassCollector:
             cls.tensor_attrs.add(attr)
             if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in BUFFER_CLASSES:
                 cls.buffer_attrs.add(attr)
+                cls.marked_buffer_attrs.add(attr)
             kinds.add(kind)
             return
         classes = self._constructed_classes(value)

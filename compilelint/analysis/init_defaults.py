@@ -148,8 +148,8 @@ class ConstructorDefaults:
             own = next((name for at, name in call.forwards if at == slot), None)
             if own == NONE:
                 continue
-            if own is None:
-                return True  # a value of the caller's own making
+            if own is None or own.startswith("="):
+                return True  # a value of the caller's own making, or a constant
             if own.startswith("self."):
                 if not self.at_default(caller, own[5:]):
                     return True

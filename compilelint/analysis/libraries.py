@@ -45,6 +45,9 @@ CONFIG_OWNER_WORDS: FrozenSet[str] = frozenset(row["owner_word"] for row in _ROW
 # Functions returning a logger, and the methods libraries add to their loggers.
 LOGGER_FACTORIES = _names("logger_factory")
 LOGGER_METHODS = _names("logger_method")
+# Functions outside the checked tree that return a tensor → "tensor", "bool" or "same" (a boolean
+# tensor when the first argument is one).
+TENSOR_FUNCTIONS: Dict[str, str] = {row["name"]: row["returns"] for row in _ROWS.get("tensor_function", ())}
 # Functions registering a custom op → (the keyword, the position) of the function they register.
 CUSTOM_OP_REGISTRARS: Dict[str, Tuple[str, int]] = {
     row["name"]: (row["op_keyword"], row["op_position"]) for row in _ROWS.get("custom_op_registrar", ())}

@@ -1,12 +1,14 @@
 """Code that only runs when an optional argument is given, in a function no traced call gives it.
 
-`DynamicCache.__init__(self, ddp_cache_data=None, config=None)` has an `.item()` under
-`if ddp_cache_data is not None:`; every model reaches `__init__` through `DynamicCache(config=...)`,
-which never passes `ddp_cache_data`, so that code never runs under compile. The same holds for a
-flag defaulting to a false constant and tested for truth: timm's `resample_abs_pos_embed(...,
+`Cache.__init__(self, shard_data=None, config=None)` has an `.item()` under
+`if shard_data is not None:`; every model reaches `__init__` through `Cache(config=...)`,
+which never passes `shard_data`, so that code never runs under compile. The same holds for a
+flag defaulting to a false constant and tested for truth: `resample_pos_embed(...,
 verbose=False)` logs only `if ... and verbose:`, and no model's call passes `verbose`; and for
 such a parameter compared with a true constant: `def safe_div(num, den, on_zero=0.0)` checks
-`if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes. At walk time a
+`if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes, nor a call
+giving another constant (`safe_div(a, b, on_zero="nan")`, or a caller handing on its own
+parameter that its callers give so). At walk time a
 finding keeps the parameters (defaulting to None, or tested bare or against true constants and
 defaulting to False, 0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
@@ -70,7 +72,8 @@ def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str
         return term.id
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
             term.left.id in optional and _names_a_value(term.ops[0], term.comparators[0], branch):
-        return term.left.id  # `p == "warn"`: the false default never equals a true constant
+        # `p == "warn"`: the false default never equals a true constant, nor does a call's other one
+        return term.left.id + VALUE + "\t".join(repr(v.value) for v in _compared_values(term.comparators[0]))
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.left, ast.Name) and \
             optional.get(term.left.id, False) is None and isinstance(term.comparators[0], ast.Constant) and \
             term.comparators[0].value is None and isinstance(term.ops[0], (ast.Is, ast.IsNot)):
@@ -120,6 +123,11 @@ def _self_attr_given(term: ast.AST, branch: bool) -> Optional[str]:
     return f"self.{left.attr}" if _names_a_value(op, right, branch) else None
 
 
+def _compared_values(right: ast.AST) -> list:
+    """The constants `p == right` / `p in right` compares with."""
+    return list(right.elts) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+
+
 def _names_a_value(op: ast.cmpop, right: ast.AST, branch: bool) -> bool:
     """Does this comparison, taking `branch`, hold only for a true constant (`p == "warn"`, `p in
     ("a", "b")`, `p != "warn"` on its false branch)? Then a parameter defaulting to a false
@@ -161,9 +169,9 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
         # (`zero_division = 0.0 if zero_division == "warn" else zero_division` after the test does not;
         # `query is key` is about the arguments as passed: rebinding them after the test is no matter)
         first = min(test.lineno for test, _ in conditions) - fn.lineno
-        return tuple(p for p, line in out.items() if
+        return tuple(p for p, line in out.items() for name in [p.split(VALUE, 1)[0]] if
                      (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
-                      p.startswith("self.") or p not in rebound or (rebound[p] >= line and not loops)))
+                      p.startswith("self.") or name not in rebound or (rebound[name] >= line and not loops)))
     return ()
 
 
@@ -200,6 +208,9 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
 # slot and name it writes when the call hands on the caller's own *args/**kwargs.
 NONE = "None"
 VARARGS = "*"
+# What follows it in a need is the constants the test needs the parameter to equal (`p == "warn"`:
+# "p='warn'", tab-separated); in a call's `forwards`, the constant an argument is (`zero_division="nan"`).
+VALUE = "="
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
 
 
@@ -217,6 +228,9 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     nones += [(i, f"self.{a.attr}") for i, a in enumerate(call.args) if a.__class__ is ast.Attribute and is_self(a.value)]
     nones += [(k.arg, f"self.{k.value.attr}") for k in call.keywords
               if k.arg and k.value.__class__ is ast.Attribute and is_self(k.value.value)]
+    # `_safe_divide(a, b, zero_division="nan")`: a constant, which a test for another one fails
+    nones += [(i, VALUE + repr(a.value)) for i, a in enumerate(call.args) if _plain_constant(a)]
+    nones += [(k.arg, VALUE + repr(k.value.value)) for k in call.keywords if k.arg and _plain_constant(k.value)]
     out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
     out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
     if not out:
@@ -229,6 +243,20 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
         rebound = _rebound(fn, nodes)
         out = [(slot, name) for slot, name in out if name not in rebound]
     return tuple(out + nones)
+
+
+def _plain_constant(node: ast.AST) -> bool:
+    """A string or number constant (not None, not a bool: those a truth test reads)."""
+    return node.__class__ is ast.Constant and type(node.value) in (str, int, float)
+
+
+def _equals_one_of(constant: str, values: str) -> bool:
+    """Does the constant a call passes (its repr) equal one of a need's (tab-separated reprs)?"""
+    try:
+        value = ast.literal_eval(constant)
+        return any(value == ast.literal_eval(v) for v in values.split("\t"))
+    except (ValueError, SyntaxError):  # `1e999` is written back as inf: anything
+        return True
 
 
 def passed_shape(call: ast.Call, fn: Optional[ast.AST]) -> Optional[Tuple[int, Tuple[str, ...]]]:
@@ -291,7 +319,7 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return False
     slot = _slot(call, callee, param)
-    return slot is not None and all(at != slot or name.startswith("self.") for at, name in call.forwards)
+    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) for at, name in call.forwards)
 
 
 class Incoming:
@@ -385,7 +413,9 @@ class Incoming:
 
     def _gives(self, caller: str, call: Call, callee: FunctionInfo, param: str) -> bool:
         """Does this call give `param`: passed, and not an optional parameter of the caller that
-        no traced call of the caller gives in turn."""
+        no traced call of the caller gives in turn; for a need of given constants (`p='warn'`),
+        not another constant."""
+        param, _, values = param.partition(VALUE)
         if not passes(call, callee, param):
             return False
         if call.args is None or not call.forwards or param.startswith("*"):
@@ -396,13 +426,15 @@ class Incoming:
         own = next((name for at, name in call.forwards if at == slot), None)
         if own == NONE:
             return False  # `f(x, mask=None)`
+        if own is not None and own.startswith(VALUE):
+            return not values or _equals_one_of(own[len(VALUE):], values)  # `f(x, mode="nan")`
         if own is not None and own.startswith("self."):
             return not self.defaults.at_default(caller, own[5:])
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))
         try:
-            return not self.unpassed(caller, (own,))
+            return not self.unpassed(caller, (own + VALUE + values if values else own,))
         finally:
             self._asking.discard((caller, own))
 

@@ -308,6 +308,8 @@ class TensorInference:
             if left in TENSORISH or right in TENSORISH:
                 if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
                     return BOOL
+                if getattr(node, "in_place", False) and left == BOOL and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+                    return BOOL  # `keep &= other` on a boolean tensor: in place, its dtype stays (or it raises)
                 return TENSOR
             if left == SCALAR and right == SCALAR:
                 return SCALAR
@@ -407,6 +409,11 @@ class TensorInference:
             return self._builtin(name[9:], node)
         if name.startswith("torch."):
             return self._torch(name[6:], node)
+        returns = libraries.TENSOR_FUNCTIONS.get(name)
+        if returns is not None:  # a library function the measured table knows returns a tensor
+            if returns == "same":
+                return BOOL if node.args and self.kind(node.args[0]) == BOOL else TENSOR
+            return BOOL if returns == "bool" else TENSOR
         if isinstance(func, ast.Name) and func.id not in self.env:
             return self.call_returns(node, self)  # a function of the file (others answer None)
         return None

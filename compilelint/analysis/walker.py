@@ -20,6 +20,7 @@ from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
 from compilelint.analysis.facts import ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
+from compilelint.analysis import self_items
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.stops import is_stop_decorator
@@ -74,7 +75,7 @@ class FileAnalyzer(Conditions, RuleContext):
     def run(self) -> FileSummary:
         facts = self.facts.collect()
         self.summary.classes.update((name, c.info) for name, c in facts.classes.items())
-        self.summary.experts_default_eager = facts.experts_default_eager
+        self.summary.swap_default_eager = facts.swap_default_eager
         self._fixes.compiled_names = facts.compiled_names
         self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
@@ -117,6 +118,7 @@ class FileAnalyzer(Conditions, RuleContext):
         record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
+        info.tensor_returns = self_items.tensor_returns(node, self.resolve)
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
 
@@ -148,8 +150,14 @@ class FileAnalyzer(Conditions, RuleContext):
             hook(node)
         if cls is ast.Call:
             self.calls.record(node, scope)
+            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+        elif cls is ast.Attribute and scope.info is not None:
+            self.calls.record_read(node, scope)
         elif cls is ast.Assign:
             self._note_flag(node)
+            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+        elif cls is ast.AugAssign or cls is ast.AnnAssign:
+            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
         if cls not in _SPECIAL:  # most nodes: their children, in order
             for name in child_fields(cls):
                 value = getattr(node, name, None)
@@ -324,6 +332,8 @@ class FileAnalyzer(Conditions, RuleContext):
         for test, branch in bound:
             guards += tuple(self._branch_guards(test, branch))
             when = " and ".join(x for x in (when, self._test_text(test, branch)) if x)
+        for test in breaks_if:  # `requires_grad=self.training`: breaks only in the mode that makes it true
+            guards += tuple(self._branch_guards(test, True))
         # what the path needs of config flags and arguments, `x is not None and x.any()` included
         conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path) + \
             [(e, True) for e in breaks_if]
@@ -356,6 +366,8 @@ class Scope:
         self.loops = 0
         self.seen_calls: Set[tuple] = set()
         self.flags: Dict[str, Tuple[str, bool]] = {}  # local name → the predicate guard it holds
+        # local name → the guards that hold where it is true (`drop = self.training and p > 0`)
+        self.implied: Dict[str, Tuple[Tuple[str, bool], ...]] = {}
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         if node is not None:

@@ -17,9 +17,9 @@ with the model's defaults (`runs_by_default`): not those needing an optional arg
 gives or a config flag the model's config class contradicts (as for findings), not those under a
 half-precision dtype test (the fp16 clamp `x.dtype == torch.float16 and not torch.isfinite(x).all()`:
 models run in float32 unless cast), no conditional log or warning (`if len(unused_kwargs) > 0:
-logger.warning(...)`, diffusers' `deprecate`: misuse and deprecation paths), and those under a test
+logger.warning(...)`, a `deprecate(...)` helper: misuse and deprecation paths), and those under a test
 of the module's own settings only when the config class's defaults make it true (`self.layerdrop >
-0.0`: 0.0 in BartConfig, never runs; 0.05 in M2M100Config, runs in train).
+0.0`: 0.0 in one config class, never runs; 0.05 in another, runs in train).
 
 The project pass computes the frames of both modes once (`all_frames`), and the language server
 keeps a `FramesMemo` between passes: each reached function's part (its calls' callees, its breaks)
@@ -41,6 +41,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from compilelint.analysis import config_flags
 from compilelint.project_pass import module_settings
+from compilelint.project_pass.init_asserts import asserted_apart
 from compilelint.project_pass.inverse import Inverse
 from compilelint.analysis.passed_args import Incoming
 from compilelint.project_pass.regions import edge_mode, meet
@@ -234,7 +235,7 @@ def runs_by_default(project, fid: str, c, root: str, mode: str, incoming: Incomi
     if HALF_DTYPE.search(c.when) or incoming.unpassed(fid, c.needs):
         return False
     if c.when and c.code in WARNING_CODES:
-        return False  # a conditional log or warning: a misuse or deprecation path (diffusers' `deprecate`)
+        return False  # a conditional log or warning: a misuse or deprecation path (`deprecate(...)`)
     if root and not config_flags.decide(project, root, c.flags)[0]:
         return False
     if "self." not in c.when:
@@ -330,13 +331,27 @@ def _calls_by_row(fn: ast.AST) -> Dict[int, List[ast.Call]]:
     return out
 
 
-def exclusive(fr: Frames, a: str, b: str) -> bool:
+def exclusive(fr: Frames, a: str, b: str, trees: Optional[Trees] = None) -> bool:
     """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
     submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
     (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
-    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet)."""
+    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet), or through two
+    submodules of one class built under two flags that its `__init__` asserts apart
+    (`init_asserts`; given `trees`)."""
     ca, cb = _choices(fr.index, fr, a), _choices(fr.index, fr, b)
-    return any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys())
+    if any(not (ca[k] & cb[k]) for k in ca.keys() & cb.keys()):
+        return True
+    if trees is None:
+        return False
+    project = fr.index
+    for ka, sa in ca.items():
+        for kb, sb in cb.items():
+            if ka[0] == kb[0] and ka[1] != kb[1] and len(sa) == 1 and len(sb) == 1:
+                init = project.method(ka[0], "__init__")
+                row = project.classes[init.rsplit(".", 1)[0]][1].row
+                if asserted_apart(project, trees, init, row + ka[2], next(iter(sa)), row + kb[2], next(iter(sb))):
+                    return True
+    return False
 
 
 def _choices(project, fr: Frames, fid: str) -> Dict[tuple, Set[bool]]:
@@ -374,7 +389,7 @@ def _assignment_branches(project, cls: str, attr: str, built: str) -> List[Tuple
 def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> Dict[str, int]:
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
-    stage may lack it: timm's first stage has `downsample = nn.Identity()`). `chosen`: what an
+    stage may lack it: a first stage built with `downsample = nn.Identity()`). `chosen`: what an
     earlier call over the same project found of (class, attribute, built class) → built under a test."""
     chosen = chosen if chosen is not None else {}
     project = fr.index

@@ -1,8 +1,8 @@
 """Does a test of a module's own settings hold under the compiled model's default config?
 
-transformers' layerdrop breaks sit under `if self.training and self.layerdrop > 0.0:` with
-`self.layerdrop = config.encoder_layerdrop` in `__init__`: BartConfig sets `encoder_layerdrop:
-float = 0.0` (the break never runs), M2M100Config `0.05` (it runs in train, and the layer loop's
+Layerdrop breaks sit under `if self.training and self.layerdrop > 0.0:` with
+`self.layerdrop = config.encoder_layerdrop` in `__init__`: one config class sets `encoder_layerdrop:
+float = 0.0` (the break never runs), another `0.05` (it runs in train, and the layer loop's
 frame is skipped: measured in the truth corpus). The test is decided from source: `self.x` is
 followed to the config attribute `__init__` copies into it (or read as `self.config.x`), whose
 value is the class-level default of the root model's config class (through its bases). Anything

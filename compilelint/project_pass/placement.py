@@ -12,6 +12,7 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
 from compilelint.project_pass.regions import Project, edge_mode, meet
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
@@ -25,6 +26,13 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
     """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls)
+    items_memo: dict = {}
+
+    def only_items(fid: str, region_root: str) -> bool:
+        if (fid, region_root) not in items_memo:
+            items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
+        return items_memo[fid, region_root]
+
     for summary in summaries:
         for qual, info in summary.with_candidates():  # most functions have nothing to place
             r = reached.get(f"{summary.module}.{qual}")
@@ -36,6 +44,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 mode = meet(r.mode, edge_mode(c.guards))
                 if mode == "never" or project.dead(c.guards):
                     continue
+                if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
+                    continue  # an arm for items that are not tensors, of an object that holds none
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)

@@ -51,6 +51,7 @@ PREDICATES = {
 # torch's predicates by their last name, and the wrappers of libraries outside the checked tree
 # (`data/libraries.toml`), with their value while Dynamo traces.
 PREDICATE_LEAVES = {"is_dynamo_compiling": True, "is_compiling": True, **libraries.COMPILE_PREDICATES}
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
 NOT_MODULE_BASES = ("object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
                     "TypedDict", "Exception", "Function", "dict", "list", "tuple", "str", "int")
 
@@ -231,7 +232,7 @@ class Project:
                 if base.startswith("torch.autograd") or leaf in NOT_MODULE_BASES:
                     continue
                 if base.startswith("torch.nn.") or base.endswith("nn.Module") or not base.startswith("torch."):
-                    return True  # nn layers, or a base from outside the checked tree (transformers…)
+                    return True  # nn layers, or a base from outside the checked tree
         return False
 
     # ----- predicates -----------------------------------------------------------------------------
@@ -281,13 +282,18 @@ class Project:
 
     # ----- stops ----------------------------------------------------------------------------------
     def decorators(self, fid: str) -> List[str]:
-        """A function's decorators with re-exports and module-level aliases followed (timm's
-        `@disable_compiler`, `timm.layers` re-exporting `disable_compiler = ...torch.compiler.disable`)."""
+        """A function's decorators with re-exports and module-level aliases followed
+        (`@disable_compiler`, a package re-exporting `disable_compiler = ...torch.compiler.disable`)."""
         entry = self.functions.get(fid)
         return [self.canonical(_bare(d)) + d[len(_bare(d)):] for d in entry[1].decorators] if entry else []
 
     def is_disabled(self, fid: str) -> bool:
         return any(_bare(d) in DISABLE_DECORATORS for d in self.decorators(fid))
+
+    def is_property(self, fid: str) -> bool:
+        """A getter: `@property`, `@functools.cached_property` (a setter or deleter shares its name
+        and replaces it in the index: not a getter)."""
+        return any(_bare(d).rsplit(".", 1)[-1] in PROPERTY_DECORATORS for d in self.functions[fid][1].decorators)
 
     def is_stopped(self, fid: str) -> bool:
         if fid in self.opaque:
@@ -313,7 +319,7 @@ class Project:
             return ""
         if entry[1].chosen_by:
             return f'{libraries.opt_in_chooser(entry[1].chosen_by)}="{entry[1].chosen_by}" picks it'
-        if entry[0].experts_default_eager:
+        if entry[0].swap_default_eager:
             return ""
         return next((f"@{_bare(d).rsplit('.', 1)[-1]} keeps the eager forward" for d in entry[1].decorators
                      if _bare(d).rsplit(".", 1)[-1] in SWAP_CLASS_DECORATORS), "")
@@ -345,6 +351,9 @@ class Project:
                            if c in self.classes and call.target in self.classes[c][1].methods), None)
             return [method] if method else []
         cls = receiver or cls
+        if call.kind == "property":  # `self.attr` read: its getter runs when it is a property
+            method = self.method(cls, call.target)
+            return [method] if method and self.is_property(method) else []
         if call.kind == "self" and call.target == "__call__" and not call.member:  # `self(x)`
             return self.called(cls)
         if call.kind == "self":
@@ -363,7 +372,7 @@ class Project:
         own methods (`self.m`, `super().m`), each submodule class whose method it is for
         `self.attr(...)`, the class constructed or named for `Child(...)` / `config.method(...)`."""
         cls = receiver or self.defining_class(fid)
-        if call.kind in ("self", "super") and cls is not None and self.defining_class(callee) in self.mro(cls):
+        if call.kind in ("self", "super", "property") and cls is not None and self.defining_class(callee) in self.mro(cls):
             return [self.receiver(callee, receiver)]
         if call.kind in ("self", "attr"):
             member = call.member or "forward"

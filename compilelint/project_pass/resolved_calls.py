@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from compilelint.project_pass.inverse import Inverse
 from compilelint.summary import Call
 
-ON_SELF = ("self", "super", "attr")  # the call kinds a receiver resolves
+ON_SELF = ("self", "super", "attr", "property")  # the call kinds a receiver resolves
 
 
 class ResolvedCalls:

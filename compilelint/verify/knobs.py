@@ -2,8 +2,8 @@
 
 Many breaks vanish with a setting instead of a code change: `.item()` with
 `capture_scalar_outputs`, `nonzero()`/masks with `capture_dynamic_output_shape_ops`, print and
-`warnings.warn` with `reorderable_logging_functions`, recompiles with `dynamic=True`. The settings
-tried are the ones the findings (by rule) or the observed breaks (by gb_type) point to. Each target
+`warnings.warn` with `reorderable_logging_functions`, nn.LSTM/GRU/RNN submodules with `allow_rnn`,
+recompiles with `dynamic=True`. The settings tried are the ones the findings (by rule) or the observed breaks (by gb_type) point to. Each target
 runs once with none of them (the reference: its eager outputs), then with each setting alone, then
 greedily with the best ones together; a setting counts only when the compiled outputs still equal
 the reference. The suggestion is the smallest set that removes the most breaks.
@@ -26,6 +26,8 @@ KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
                                ("capture_scalar_outputs", "Tensor.item", "Data dependent operator")),
     "capture_dynamic_output_shape_ops": (frozenset({"CL301", "CL302", "CL105"}), ("Dynamic shape operator",)),
     "reorderable_logging_functions": (frozenset({"CL201", "CL203"}), ("Failed to trace builtin operator",)),
+    # GB0014: nn.RNN/GRU/LSTM submodules (CL216) are traced, as one `aten.lstm`/`gru` op, only with this
+    "allow_rnn": (frozenset({"CL216"}), ("wrap RNN",)),
     "dynamic": (frozenset({"CL401", "CL402", "CL403", "CL405"}), ()),
 }
 

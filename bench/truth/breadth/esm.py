@@ -112,6 +112,18 @@ def names():
     return sorted(_specs())
 
 
+# The models whose attention applies rotary embeddings: their cos/sin tables are built on the
+# first call and kept for that sequence length (`_update_cos_sin_tables`).
+ROTARY_MODELS = ["ESM2", "ESM2_contacts", "ESM2_masked", "ESM2_no_token_dropout", "ESM2_repr_heads",
+                 "MultiheadAttention_rotary", "RotaryEmbedding", "TransformerLayer_rotary"]
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    fresh = Variant("compiled as built, with no eager call first: the rotary tables built under Dynamo", fresh=True)
+    return {name: {"fresh": fresh} for name in ROTARY_MODELS}
+
+
 def build(name, variant=None):
     import torch
 

@@ -129,9 +129,52 @@ def names():
     return sorted(_specs())
 
 
+def _layerdrop(model, config, inputs):
+    """Layer dropout 0.5 on every encoder that has the option (set on the built modules: not every
+    wrapper passes it on to its encoder)."""
+    for module in model.modules():
+        if hasattr(module, "layerdrop_prob"):
+            module.layerdrop_prob = 0.5
+    return model, inputs
+
+
+def _batch3(model, config, inputs):
+    """A batch of 3 where the layer was built for 2 (`input_shape`): its batch-size change path."""
+    import torch
+
+    return model, {"x": torch.randn(3, T, F, requires_grad=True)}
+
+
+# The encoders whose layer loop skips a layer on a random draw when `layerdrop_prob > 0` (train).
+LAYERDROP_MODELS = ["BranchformerEncoder", "CNNTransformerSE", "ConformerEncoder", "Dual_Path_Model_conformer",
+                    "Dual_Path_Model_rnn", "Dual_Path_Model_transformer", "SepformerWrapper", "TransformerASR",
+                    "TransformerASR_branchformer", "TransformerASR_conformer", "TransformerASR_hypermixing",
+                    "TransformerLM"]
+# The front ends whose context window builds its kernel on the first call (`first_call`).
+FIRST_CALL_MODELS = ["Fbank", "Fbank_deltas_context", "MFCC"]
+# The recurrent layers that resize their state and dropout masks when the batch size changes.
+BATCH_SIZE_MODELS = ["LiGRU", "SLiGRU"]
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    layerdrop = Variant("layer dropout 0.5 (`layerdrop_prob`): the random layer skip in train", prepare=_layerdrop)
+    fresh = Variant("compiled as built, with no eager call first: the first call's kernel set-up under Dynamo",
+                    fresh=True)
+    batch3 = Variant("compiled as built, with no eager call first, on a batch of 3 where the layer was built for 2: "
+                     "the batch-size change", prepare=_batch3, fresh=True)
+    table = {name: {"layerdrop": layerdrop} for name in LAYERDROP_MODELS}
+    table.update({name: {"fresh": fresh} for name in FIRST_CALL_MODELS})
+    table.update({name: {"batch3": batch3} for name in BATCH_SIZE_MODELS})
+    return table
+
+
 def build(name, variant=None):
     import torch
 
     make_model, make_inputs = _specs()[name]
     torch.manual_seed(0)
-    return make_model(), make_inputs()
+    model, inputs = make_model(), make_inputs()
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs

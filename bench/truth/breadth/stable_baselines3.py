@@ -81,8 +81,9 @@ def _obs(space, batch=BATCH):
     return torch.as_tensor(np.stack(samples) if not isinstance(space, spaces.Discrete) else np.array(samples))
 
 
-def _parts():
-    """Networks the policies are made of, alone: name -> () -> (model, inputs)."""
+def _parts(obs="vec"):
+    """Networks the policies are made of, alone: name -> () -> (model, inputs); the critics and
+    actors over the observation space `obs` (a key of `_spaces()`), through a flattening extractor."""
     import torch
     from stable_baselines3.common import torch_layers as tl
     from stable_baselines3.common.policies import ContinuousCritic
@@ -90,8 +91,11 @@ def _parts():
     from stable_baselines3.sac.policies import Actor as SACActor
     from stable_baselines3.td3.policies import Actor as TD3Actor
 
+    from gymnasium.spaces import flatdim
+
     sp = _spaces()
-    vec, box, image, dict_space = sp["vec"], sp["box"], sp["image"], sp["dict"]
+    vec, box, image, dict_space = sp[obs], sp["box"], sp["image"], sp["dict"]
+    n = flatdim(vec)
     flat = lambda: tl.FlattenExtractor(vec)  # noqa: E731
     features = lambda: torch.randn(BATCH, 6, requires_grad=True)  # noqa: E731
     return {
@@ -100,12 +104,12 @@ def _parts():
         "CombinedExtractor": lambda: (tl.CombinedExtractor(dict_space, cnn_output_dim=32),
                                       {"observations": _float_dict(_obs(dict_space), dict_space)}),
         "MlpExtractor": lambda: (tl.MlpExtractor(6, dict(pi=[16], vf=[16]), torch.nn.Tanh), {"features": features()}),
-        "QNetwork": lambda: (QNetwork(vec, sp["discrete"], flat(), 6, net_arch=[16]), {"obs": _obs(vec)}),
-        "ContinuousCritic": lambda: (ContinuousCritic(vec, box, [16], flat(), 6, n_critics=2),
+        "QNetwork": lambda: (QNetwork(vec, sp["discrete"], flat(), n, net_arch=[16]), {"obs": _obs(vec)}),
+        "ContinuousCritic": lambda: (ContinuousCritic(vec, box, [16], flat(), n, n_critics=2),
                                      {"obs": _obs(vec), "actions": torch.rand(BATCH, 2)}),
-        "sac.Actor": lambda: (SACActor(vec, box, [16], flat(), 6), {"obs": _obs(vec), "deterministic": False}),
-        "sac.Actor_sde": lambda: (SACActor(vec, box, [16], flat(), 6, use_sde=True), {"obs": _obs(vec), "deterministic": True}),
-        "td3.Actor": lambda: (TD3Actor(vec, box, [16], flat(), 6), {"obs": _obs(vec)}),
+        "sac.Actor": lambda: (SACActor(vec, box, [16], flat(), n), {"obs": _obs(vec), "deterministic": False}),
+        "sac.Actor_sde": lambda: (SACActor(vec, box, [16], flat(), n, use_sde=True), {"obs": _obs(vec), "deterministic": True}),
+        "td3.Actor": lambda: (TD3Actor(vec, box, [16], flat(), n), {"obs": _obs(vec)}),
     }
 
 
@@ -120,6 +124,22 @@ def names():
     return sorted([*POLICIES, *_parts()])
 
 
+# The models whose observations are not images, and the critics and actors alone: their
+# `preprocess_obs` runs `is_image_space` on every call, whose value-range check reads the space's
+# bounds through NumPy (a tensor under Dynamo) only for a 3-dimensional Box. The `image_obs` variant
+# gives them an image observation space (uint8, 3 x 36 x 36, images normalized as the default
+# does), which opens that check.
+IMAGE_OBS_MODELS = [name for name, spec in POLICIES.items() if spec[2] != "image" and spec[2] != "dict"] + [
+    "ContinuousCritic", "QNetwork", "sac.Actor", "sac.Actor_sde", "td3.Actor"]
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    image_obs = Variant("an image observation space (uint8 3 x 36 x 36, normalized): the value-range check of "
+                        "`is_image_space` in `preprocess_obs`", config=dict(obs="image", normalize_images=True))
+    return {name: {"image_obs": image_obs} for name in IMAGE_OBS_MODELS}
+
+
 def build(name, variant=None):
     import inspect
 
@@ -127,8 +147,11 @@ def build(name, variant=None):
     import torch
 
     torch.manual_seed(0)
+    config = dict(variant.config) if variant else {}
     if name in POLICIES:
         algo, alias, obs, action, kwargs = POLICIES[name]
+        obs = config.pop("obs", obs)
+        kwargs = {**kwargs, **config}
         sp = _spaces()
         policy_class = getattr(sb3, algo).policy_aliases[alias]
         model = policy_class(sp[obs], sp[action], lambda _: 1e-3, **kwargs)
@@ -136,4 +159,4 @@ def build(name, variant=None):
             space.seed(0)
         first = next(iter(inspect.signature(model.forward).parameters))  # `obs`, or `observation` (TD3)
         return model, {first: _obs(sp[obs]), "deterministic": False}
-    return _parts()[name]()
+    return _parts(config.get("obs", "vec"))[name]()

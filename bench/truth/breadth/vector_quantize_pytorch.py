@@ -118,8 +118,27 @@ TRAINING_MODELS = ["grouped_residual_vq", "hierarchical_vq", "random_projection"
                    "vq_orthogonal_reg", "vq_rotation_trick", "vq_stochastic", "vq_straight_through"]
 
 
+# A learnable codebook updated in place by its own optimizer (`in_place_codebook_optimizer`): in train,
+# `forward` computes a loss and calls `loss.backward()` and the optimizer's step. For the models whose
+# `VectorQuantize.forward` holds that finding, but those that refuse a learnable codebook (cosine
+# similarity, gumbel straight-through, beam search) or do not take the option (hierarchical).
+IN_PLACE_MODELS = sorted(set(TRAINING_MODELS + ["vq_multihead"])
+                         - {"hierarchical_vq", "random_projection", "vq_cosine", "vq_straight_through"})
+
+
+def _codebook_sgd(params):
+    import torch
+
+    return torch.optim.SGD(params, lr=0.1)
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     fresh = Variant("k-means init, dead-code expiry (threshold 2), orthogonal loss on the active codes, compiled "
                     "fresh: the k-means init runs under Dynamo", config=TRAINING_OPTIONS, fresh=True)
-    return {name: {"training_fresh": fresh} for name in TRAINING_MODELS}
+    in_place = Variant("learnable codebook with an in-place optimizer: backward and step inside forward (train)",
+                       config=dict(learnable_codebook=True, ema_update=False, in_place_codebook_optimizer=_codebook_sgd))
+    out = {name: {"training_fresh": fresh} for name in TRAINING_MODELS}
+    for name in IN_PLACE_MODELS:
+        out.setdefault(name, {})["in_place_optimizer"] = in_place
+    return out

@@ -151,7 +151,9 @@ def build(name, variant=None):
 
     kind, layers_cls, layer_kw, wrap_kw = SPECS[name]
     torch.manual_seed(0)
-    model, inputs = _build(kind, layers_cls, {**layer_kw, **(variant.config if variant else {})}, wrap_kw)
+    config = dict(variant.config) if variant else {}
+    wrapper = config.pop("wrapper", {})  # a variant's keywords of the wrapper; the rest go to the layers
+    model, inputs = _build(kind, layers_cls, {**layer_kw, **config}, {**wrap_kw, **wrapper})
     if variant and variant.prepare:
         model, inputs = variant.prepare(model, None, inputs)
     return model, inputs
@@ -172,8 +174,38 @@ DROPOUT_MODELS = ["cross_attender", "decoder", "decoder_alibi", "decoder_cope", 
                   "wrapper_output_heads", "wrapper_recycling", "wrapper_scaled_sinu", "wrapper_tied_l2norm"]
 
 
+# Looped inference (`TransformerWrapper(looped=True)` over layers with `pre_and_post_norm`, which it
+# requires, called with `looped_inference=True`): one token of
+# one sequence, the case where each step tests its exit probability (`if looped_inference and
+# should_early_exit: break`); for the models whose `TransformerWrapper.forward` holds that finding.
+# Left out: recycling refuses looped; sparse top-k needs more keys than one token; a cls token or
+# memory tokens make the exit test hold several values (the eager run raises); output heads do not
+# run looped.
+LOOPED_MODELS = sorted(set(DROPOUT_MODELS) - {"cross_attender", "wrapper_recycling", "decoder_sparse_topk",
+                                              "encoder_cls_token", "wrapper_memory_tokens", "wrapper_output_heads"}
+                       | {"decoder_dynamic_pos_bias", "decoder_t5_rel_pos"})
+
+
+def _one_token_looped(model, config, inputs):
+    """The first token of the first sequence (a mask or a condition cut to match), `looped_inference=True`."""
+    import torch
+
+    out = {}
+    for key, value in inputs.items():
+        if isinstance(value, torch.Tensor):
+            value = value[:1, :1] if key in ("x", "mask") else value[:1]
+        out[key] = value
+    out.pop("prefix_attn_len", None)  # a prefix longer than the one token
+    return model, {**out, "looped_inference": True}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     drop = Variant("layer_dropout 0.5 with rotary embeddings: layers skipped in train, the rotary path",
                    config=dict(layer_dropout=0.5, rotary_pos_emb=True))
-    return {name: {"layer_dropout_rotary": drop} for name in DROPOUT_MODELS}
+    looped = Variant("looped wrapper, looped inference on one token: the per-step early-exit test",
+                     config=dict(pre_and_post_norm=True, wrapper=dict(looped=True)), prepare=_one_token_looped)
+    out = {name: {"layer_dropout_rotary": drop} for name in DROPOUT_MODELS}
+    for name in LOOPED_MODELS:
+        out.setdefault(name, {})["looped_inference"] = looped
+    return out
