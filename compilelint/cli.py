@@ -208,7 +208,7 @@ def check(paths, output_format, output_file, statistics, exit_zero, fix, unsafe_
         sys.exit(0)
     stdin = None
     if reading_stdin:
-        stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
+        stdin = (stdin_filename or "<stdin>", sys.stdin.buffer.read())
         paths = (stdin[0],)
         if stdin_filename and settings.force_exclude and _excluded(stdin_filename, settings):
             # Excluded: nothing to report; a fixer on stdin hands the text back unchanged.
