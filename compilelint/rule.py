@@ -41,11 +41,14 @@ KNOWN_TORCH_VERSIONS = ("2.11", "2.13")
 OBJECT_ID_FLOOR = 1 << 40
 
 
+def version_key(version: str) -> Tuple[int, ...]:
+    """A torch version's major.minor as numbers, for comparing and sorting ("2.9" before "2.13")."""
+    return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+
+
 def torch_at_least(version: str, minimum: str) -> bool:
     """`version` (major.minor) is `minimum` or newer, compared as numbers ("2.9" is older than "2.13")."""
-    def parts(v: str):
-        return tuple(int(p) for p in v.split(".")[:2] if p.isdigit())
-    return parts(version) >= parts(minimum)
+    return version_key(version) >= version_key(minimum)
 
 # A finding's message data, as (field, value) pairs (`("state", "self.cache")`): what the rule's
 # project-pass hook reads back (`Finding.arg`), as Ruff's violation fields and pyflakes' message_args.

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Dict, Optional, Tuple
 
-from compilelint.rule import KNOWN_TORCH_VERSIONS, torch_at_least
+from compilelint.rule import KNOWN_TORCH_VERSIONS, torch_at_least, version_key
 
 try:
     import tomllib
@@ -62,7 +62,7 @@ def measured_for(version: str) -> str:
     """The measured version whose behaviour `version` ("2.12.1+cu126") is judged by: the newest one
     not newer than it, the oldest for an older torch."""
     older = [v for v in KNOWN_TORCH_VERSIONS if torch_at_least(version, v)]
-    ordered = sorted(older or KNOWN_TORCH_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")))
+    ordered = sorted(older or KNOWN_TORCH_VERSIONS, key=version_key)
     return ordered[-1] if older else ordered[0]
 
 
@@ -106,7 +106,7 @@ def installed_torch() -> Optional[str]:
 def default_torch_version() -> Tuple[str, str]:
     """(the measured version findings speak of when no setting names one, where it came from)."""
     installed = installed_torch()
-    newest = max(KNOWN_TORCH_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")))
+    newest = max(KNOWN_TORCH_VERSIONS, key=version_key)
     if installed is None:
         return newest, "no torch installed: the newest measured version"
     version = measured_for(installed)

@@ -1,6 +1,6 @@
 import ast
 
-from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule
+from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
 from compilelint.rules.rng_state import SEEDING
 from compilelint.rules.warnings_warn import WARN_FUNCTIONS
@@ -15,8 +15,7 @@ OWNED_ELSEWHERE = SEEDING | WARN_FUNCTIONS | DEBUGGER_CALLS | {"copy.deepcopy", 
 def _breaking() -> dict:
     table = behaviours()["untraceable-call"]
     found: dict = {}
-    newest_first = sorted(KNOWN_TORCH_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")), reverse=True)
-    for version in newest_first:
+    for version in sorted(KNOWN_TORCH_VERSIONS, key=version_key, reverse=True):
         for name, row in measured_table(table["table"], version).items():
             if row.get("verdict") == table["verdict"] and name not in OWNED_ELSEWHERE:
                 found.setdefault(name, ([], row))[0].append(version)

@@ -35,7 +35,7 @@ import ast
 from typing import Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, self_attr, self_targets
+from compilelint.analysis.astutil import is_self, parameter_names, self_attr, self_targets, walk
 
 # The pseudo-predicate of the arm: (NON_TENSOR_ITEM, True) in a node's guards.
 NON_TENSOR_ITEM = "non-tensor-item-of-self"
@@ -73,8 +73,7 @@ def non_tensor_arm(test: ast.AST, branch: bool, stack, fn: Optional[ast.AST], re
 
 def _computed_getattr(node: ast.AST) -> bool:
     """`getattr(self, name)` with a name that is not a constant."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
-        len(node.args) >= 2 and is_self(node.args[0]) and not isinstance(node.args[1], ast.Constant)
+    return isinstance(node, ast.Call) and _self_container(node) == "" and not isinstance(node.args[1], ast.Constant)
 
 
 def _read_by_computed_name(node: ast.AST, fn: Optional[ast.AST]) -> bool:
@@ -83,12 +82,10 @@ def _read_by_computed_name(node: ast.AST, fn: Optional[ast.AST]) -> bool:
         return True
     if not isinstance(node, ast.Name) or fn is None:
         return False
-    args = fn.args
-    if node.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} | \
-            {a.arg for a in (args.vararg, args.kwarg) if a is not None}:
+    if node.id in parameter_names(fn.args, starred=True):
         return False
     values = []
-    for sub in ast.walk(fn):
+    for sub in walk(fn):
         if isinstance(sub, ast.Assign):
             if any(isinstance(t, ast.Name) and t.id == node.id for t in sub.targets):
                 if len(sub.targets) != 1:
@@ -164,9 +161,7 @@ def registered_param(node: ast.AST, fn: Optional[ast.AST]) -> Optional[str]:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and
             len(node.args) == 3 and is_self(node.args[0]) and isinstance(node.args[1], ast.Name) and fn is not None):
         return None
-    args = fn.args
-    return node.args[1].id if node.args[1].id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} \
-        else None
+    return node.args[1].id if node.args[1].id in parameter_names(fn.args) else None
 
 
 def named_call(node: ast.AST) -> Optional[Tuple[str, Tuple[Tuple[object, str], ...], list]]:
@@ -206,7 +201,7 @@ def _returned_by(item: ast.AST, fn: Optional[ast.AST], resolve) -> Optional[str]
     if not isinstance(item, ast.Name) or fn is None:
         return None
     found = []
-    for sub in ast.walk(fn):
+    for sub in walk(fn):
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
             target = sub.targets[0]
             if isinstance(target, ast.Name) and target.id == item.id:
@@ -232,10 +227,10 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
     kind = T.annotation_kind(ann, resolve)
     if kind in T.TENSORISH:
         return (-1,)
-    if kind == T.SEQ and not (isinstance(ann, ast.Subscript) and
-                              (resolve(ann.value) or "") in ("builtins.tuple", "typing.Tuple", "tuple")):
+    is_tuple = isinstance(ann, ast.Subscript) and (resolve(ann.value) or "") in ("builtins.tuple", "typing.Tuple", "tuple")
+    if kind == T.SEQ and not is_tuple:
         return (ANY_PART,)
-    if isinstance(ann, ast.Subscript) and (resolve(ann.value) or "") in ("builtins.tuple", "typing.Tuple", "tuple"):
+    if is_tuple:
         items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if not any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
             return tuple(i for i, e in enumerate(items) if T.annotation_kind(e, resolve) in T.TENSORISH)
