@@ -164,7 +164,7 @@ class ClassInfo:
     methods: List[str] = field(default_factory=list)
     # self.<attr> → dotted names of the classes constructed into it (submodules, ModuleList members).
     submodules: Dict[str, List[str]] = field(default_factory=dict)
-    # Class-level annotations and assignments naming a class (`config: BartConfig`, `config_class = X`).
+    # Class-level annotations and assignments naming a class (`config: Seq2SeqConfig`, `config_class = X`).
     attr_types: Dict[str, str] = field(default_factory=dict)
     # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)

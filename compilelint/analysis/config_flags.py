@@ -4,18 +4,18 @@ Library code often breaks only for some configurations: a helper that deep-copie
 only `if ... and config.is_encoder_decoder:`, which every model reaches through
 `Cache(config=self.config)` but only encoder-decoder models run. At walk time the boolean
 attributes of config objects that the `if`s around a finding test are kept (`flags`); the project
-pass then reads the root model's config class (`config: BartConfig` on the model class or a base,
-or `config_class = BartConfig`) and that class's default for the flag (`is_encoder_decoder: bool =
+pass then reads the root model's config class (`config: Seq2SeqConfig` on the model class or a base,
+or `config_class = Seq2SeqConfig`) and that class's default for the flag (`is_encoder_decoder: bool =
 True`, inherited through its bases). A default that contradicts the path drops the finding; one
 that agrees is named in its note; a flag no class sets plainly (or a method reassigns) decides
 nothing.
 
 Numbers too: `if self.training and self.layerdrop > 0.0:` (`self.layerdrop = config.encoder_layerdrop`
-in `__init__`, `encoder_layerdrop: float = 0.0` on BartConfig) is a comparison the default
+in `__init__`, `encoder_layerdrop: float = 0.0` on Seq2SeqConfig) is a comparison the default
 decides: its layer-dropping body never runs with the default configuration.
 
-The same holds for a submodule built only under a flag: wav2vec2's `self.adapter =
-Wav2Vec2Adapter(config) if config.add_adapter else None` (`add_adapter: bool = False`) makes
+The same holds for a submodule built only under a flag: a speech encoder's `self.adapter =
+Adapter(config) if config.add_adapter else None` (`add_adapter: bool = False`) makes
 `self.adapter(hidden_states)` a call into a module no default model has; reach does not follow it
 (`submodule_flags`, decided per root like the findings' flags).
 """
@@ -88,7 +88,7 @@ def condition_flags(conditions: List[Tuple[ast.AST, bool]], class_name: str = ""
 
 
 def config_class(project, cls: str) -> Optional[str]:
-    """The config class a model class declares (itself or a base): `config: BartConfig`."""
+    """The config class a model class declares (itself or a base): `config: Seq2SeqConfig`."""
     for c in project.mro(cls):
         entry = project.classes.get(c)
         if entry is None:
@@ -110,7 +110,7 @@ def flag_default(project, cls: str, attr: str):
 
 
 def decide(project, root_fid: str, flags: Tuple[Flag, ...]) -> Tuple[bool, str]:
-    """(does the root's config allow the path, what the note adds: "BartConfig: is_encoder_decoder=True")."""
+    """(does the root's config allow the path, what the note adds: "Seq2SeqConfig: is_encoder_decoder=True")."""
     cls = root_fid.rsplit(".", 1)[0]
     if not flags or cls not in project.classes:
         return True, ""
@@ -131,7 +131,7 @@ def decide(project, root_fid: str, flags: Tuple[Flag, ...]) -> Tuple[bool, str]:
 
 def submodule_assignments(init: ast.AST) -> Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]]:
     """Each `self.<attr> = value` of `__init__` with the config flags it is made under: `self.x =
-    X(config) if config.use_x else None`, or under `if config.use_x:` (wav2vec2's `if
+    X(config) if config.use_x else None`, or under `if config.use_x:` (`if
     config.do_stable_layer_norm: self.encoder = StableEncoder(config) else: self.encoder =
     Encoder(config)`: each class under its own flag). `None` assignments build nothing."""
     out: Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]] = {}

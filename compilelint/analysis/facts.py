@@ -402,8 +402,8 @@ class ClassCollector:
         return {attr: refs for attr, refs in parts.items() if attr in run or attr not in read}
 
     def _class_level(self, info: ClassInfo):
-        """What the class body declares plainly: attributes typed by a class (`config: BartConfig`,
-        `config_class = BartConfig`) and boolean defaults (`is_encoder_decoder: bool = True`), which
+        """What the class body declares plainly: attributes typed by a class (`config: Seq2SeqConfig`,
+        `config_class = Seq2SeqConfig`) and boolean defaults (`is_encoder_decoder: bool = True`), which
         a method assigning `self.<name>` makes unknown (or sets, when every such assignment is one constant)."""
         resolve = self.facts.resolve_plain
         for stmt in self.node.body:

@@ -335,7 +335,7 @@ def exclusive(fr: Frames, a: str, b: str, trees: Optional[Trees] = None) -> bool
     """Can frames `a` and `b` never run in one model? True when the paths to them pass through one
     submodule whose class `__init__` chooses by a test, `a`'s on one branch and `b`'s on the other
     (`self.encoder = EncoderStableLayerNorm(config) if config.do_stable_layer_norm else
-    Encoder(config)`: wav2vec2's two layer classes share a wrapper but never meet), or through two
+    Encoder(config)`: the two layer classes share a wrapper but never meet), or through two
     submodules of one class built under two flags that its `__init__` asserts apart
     (`init_asserts`; given `trees`)."""
     ca, cb = _choices(fr.index, fr, a), _choices(fr.index, fr, b)

@@ -70,8 +70,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
 
 def frame_skips(candidates, rules) -> list:
     """Break candidates after which Dynamo runs the rest of the frame eager: those inside a loop
-    (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. wav2vec2's
-    `_compute_mask_indices`), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. a span-masking
+    helper's loop), and those of rules whose break has no point to resume at (`skips_frame`)."""
     out = []
     for c in candidates:
         rule = rules.get(c.code)
@@ -85,7 +85,7 @@ def hidden_by(c, skips, info) -> int:
     or 0: an earlier break that runs whenever `c` does (its guards and condition are part of c's);
     else, for `c` in a loop, the break of the same outermost loop Dynamo meets first on the first
     iteration: the one that needs no condition in the loop, else the first in the source
-    (measured in the truth corpus: BigBird's random-block plan breaks at the `if i == 1:` branch
+    (measured in the truth corpus: a block-sparse attention's random-block plan breaks at the `if i == 1:` branch
     and its `elif`s are never traced; a break after a nested loop that its first iteration skips
     hides the one inside)."""
     for s in skips:
