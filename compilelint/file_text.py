@@ -89,6 +89,8 @@ class FileText:
 
     def comments_in(self, span: Span, keep: List[Span] = ()) -> bool:
         """Whether a comment starts inside `span` but outside every span in `keep`."""
+        if "#" not in self.segment(span):
+            return False  # no comment starts without one (spares tokenizing the whole file)
         self._tokenize()
         if not self.tokens_ok:
             return True  # unknown: assume the worst
@@ -103,8 +105,19 @@ class FileText:
         return self.comment_text.get(row)
 
     def row_starts_in_string(self, row: int) -> bool:
-        self._tokenize()
-        return row in self.starts_in_string
+        if self._tokens_done:
+            return row in self.starts_in_string
+        # Only a string that starts above `row` can hold its start: tokenize up to there (the
+        # `import torch` row asked about is near the top of the file).
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                if tok.start[0] >= row:
+                    break
+                if tok.type == tokenize.STRING and tok.end[0] >= row:
+                    return True
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            pass  # as the whole file's tokens: the strings before the error
+        return False
 
     def rows_starting_in_string(self, row: int, end_row: int) -> Optional[Set[int]]:
         """The rows of a whole statement (`row`..`end_row`) that start inside one of its strings, or None
