@@ -19,9 +19,11 @@ for these paths (`--follow-misuse`), and then the note says the condition.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, List, Optional
 
 from compilelint.analysis import libraries
+from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import dotted
 
 # The pseudo-predicate of a misuse branch: (MISUSE, True) in a node's guards.
@@ -46,12 +48,22 @@ def misuse_branch(test: ast.AST, branch: bool, body: List[ast.stmt], fn: Optiona
     under which a warn-and-reset branch is about a mode the model is in, not about a caller."""
     if fn is None or not body or is_helper(fn):
         return False
-    return _warns_deprecation(body) or (not stateful and not reads_self(test) and _warns_and_resets(body)) or \
+    # the body first: it rarely warns and resets, and a look at its statements costs less than a
+    # walk of the test
+    return _warns_deprecation(body) or (not stateful and _warns_and_resets(body) and not reads_self(test)) or \
         (branch and _only_warns(body) and _unexpected_kwargs(test, fn))
 
 
+_READS_SELF: "weakref.WeakKeyDictionary[ast.AST, bool]" = weakref.WeakKeyDictionary()
+
+
 def reads_self(test: ast.AST) -> bool:
-    return any(isinstance(sub, ast.Name) and sub.id == "self" for sub in ast.walk(test))
+    """Does the expression read `self`? Once per test: the walker asks it of every `if` around each
+    nested one."""
+    got = _READS_SELF.get(test)
+    if got is None:
+        got = _READS_SELF[test] = any(sub.__class__ is ast.Name and sub.id == "self" for sub in walk(test))
+    return got
 
 
 def _warns_deprecation(body: List[ast.stmt]) -> bool:
