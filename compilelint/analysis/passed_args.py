@@ -150,6 +150,21 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
     `nodes`: function node → all its nodes (the file's shared walk)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not conditions:
         return ()
+    # Once per function and `if`s around: every call and finding under the same `if`s asks it.
+    memo = _NEEDED.get(fn)
+    if memo is None:
+        memo = _NEEDED[fn] = {}
+    key = tuple(conditions)  # the test nodes themselves (kept alive by the key: no id reused)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _needed_params(conditions, fn, nodes)
+    return got
+
+
+_NEEDED: "weakref.WeakKeyDictionary[ast.AST, Dict[tuple, Tuple[str, ...]]]" = weakref.WeakKeyDictionary()
+
+
+def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes) -> Tuple[str, ...]:
     optional = _optional_params(fn)
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
@@ -220,25 +235,34 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     constant None as (its slot, NONE)."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ()
-    nones = [(VARARGS, VARARGS)] if any(a.__class__ is ast.Starred for a in call.args) or \
-        any(k.arg is None for k in call.keywords) else []  # its own, else `passed_shape` gave None
-    nones += [(i, NONE) for i, a in enumerate(call.args) if a.__class__ is ast.Constant and a.value is None]
-    nones += [(k.arg, NONE) for k in call.keywords if k.arg and k.value.__class__ is ast.Constant and k.value.value is None]
-    # `fmt(x, self.ignore_index)`: given only when a construction gave it (`init_defaults`)
-    nones += [(i, f"self.{a.attr}") for i, a in enumerate(call.args) if a.__class__ is ast.Attribute and is_self(a.value)]
-    nones += [(k.arg, f"self.{k.value.attr}") for k in call.keywords
-              if k.arg and k.value.__class__ is ast.Attribute and is_self(k.value.value)]
-    # `_safe_divide(a, b, zero_division="nan")`: a constant, which a test for another one fails
-    nones += [(i, VALUE + repr(a.value)) for i, a in enumerate(call.args) if _plain_constant(a)]
-    nones += [(k.arg, VALUE + repr(k.value.value)) for k in call.keywords if k.arg and _plain_constant(k.value)]
-    out = [(i, a.id) for i, a in enumerate(call.args) if a.__class__ is ast.Name]
-    out += [(k.arg, k.value.id) for k in call.keywords if k.arg and k.value.__class__ is ast.Name]
-    if not out:
+    if not call.args and not call.keywords:
+        return ()
+    # One look at each argument (asked for every call of every function); each kind keeps its own
+    # list, positional arguments before keywords, so the order is that of a look per kind.
+    handed_on = False  # the caller's own *args/**kwargs, else `passed_shape` gave None
+    names, nones, selfs, constants = [], [], [], []
+    for slot, value in [(i, a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords]:
+        kind = value.__class__
+        if slot is None or kind is ast.Starred:
+            handed_on = True
+        elif kind is ast.Name:
+            names.append((slot, value.id))
+        elif kind is ast.Constant:
+            if value.value is None:
+                nones.append((slot, NONE))
+            elif _plain_constant(value):
+                # `_safe_divide(a, b, zero_division="nan")`: a constant, which a test for another one fails
+                constants.append((slot, VALUE + repr(value.value)))
+        elif kind is ast.Attribute and is_self(value.value):
+            # `fmt(x, self.ignore_index)`: given only when a construction gave it (`init_defaults`)
+            selfs.append((slot, f"self.{value.attr}"))
+    nones = ([(VARARGS, VARARGS)] if handed_on else []) + nones + selfs + constants
+    if not names:
         return tuple(nones)
     optional = _OPTIONAL.get(fn)
     if optional is None:  # once per function: asked for each of its calls
         optional = _OPTIONAL[fn] = _optional_params(fn)
-    out = [(slot, name) for slot, name in out if name in optional]
+    out = [(slot, name) for slot, name in names if name in optional]
     if out:
         rebound = _rebound(fn, nodes)
         out = [(slot, name) for slot, name in out if name not in rebound]
