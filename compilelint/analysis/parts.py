@@ -58,18 +58,19 @@ class Parts:
         """Classes constructed anywhere in an expression (ModuleList([...]), make_layers(lambda: X()))."""
         found = []
         for sub in walk(value):
-            if isinstance(sub, ast.Call):
+            kind = sub.__class__
+            if kind is ast.Call:
                 registry = self.registry_of(sub.func)
                 if registry:
                     found.extend(registry)  # ATTENTION_CLASSES[cfg.impl](...)
                     continue
-                if isinstance(sub.func, ast.Name) and sub.func.id in self.class_names():
+                if sub.func.__class__ is ast.Name and sub.func.id in self.class_names():
                     found.extend(self.class_names()[sub.func.id])  # layer_type(...), layer_type=LlamaDecoderLayer
                     continue
                 name = self.facts.imports.resolve(sub.func)
                 if name and is_class_name(name):
                     found.append(name)
-            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            elif kind is ast.Name and sub.ctx.__class__ is ast.Load:
                 found.extend(self.local_modules().get(sub.id, ()))  # nn.Sequential(*stages)
         return found
 
@@ -90,19 +91,29 @@ class Parts:
         local name → the classes it holds."""
         made: Dict[str, List[str]] = {}  # local name → classes constructed into it
         out: Dict[str, List[str]] = {}
+        assigns, fills = [], []  # one look at the method's nodes (asked of most methods)
+        for sub in self.facts.nodes(method):
+            kind = sub.__class__
+            if kind is ast.Assign:
+                if len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name:
+                    assigns.append(sub)
+            elif kind is ast.Call:
+                if sub.func.__class__ is ast.Attribute and sub.args and \
+                        sub.func.attr in ("append", "extend", "insert") and sub.func.value.__class__ is ast.Name:
+                    fills.append(sub)
+            elif kind is ast.AugAssign and sub.op.__class__ is ast.Add and sub.target.__class__ is ast.Name:
+                fills.append(sub)
         self._local_modules = {}
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = self.constructed_classes(sub.value)
-                if found:
-                    made.setdefault(sub.targets[0].id, []).extend(found)
+        for sub in assigns:
+            found = self.constructed_classes(sub.value)
+            if found:
+                made.setdefault(sub.targets[0].id, []).extend(found)
         self._local_modules = made  # `blocks += [b]` after `b = Block(...)`
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args and \
-                    sub.func.attr in ("append", "extend", "insert") and isinstance(sub.func.value, ast.Name):
+        for sub in fills:
+            if sub.__class__ is ast.Call:
                 members = out.setdefault(sub.func.value.id, [])
                 members.extend(c for c in self.constructed_classes(sub.args[-1]) if c not in members)
-            elif isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Add) and isinstance(sub.target, ast.Name):
+            else:
                 members = out.setdefault(sub.target.id, [])  # stages += [Stage(...)]
                 members.extend(c for c in self.constructed_classes(sub.value) if c not in members)
         for name, classes in made.items():  # `stage = Stage(...); self.stages.append(stage)`
