@@ -49,18 +49,21 @@ class ScalarArgument(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.params = {}  # function qualname → {parameter: "int" | "float"}
+        self.names = set()  # every such parameter's name: any other name read is not one (most reads)
         self.seen = set()
 
     # Module-level definitions are visited before their bodies are walked: note the parameters here.
     def visit_FunctionDef(self, node):
         if self.ctx.function is None:
             self.params[node.name] = _step_params(node)
+            self.names.update(self.params[node.name])
 
     def visit_ClassDef(self, node: ast.ClassDef):
         if self.ctx.function is None:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self.params[f"{node.name}.{item.name}"] = _step_params(item)
+                    self.names.update(self.params[f"{node.name}.{item.name}"])
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -71,6 +74,8 @@ class ScalarArgument(Rule):
         return self.ctx.cls is not None and fn.qualname.endswith(".forward")
 
     def visit_Name(self, node: ast.Name):
+        if node.id not in self.names:
+            return
         fn = self.ctx.function
         if fn is None or not isinstance(node.ctx, ast.Load):
             return

@@ -94,6 +94,8 @@ class UntraceableCall(Rule):
                     self.sparse[(id(self.ctx.function_node), t.id)] = node.lineno
 
     def visit_Name(self, node: ast.Name):
+        if not self.sparse:  # most files bind no sparse tensor: nothing to look up
+            return
         key = (id(self.ctx.function_node), node.id)
         row = self.sparse.get(key)
         if row is not None and isinstance(node.ctx, ast.Load) and node.lineno > row:
