@@ -44,6 +44,7 @@ TENSORS, OTHER = "tensors", "other"
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LOOPS = (ast.For, ast.AsyncFor)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set)
+_DISPLAY_KINDS = frozenset(_DISPLAYS)
 # In `tensor_returns`: every item of the result is a tensor.
 ANY_PART = -2
 # Tensor methods whose result is a tensor (not a Python value, not a tuple of tensors).
@@ -258,6 +259,14 @@ def note(node: ast.AST, info, fn: Optional[ast.AST], is_tensor, resolve) -> None
     """What `node` puts into the object's containers, the names it registers attributes by and its
     calls naming some, into `info` (the walked function's `FunctionInfo`)."""
     if info is None:
+        return
+    # Most nodes asked about say nothing: a call of a plain name but `setattr` (`f(x)`), and an
+    # assignment of anything but a list, tuple or set display
+    kind = node.__class__
+    if kind is ast.Call:
+        if node.func.__class__ is ast.Name and node.func.id != "setattr":
+            return
+    elif node.value.__class__ not in _DISPLAY_KINDS:
         return
     put = put_items(node)
     if put is not None:
