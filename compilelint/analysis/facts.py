@@ -8,6 +8,7 @@ function and the fix builders.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -41,6 +42,12 @@ ITEMS = "[]"
 # Hooks that pick the implementation a swap decorator puts in place (`data/libraries.toml`); a
 # model that overrides one to default to "eager" runs the eager forward of its decorated classes.
 EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
+# Kinds of nodes that passes over a function look for (`FileFacts.of_kinds`), and some sets of them.
+KEPT_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor,
+                        ast.While, ast.Import, ast.ImportFrom))
+IMPORTS = frozenset((ast.Import, ast.ImportFrom))
+LOOPS = frozenset((ast.For, ast.AsyncFor, ast.While))
+ASSIGNS = frozenset((ast.Assign, ast.AnnAssign))
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
@@ -98,6 +105,9 @@ class FileFacts:
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self._nodes: Dict[int, List[ast.AST]] = {}
+        self._kept: Dict[int, List[ast.AST]] = {}  # function (by id) → its nodes of KEPT_KINDS
+        self._of_kinds: Dict[tuple, List[ast.AST]] = {}  # (function id, kinds) → its nodes of those kinds
+        self._yield_rows: Optional[List[int]] = None  # the rows that say "yield", in order
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
         self.swap_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
             _overrides_swap_to_eager(self.top)
@@ -131,9 +141,8 @@ class FileFacts:
         local = ImportTable(self.imports.module, self.imports.is_package)
         for method in class_node.body:
             if isinstance(method, FUNCS):
-                for sub in self.nodes(method):
-                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                        local.add_import(sub)
+                for sub in self.of_kinds(method, IMPORTS):
+                    local.add_import(sub)
         for name, dotted_name in local.aliases.items():
             self.imports.aliases.setdefault(name, dotted_name)
 
@@ -148,6 +157,21 @@ class FileFacts:
         if key not in self._nodes:
             self._nodes[key] = walk(fn)
         return self._nodes[key]
+
+    def of_kinds(self, fn: ast.AST, kinds: frozenset) -> List[ast.AST]:
+        """The nodes of a function of these classes, in walk order. Most passes look for a few kinds
+        of statements and calls (a tenth of the nodes): those of `KEPT_KINDS` are set apart once,
+        and each set of kinds asked for is kept (`kinds`: a module constant, not made per call)."""
+        key = (id(fn), kinds)
+        got = self._of_kinds.get(key)
+        if got is None:
+            source = self.nodes(fn)
+            if kinds <= KEPT_KINDS:
+                source = self._kept.get(id(fn))
+                if source is None:
+                    source = self._kept[id(fn)] = [n for n in self.nodes(fn) if n.__class__ in KEPT_KINDS]
+            got = self._of_kinds[key] = [n for n in source if n.__class__ in kinds]
+        return got
 
     def walked_nodes(self, functions) -> Dict[int, List[ast.AST]]:
         """The node lists already walked of `functions`, by id (the language server keeps them
@@ -253,16 +277,20 @@ class FileFacts:
         self._predicate_returns(node, info)
         nodes = self.nodes(node)
         info.marks_constant = self._marks_constants and marks_constant(nodes)
-        for n in nodes:  # its loops (`frames`)
-            kind = n.__class__
-            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
-                info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
+        for n in self.of_kinds(node, LOOPS):  # its loops (`frames`)
+            info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
         return info
 
     def is_generator(self, func) -> bool:
-        """Does `func` yield? Its lines are searched first: most functions never say `yield`."""
-        lines = self.source.lines[func.lineno - 1: func.end_lineno]
-        if not any("yield" in line for line in lines):
+        """Does `func` yield? Its lines are searched first: most functions never say `yield` (the
+        file's rows that do are listed once, and a function's looked up among them)."""
+        if self._yield_rows is None:
+            text = self.source.text
+            self._yield_rows = [row for row, line in enumerate(self.source.lines, 1) if "yield" in line] \
+                if "yield" in text else []
+        rows = self._yield_rows
+        i = bisect.bisect_left(rows, func.lineno)
+        if i == len(rows) or (func.end_lineno is not None and rows[i] > func.end_lineno):
             return False
         return is_generator(func)
 
@@ -423,8 +451,8 @@ class ClassCollector:
         for method in self.node.body:
             if not isinstance(method, FUNCS):
                 continue
-            for sub in self.facts.nodes(method):
-                if (sub.__class__ is ast.Assign or sub.__class__ is ast.AnnAssign) and sub.value is not None:
+            for sub in self.facts.of_kinds(method, ASSIGNS):
+                if sub.value is not None:
                     for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                         for attr, value in self_targets(t, sub.value):
                             constant = isinstance(value, ast.Constant) and type(value.value) in (bool, int, float)
@@ -441,9 +469,7 @@ class ClassCollector:
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
         self.parts = Parts(self.facts, method, init=in_init, methods=cls.info.methods)
-        for sub in self.facts.nodes(method):
-            if sub.__class__ not in _RECORDING_NODES:
-                continue
+        for sub in self.facts.of_kinds(method, _RECORDING_NODES):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 if sub.value is None:
@@ -490,8 +516,8 @@ class ClassCollector:
         """`self.layerdrop = config.encoder_layerdrop`: the attribute holds the config's value (an
         attribute assigned anything else as well holds no one config attribute)."""
         copies: Dict[str, Optional[str]] = {}
-        for sub in self.facts.nodes(init):
-            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+        for sub in self.facts.of_kinds(init, ASSIGNS):
+            if sub.value is not None:
                 for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                     for attr, value in self_targets(t, sub.value):
                         owner = dotted(value.value) or "" if isinstance(value, ast.Attribute) else ""
@@ -507,7 +533,7 @@ class ClassCollector:
         args = init.args
         params = [a.arg for a in (args.posonlyargs + args.args)[1:] + args.kwonlyargs]
         cls.init_params = params
-        for sub in self.facts.nodes(init):
+        for sub in self.facts.of_kinds(init, _ASSIGN_OR_CALL):
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
                 for t in sub.targets:
                     if isinstance(t, ast.Attribute) and is_self(t.value):
@@ -617,6 +643,7 @@ def built_under(init, class_row: int) -> Dict[str, list]:
 _HOLDERS = (ast.Attribute, ast.Subscript, ast.Starred)
 # The nodes a method's walk records facts from (`ClassCollector._method`).
 _RECORDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.Call))
+_ASSIGN_OR_CALL = frozenset((ast.Assign, ast.Call))
 
 
 def scan_noqa(source: SourceFile) -> Tuple[Dict[int, Optional[Tuple[str, ...]]], Optional[Tuple[str, ...]]]:

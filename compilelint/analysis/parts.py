@@ -92,7 +92,7 @@ class Parts:
         made: Dict[str, List[str]] = {}  # local name → classes constructed into it
         out: Dict[str, List[str]] = {}
         assigns, fills = [], []  # one look at the method's nodes (asked of most methods)
-        for sub in self.facts.nodes(method):
+        for sub in self.facts.of_kinds(method, _ASSIGNS_AND_FILLS):
             kind = sub.__class__
             if kind is ast.Assign:
                 if len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name:
@@ -138,8 +138,8 @@ class Parts:
             found = self.classes_of(default)
             if found:
                 out[arg.arg] = found
-        for sub in self.facts.nodes(method):
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+        for sub in self.facts.of_kinds(method, _ASSIGN):
+            if len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                 found = self.classes_of(sub.value)
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
@@ -221,7 +221,7 @@ class Parts:
         if self._local_refs is None:
             self._local_refs = {}  # a local read while its own value is worked out holds nothing yet
             out: Dict[str, List[str]] = {}
-            for sub in self.facts.nodes(self.method) if self.method is not None else ():
+            for sub in self.facts.of_kinds(self.method, _ASSIGNS_AND_FILLS) if self.method is not None else ():
                 kind = sub.__class__
                 if kind is ast.Assign and len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name:
                     name, found = sub.targets[0].id, self.refs(sub.value)
@@ -269,8 +269,8 @@ class Parts:
         """(class called, or SUPER for `super().__init__`, ((positional index or keyword, the
         parts it passes), ...)) for every call of a class here that passes parts."""
         out = []
-        for sub in self.facts.nodes(self.method):
-            if sub.__class__ is not ast.Call or not (sub.args or sub.keywords):
+        for sub in self.facts.of_kinds(self.method, _CALL):
+            if not (sub.args or sub.keywords):
                 continue
             func = sub.func
             if self.init and is_super_init(func):
@@ -297,6 +297,12 @@ class Parts:
                 out.append((callee, tuple(args)))
         return out
 
+
+# The kinds of nodes each look over a function's nodes reads (`FileFacts.of_kinds`).
+_ASSIGN = frozenset((ast.Assign,))
+_CALL = frozenset((ast.Call,))
+_CALL_OR_RETURN = frozenset((ast.Call, ast.Return))
+_ASSIGNS_AND_FILLS = frozenset((ast.Assign, ast.Call, ast.AugAssign))  # `x = ...`, `xs.append(...)`, `xs += ...`
 
 # Annotations of parameters that hold no part.
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "tuple", "Tuple", "complex"})
@@ -343,7 +349,7 @@ def _may_build(facts, node) -> bool:
     parameter (`block_fn(...)`), or returns what a function it calls returns (`return _create(...)`).
     Most functions (tensor code) do none of these, and their returns are not worth a look."""
     params = parameter_names(node.args)
-    for sub in facts.nodes(node):
+    for sub in facts.of_kinds(node, _CALL_OR_RETURN):
         kind = sub.__class__
         if kind is ast.Call:
             func = sub.func
