@@ -4,6 +4,8 @@ from compilelint.rule import Rule
 
 # Factories whose positional arguments are sizes or bounds (Python numbers to Dynamo).
 SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("arange", "zeros", "ones", "empty", "rand", "randn"))
+# The casts reported on a tensor (besides `math.*`).
+SCALAR_CASTS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
 
 
 class TensorToScalar(Rule):
@@ -52,7 +54,9 @@ class TensorToScalar(Rule):
             return
         if len(node.args) != 1 or node.keywords:
             return
-        if name is None or not self.ctx.is_tensor(node.args[0]):
+        if name is None or not (name in SCALAR_CASTS or name.startswith("math.")):
+            return  # the name first: most calls of one argument are none of these, and tensor inference costs
+        if not self.ctx.is_tensor(node.args[0]):
             return
         if name in ("builtins.int", "builtins.float"):
             self.report(node, f"`{name[9:]}(tensor)` reads tensor data into Python and graph-breaks "
