@@ -180,13 +180,14 @@ class TensorBranch(Rule):
         test = node.test
         if isinstance(test, ast.BoolOp):
             op = "and" if isinstance(test.op, ast.And) else "or"
-            fix = split_assert(self.ctx, node)  # one fix for the statement: on its first finding
+            first = True  # one fix for the statement, on its first finding (built only then: most asserts have none)
             for value in test.values[:-1]:
                 for expr in truth_tested(value):
                     if self.ctx.is_tensor(expr):
+                        fix = split_assert(self.ctx, node) if first else None
+                        first = False
                         self.report(expr, f"`assert ... {op} ...` calls bool() on a tensor and graph-breaks ({{gb}}): "
                                           "assert each condition on its own, or combine them with `&`", fix=fix)
-                        fix = None
 
     def visit_BoolOp(self, node: ast.BoolOp):
         # Inside a condition the whole test is checked by the statement; here only values used as data.
