@@ -28,7 +28,7 @@ from compilelint.verify import proc
 from compilelint.verify.code_copy import Copy, import_root, make_copy
 from compilelint.verify.knobs import run_kwargs, spelled
 from compilelint.verify.runner import _env, run_child
-from compilelint.verify.timing import FASTER, SAME, compare, summarize
+from compilelint.verify.timing import FASTER, SAME, SLOWER, compare, summarize
 
 
 @dataclass
@@ -208,6 +208,57 @@ def comparison(target: dict, before: str, after: str) -> Optional[dict]:
     """`before` → `after` on this target (timing.compare), or None when either was not timed."""
     a, b = _summary(target, before), _summary(target, after)
     return compare(a, b) if a is not None and b is not None else None
+
+
+def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[str] = ()) -> dict:
+    """What verify keeps on this target against the code as it is (`compiled`): the first of
+    `preferred` (the fixes with every setting) that qualifies, else the fastest of `alone` (the
+    fixes alone, each setting alone) that does, else nothing. A version qualifies when it
+    was timed without an error, computes what `compiled` computes (its outputs equal the eager
+    run's, or `compiled`'s differ too: that difference is the compiler's, not the change's), and is
+    not slower beyond the spread (timing.compare). Returns {"version": name or None, "compare":
+    compiled → kept (None when nothing is kept), "rejected": {name: why}}."""
+    from compilelint.verify.prove import EQUAL
+
+    base = target["versions"].get(compiled) or {}
+    base_equal = (base.get("outputs") or {}).get("equal", "bitwise") in EQUAL
+    rejected: Dict[str, str] = {}
+
+    def why_not(name: str) -> str:
+        v = target["versions"].get(name)
+        if v is None:
+            return "not timed"
+        if v.get("error"):
+            return f"error: {v['error'][:80]}"
+        c = comparison(target, compiled, name)
+        if c is None:
+            return "not timed"
+        eq = (v.get("outputs") or {}).get("equal", "bitwise")
+        if base_equal and eq not in EQUAL:
+            return f"outputs {eq}"
+        if c["verdict"] == SLOWER:
+            return f"slower ({c['speedup']:.2f}x)"
+        return ""
+
+    def pick(name: str) -> dict:
+        return {"version": name, "compare": comparison(target, compiled, name), "rejected": rejected}
+
+    for name in preferred:
+        rejected[name] = why_not(name)
+        if not rejected[name]:
+            del rejected[name]
+            return pick(name)
+    fine = []
+    for name in alone:
+        rejected[name] = why_not(name)
+        if not rejected[name]:
+            del rejected[name]
+            fine.append(name)
+    if fine:
+        best = max(fine, key=lambda n: comparison(target, compiled, n)["speedup"])
+        rejected.update({n: f"{best} was faster" for n in fine if n != best})
+        return pick(best)
+    return {"version": None, "compare": None, "rejected": rejected}
 
 
 def _ranked(cost: Cost) -> List[dict]:
