@@ -7,9 +7,12 @@ For every target of an `--example` factory, on the device verify runs on, one ch
 - `compiled`  the code as it is, under `torch.compile` (the backend, inductor by default, and mode);
 - `fixed`     the code with every proven fix (`verify --fix`'s verdicts, fixproof.py) and the
               settings `--try-settings` suggests on top of them (knobs.py), compiled;
-- `settings`  the code as it is with those settings alone, compiled (when there are some);
+- `fixes`, `settings`  the proven fixes alone, and the code as it is with the settings alone,
+              compiled (when there are both);
 - `fix N`     the code with one proven fix alone, compiled, for each fix the target reaches.
 
+What verify keeps on a target (`kept`): `fixed`, else the faster of `fixes` and `settings`, whichever
+computes what the code as it is computes and is not slower beyond the spread; else nothing.
 Each fix's saving is `compiled` − `fix N` (medians); it counts only when measurable (timing.py:
 the interquartile ranges do not overlap), and the fixes are ranked by it. Each target's top fix is then
 timed again alone against `compiled` in a fresh process: the second run confirms it or not.
@@ -111,8 +114,8 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
         base = [Version("eager", compile=False), Version("compiled")]
         if cost.groups or cost.knobs:
             base.append(Version("fixed", all_fixed, knobs=cost.knobs))
-        if cost.knobs and cost.groups:
-            base.append(Version("settings", knobs=cost.knobs))
+        if cost.knobs and cost.groups:  # what is kept when both together are slower (kept())
+            base += [Version("fixes", all_fixed), Version("settings", knobs=cost.knobs)]
         alone = {g.number: Version(f"fix {g.number}", copy_with(g.findings)) for g in cost.groups}
         forget = sorted({p for c in copies for pair in c.roots.items() for p in pair} |
                         {import_root(p) for p in roots})
@@ -327,6 +330,8 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
             "compiled_vs_eager": ("eager", "compiled"), "fixed_vs_compiled": ("compiled", "fixed"),
             "fixed_vs_eager": ("eager", "fixed"), "settings_vs_compiled": ("compiled", "settings")}.items()
             if comparison(t, a, b) is not None}
+        if "fixed" in t["versions"]:
+            out["kept"] = kept(t, "compiled", ["fixed"], [n for n in ("fixes", "settings") if n in t["versions"]])
         targets.append(out)
     not_timed = [{"where": _where(r.finding, cwd), "code": r.finding.code, "status": r.status, "message": r.message}
                  for r in (cost.proof.results if cost.proof else []) if r.status != "proven"]
