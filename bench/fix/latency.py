@@ -167,13 +167,13 @@ def geomean(xs) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def kept_name(k: dict) -> str:
+def kept_name(k: dict, knobs) -> str:
     """The version verify keeps, as the table says it."""
     name = k["version"]
     if name is None:
         return "nothing"
     name = name.removesuffix(" RO")
-    return {"fixed": "fixes + settings", "fixes": "fixes alone"}.get(name, name)
+    return {"fixed": "fixes + settings" if knobs else "fixes", "fixes": "fixes alone"}.get(name, name)
 
 
 def markdown(doc: dict) -> str:
@@ -203,7 +203,7 @@ def markdown(doc: dict) -> str:
             kept_v = v.get(k["version"]) if k["version"] else v[compiled]
             ups[mode].append(k["compare"]["speedup"] if k["compare"] else 1.0)
             cells[mode] = (lat(kept_v), speedup(k["compare"]) if k["compare"] else "1.00x (nothing kept)",
-                           kept_name(k), outputs(kept_v), kept_v.get("breaks", "-"))
+                           kept_name(k, r.get("knobs")), outputs(kept_v), kept_v.get("breaks", "-"))
             rejected += [f"{r['label']} {name}: {why}" for name, why in k["rejected"].items() if why != "not timed"]
         a = "compiled" if "compiled" in v else "compiled RO"
         b = cells["default"][4] if a == "compiled" else cells[RO][4]
