@@ -259,11 +259,13 @@ def fixed_copy(opts, jobs) -> Copy:
         return reused(opts.copy, dirs)
     copy = make_copy(list(dirs.values()))
     if opts.overlay:  # the files a `check --fix` elsewhere wrote, laid out as under site-packages
-        parent = os.path.dirname(next(iter(copy.roots.values())))
+        # each library's files over that library's copy (the copies of several lie in folders apart)
+        root_of = {os.path.basename(c): c for c in copy.roots.values()}
         for folder, _, files in os.walk(opts.overlay):
             for name in files:
                 rel = os.path.relpath(os.path.join(folder, name), opts.overlay)
-                shutil.copy(os.path.join(opts.overlay, rel), os.path.join(parent, rel))
+                lib, _, inside = rel.partition(os.sep)
+                shutil.copy(os.path.join(opts.overlay, rel), os.path.join(root_of[lib], inside))
         return copy
     res = check_fix(copy, [m for m in breaking_models(["transformers"]) if m["run"]], dirs)
     if res.returncode:
