@@ -114,3 +114,33 @@ def test_timing_lock_keeps_other_processes_out_until_released(tmp_path):
     held.close()
     assert subprocess.run(probe, capture_output=True).returncode == 0
     assert _lock("") is None
+
+
+def _timed(median_ms, equal="allclose"):
+    m = median_ms / 1e3
+    return {"latency": {"n": 40, "median": m, "q1": m * 0.99, "q3": m * 1.01, "min": m * 0.98, "max": m * 1.02},
+            "compile_s": 1.0, "first_call_s": 0.1, "frames": 1, "breaks": 0, "recompiles": 0,
+            "outputs": {"equal": equal, "max_abs": 0.0, "what": ""}, "error": ""}
+
+
+def test_cost_keeps_what_is_not_slower_and_says_so():
+    """The fixes with the settings slower than the code as it is (a setting that traces a
+    data-dependent pooling into one slow graph): verify --cost keeps the fixes alone, and when
+    those are slower too, nothing."""
+    from compilelint.report.cost import render_text
+    from compilelint.verify.cost import Cost, cost_dict
+
+    target = {"index": 0, "label": "#0", "error": "", "rounds": 40, "stable": True, "seconds": 1.0,
+              "versions": {"eager": _timed(20), "compiled": _timed(10), "fixed": _timed(15), "fixes": _timed(8),
+                           "settings": _timed(16)}}
+    cost = Cost(targets=[target], knobs=("capture_scalar_outputs",))
+    data = cost_dict(cost, backend="inductor", compile_mode=None)
+    k = data["targets"][0]["kept"]
+    assert k["version"] == "fixes" and k["compare"]["verdict"] == "faster"
+    assert k["rejected"] == {"fixed": "slower (0.67x)", "settings": "slower (0.62x)"}
+    text = render_text(data)
+    assert "kept: compiled, fixes alone, 1.25x faster" in text
+    assert "not kept: compiled, fixed + settings: slower (0.67x)" in text
+    target["versions"]["fixes"] = _timed(12)
+    text = render_text(cost_dict(cost, backend="inductor", compile_mode=None))
+    assert "kept: nothing, the code as it is (compiled, fixed + settings: slower (0.67x); " in text

@@ -49,7 +49,7 @@ sys.path.insert(0, ROOT)
 
 from truth import breaking_models, check_fix, lib_dir, reused  # noqa: E402
 
-from compilelint.verify.cost import Version, _time_target, comparison  # noqa: E402
+from compilelint.verify.cost import Version, _time_target, comparison, kept  # noqa: E402
 from compilelint.verify.code_copy import Copy, make_copy  # noqa: E402
 
 TRUTH_FACTORY = os.path.join(HERE, "truth_models.py") + ":targets"
@@ -72,14 +72,38 @@ def breaking(result: dict) -> list:
     return out
 
 
+def named(base: str, mode: str) -> str:
+    """A version's name in a mode: "fixed", "fixed RO"."""
+    return base if mode == "default" else f"{base} RO"
+
+
 def versions(copy: Copy, knobs, modes) -> list:
-    """The original's versions first, then the copy's. One child per mode (`--modes`) is safest:
+    """The original's versions first, then the copy's. With settings, what verify would keep needs
+    the fixes alone and each setting alone too (`after`). One child per mode (`--modes`) is safest:
     on xlm and flaubert a third import of the original library in one process failed
     (`get_seq_length` saw a cache layer of another import's class)."""
     out = [Version("eager", compile=False)]
-    out += [Version(PAIRS[m][0], mode=None if m == "default" else m) for m in modes]
-    out += [Version(PAIRS[m][1], copy, knobs=tuple(knobs), mode=None if m == "default" else m) for m in modes]
+    for m in modes:
+        mode = None if m == "default" else m
+        out.append(Version(named("compiled", m), mode=mode))
+        out += [Version(named(f"setting {k}", m), knobs=(k,), mode=mode) for k in knobs]
+    for m in modes:
+        mode = None if m == "default" else m
+        out.append(Version(named("fixed", m), copy, knobs=tuple(knobs), mode=mode))
+        if knobs:
+            out.append(Version(named("fixes", m), copy, mode=mode))
     return out
+
+
+def after(r: dict, mode: str) -> dict:
+    """What verify keeps for this model in this mode (compilelint.verify.cost.kept): the fixes with
+    every setting, else the faster of the fixes alone and each setting alone, whichever computes
+    what the code as it is computes and is not slower beyond the spread; else nothing, and the
+    code as it is stays (speed-up 1). A row timed before the fixes alone and the settings alone
+    were has only the first: nothing else can be kept there."""
+    knobs = r.get("knobs") or []
+    alone = ([named("fixes", mode)] if knobs else []) + [named(f"setting {k}", mode) for k in knobs]
+    return kept({"versions": r["versions"]}, named("compiled", mode), [named("fixed", mode)], alone)
 
 
 def env_for(job: dict) -> dict:
@@ -100,13 +124,15 @@ def time_job(job: dict, copy: Copy, *, device: str, timeout: float, budget_s: fl
 
 
 def row(job: dict, t: dict) -> dict:
-    """What the report needs of one timed model."""
+    """What the report needs of one timed model: every version, the fixes + settings against the
+    code as it is (`compare`, as measured) and what verify would keep (`after`)."""
     out = {k: job[k] for k in ("label", "knobs", "call") if k in job}
     out.update(error=t.get("error", ""), wall_s=t.get("wall_s"), rounds=t.get("rounds"), stable=t.get("stable"),
                versions={n: {k: v.get(k) for k in ("latency", "compile_s", "frames", "breaks", "recompiles", "outputs",
                                                    "error")} for n, v in t.get("versions", {}).items()})
     out["compare"] = {mode: comparison(t, a, b) for mode, (a, b) in PAIRS.items()}
     out["compare"]["compiled_vs_eager"] = comparison(t, "eager", "compiled")
+    out["after"] = {mode: after(out, mode) for mode in PAIRS}
     return out
 
 
@@ -141,33 +167,59 @@ def geomean(xs) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def kept_name(k: dict, knobs) -> str:
+    """The version verify keeps, as the table says it."""
+    name = k["version"]
+    if name is None:
+        return "nothing"
+    name = name.removesuffix(" RO")
+    return {"fixed": "fixes + settings" if knobs else "fixes", "fixes": "fixes alone"}.get(name, name)
+
+
 def markdown(doc: dict) -> str:
+    """The table: per model and mode, the code as it is against what verify keeps (`after`); a
+    model where nothing qualifies keeps the code as it is, speed-up 1, and counts so in the mean."""
     lines = [f"Device: {doc.get('device_name', '?')}, torch {doc.get('torch', '?')}; {doc['method']}", "",
-             "| model | breaks (compiled → fixed) | eager ms | compiled ms (IQR) | fixed ms (IQR) | speed-up "
-             "| compiled RO ms (IQR) | fixed RO ms (IQR) | speed-up RO | outputs fixed / fixed RO | settings, call |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"]
+             "After: what verify keeps per model and mode (the fixes with every setting, else the faster of the fixes "
+             "alone and each setting alone: the first that computes what the code as it is computes and is not "
+             "slower beyond the spread; else nothing, speed-up 1).", "",
+             "| model | breaks (compiled → after) | eager ms | compiled ms (IQR) | after ms (IQR) | speed-up | after is "
+             "| compiled RO ms (IQR) | after RO ms (IQR) | speed-up RO | after RO is | outputs after / after RO "
+             "| settings, call |",
+             "|---|--:|--:|--:|--:|--:|---|--:|--:|--:|---|---|---|"]
     ups = {m: [] for m in PAIRS}
+    rejected = []
     for r in doc["rows"]:
         v = r["versions"]
-        if r["error"] and not v.get("fixed"):
-            lines.append(f"| {r['label']} | | | | | | | | | error: {r['error'][:80]} | |")
+        if r["error"] and not any(v.get(c) for c, _ in PAIRS.values()):
+            lines.append(f"| {r['label']} | | | | | | | | | | | error: {r['error'][:80]} | |")
             continue
-        a, b = ("compiled", "fixed") if "compiled" in v else ("compiled RO", "fixed RO")
-        br = f"{(v.get(a) or {}).get('breaks', '-')} → {(v.get(b) or {}).get('breaks', '-')}"
-        for mode, c in r["compare"].items():
-            if mode in ups and c:
-                ups[mode].append(c["speedup"])
-        extra = ", ".join(r.get("knobs", []) + [f"{k}={v_}" for k, v_ in r.get("call", {}).items()]) or "-"
-        lines.append(f"| {r['label']} | {br} | {lat(v.get('eager')).split(' ')[0]} | {lat(v.get('compiled'))} | "
-                     f"{lat(v.get('fixed'))} | {speedup(r['compare'].get('default'))} | {lat(v.get('compiled RO'))} | "
-                     f"{lat(v.get('fixed RO'))} | {speedup(r['compare'].get(RO))} | "
-                     f"{outputs(v.get('fixed'))} / {outputs(v.get('fixed RO'))} | {extra} |")
-    lines += ["", "Geometric mean of the speed-ups: " + "; ".join(
+        cells = {}
+        for mode, (compiled, _) in PAIRS.items():
+            k = after(r, mode)
+            if not (v.get(compiled) or {}).get("latency"):
+                cells[mode] = ("-", "-", "-", "-", "-")
+                continue
+            kept_v = v.get(k["version"]) if k["version"] else v[compiled]
+            ups[mode].append(k["compare"]["speedup"] if k["compare"] else 1.0)
+            cells[mode] = (lat(kept_v), speedup(k["compare"]) if k["compare"] else "1.00x (nothing kept)",
+                           kept_name(k, r.get("knobs")), outputs(kept_v), kept_v.get("breaks", "-"))
+            rejected += [f"{r['label']} {name}: {why}" for name, why in k["rejected"].items() if why != "not timed"]
+        a = "compiled" if "compiled" in v else "compiled RO"
+        b = cells["default"][4] if a == "compiled" else cells[RO][4]
+        extra = ", ".join(r.get("knobs", []) + [f"{k_}={v_}" for k_, v_ in r.get("call", {}).items()]) or "-"
+        d, o = cells["default"], cells[RO]
+        lines.append(f"| {r['label']} | {(v.get(a) or {}).get('breaks', '-')} → {b} | "
+                     f"{lat(v.get('eager')).split(' ')[0]} | {lat(v.get('compiled'))} | {d[0]} | {d[1]} | {d[2]} | "
+                     f"{lat(v.get('compiled RO'))} | {o[0]} | {o[1]} | {o[2]} | {d[3]} / {o[3]} | {extra} |")
+    lines += ["", "Geometric mean of the speed-ups (a model that keeps nothing counts 1): " + "; ".join(
         f"**{geomean(ups[m]):.2f}x** {m} mode over {len(ups[m])} models" for m in PAIRS if ups[m]) + "."]
+    lines.append(f"Not kept: {'; '.join(rejected) or 'none'}.")
     errors = [f"{r['label']} {n}: {v['error'][:120]}" for r in doc["rows"] for n, v in r["versions"].items()
               if v.get("error")]
     lines += [f"Versions that did not run: {'; '.join(errors) or 'none'}."]
-    slower = [r["label"] for r in doc["rows"] for m in PAIRS if (r["compare"].get(m) or {}).get("verdict") == "slower"]
+    slower = [r["label"] for r in doc["rows"] for m in PAIRS
+              if ((after(r, m)["compare"]) or {}).get("verdict") == "slower"]
     lines.append(f"Slower beyond the spread (IQRs apart): {', '.join(slower) or 'none'}.")
     return "\n".join(lines) + "\n"
 
@@ -207,11 +259,13 @@ def fixed_copy(opts, jobs) -> Copy:
         return reused(opts.copy, dirs)
     copy = make_copy(list(dirs.values()))
     if opts.overlay:  # the files a `check --fix` elsewhere wrote, laid out as under site-packages
-        parent = os.path.dirname(next(iter(copy.roots.values())))
+        # each library's files over that library's copy (the copies of several lie in folders apart)
+        root_of = {os.path.basename(c): c for c in copy.roots.values()}
         for folder, _, files in os.walk(opts.overlay):
             for name in files:
                 rel = os.path.relpath(os.path.join(folder, name), opts.overlay)
-                shutil.copy(os.path.join(opts.overlay, rel), os.path.join(parent, rel))
+                lib, _, inside = rel.partition(os.sep)
+                shutil.copy(os.path.join(opts.overlay, rel), os.path.join(root_of[lib], inside))
         return copy
     res = check_fix(copy, [m for m in breaking_models(["transformers"]) if m["run"]], dirs)
     if res.returncode:

@@ -12,7 +12,7 @@ from typing import Dict, Optional
 FASTER, SAME = "faster", "no measurable difference"
 
 NAMES = {"eager": "eager", "compiled": "compiled as is", "fixed": "compiled, fixed + settings",
-         "settings": "compiled, settings alone"}
+         "fixes": "compiled, fixes alone", "settings": "compiled, settings alone"}
 
 
 def ms(seconds: float) -> str:
@@ -47,6 +47,14 @@ def change(c: Optional[dict]) -> str:
     return f"{1 / c['speedup']:.2f}x slower, costs {ms(-c['saving'])} per call"
 
 
+def kept_text(k: dict) -> str:
+    """What verify keeps on a target (verify.cost.kept), and why not the rest."""
+    why = "; ".join(f"{version_name(n)}: {w}" for n, w in k["rejected"].items())
+    if k["version"] is None:
+        return f"kept: nothing, the code as it is ({why})"
+    return f"kept: {version_name(k['version'])}, {change(k['compare'])}" + (f" (not kept: {why})" if why else "")
+
+
 def render_text(data: dict) -> str:
     mode = data["compile_mode"]
     lines = [f"cost: {data['device_name'] or data['device']}, torch {data['torch']}, backend {data['backend']}, "
@@ -74,6 +82,8 @@ def render_text(data: dict) -> str:
                            ("fixed_vs_eager", "fixed vs eager"), ("settings_vs_compiled", "settings vs compiled")):
             if key in t["compare"]:
                 lines.append(f"    {label}: {change(t['compare'][key])}")
+        if t.get("kept"):
+            lines.append(f"    {kept_text(t['kept'])}")
     if data["ranking"]:
         lines.append("ranking: the time each proven fix wins alone (compiled as is → with that fix)")
     for row in data["ranking"]:

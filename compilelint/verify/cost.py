@@ -7,9 +7,12 @@ For every target of an `--example` factory, on the device verify runs on, one ch
 - `compiled`  the code as it is, under `torch.compile` (the backend, inductor by default, and mode);
 - `fixed`     the code with every proven fix (`verify --fix`'s verdicts, fixproof.py) and the
               settings `--try-settings` suggests on top of them (knobs.py), compiled;
-- `settings`  the code as it is with those settings alone, compiled (when there are some);
+- `fixes`, `settings`  the proven fixes alone, and the code as it is with the settings alone,
+              compiled (when there are both);
 - `fix N`     the code with one proven fix alone, compiled, for each fix the target reaches.
 
+What verify keeps on a target (`kept`): `fixed`, else the faster of `fixes` and `settings`, whichever
+computes what the code as it is computes and is not slower beyond the spread; else nothing.
 Each fix's saving is `compiled` − `fix N` (medians); it counts only when measurable (timing.py:
 the interquartile ranges do not overlap), and the fixes are ranked by it. Each target's top fix is then
 timed again alone against `compiled` in a fresh process: the second run confirms it or not.
@@ -28,7 +31,7 @@ from compilelint.verify import proc
 from compilelint.verify.code_copy import Copy, import_root, make_copy
 from compilelint.verify.knobs import run_kwargs, spelled
 from compilelint.verify.runner import _env, run_child
-from compilelint.verify.timing import FASTER, SAME, compare, summarize
+from compilelint.verify.timing import FASTER, SAME, SLOWER, compare, summarize
 
 
 @dataclass
@@ -111,8 +114,8 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
         base = [Version("eager", compile=False), Version("compiled")]
         if cost.groups or cost.knobs:
             base.append(Version("fixed", all_fixed, knobs=cost.knobs))
-        if cost.knobs and cost.groups:
-            base.append(Version("settings", knobs=cost.knobs))
+        if cost.knobs and cost.groups:  # what is kept when both together are slower (kept())
+            base += [Version("fixes", all_fixed), Version("settings", knobs=cost.knobs)]
         alone = {g.number: Version(f"fix {g.number}", copy_with(g.findings)) for g in cost.groups}
         forget = sorted({p for c in copies for pair in c.roots.items() for p in pair} |
                         {import_root(p) for p in roots})
@@ -210,6 +213,57 @@ def comparison(target: dict, before: str, after: str) -> Optional[dict]:
     return compare(a, b) if a is not None and b is not None else None
 
 
+def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[str] = ()) -> dict:
+    """What verify keeps on this target against the code as it is (`compiled`): the first of
+    `preferred` (the fixes with every setting) that qualifies, else the fastest of `alone` (the
+    fixes alone, each setting alone) that does, else nothing. A version qualifies when it
+    was timed without an error, computes what `compiled` computes (its outputs equal the eager
+    run's, or `compiled`'s differ too: that difference is the compiler's, not the change's), and is
+    not slower beyond the spread (timing.compare). Returns {"version": name or None, "compare":
+    compiled → kept (None when nothing is kept), "rejected": {name: why}}."""
+    from compilelint.verify.prove import EQUAL
+
+    base = target["versions"].get(compiled) or {}
+    base_equal = (base.get("outputs") or {}).get("equal", "bitwise") in EQUAL
+    rejected: Dict[str, str] = {}
+
+    def why_not(name: str) -> str:
+        v = target["versions"].get(name)
+        if v is None:
+            return "not timed"
+        if v.get("error"):
+            return f"error: {v['error'][:80]}"
+        c = comparison(target, compiled, name)
+        if c is None:
+            return "not timed"
+        eq = (v.get("outputs") or {}).get("equal", "bitwise")
+        if base_equal and eq not in EQUAL:
+            return f"outputs {eq}"
+        if c["verdict"] == SLOWER:
+            return f"slower ({c['speedup']:.2f}x)"
+        return ""
+
+    def pick(name: str) -> dict:
+        return {"version": name, "compare": comparison(target, compiled, name), "rejected": rejected}
+
+    for name in preferred:
+        rejected[name] = why_not(name)
+        if not rejected[name]:
+            del rejected[name]
+            return pick(name)
+    fine = []
+    for name in alone:
+        rejected[name] = why_not(name)
+        if not rejected[name]:
+            del rejected[name]
+            fine.append(name)
+    if fine:
+        best = max(fine, key=lambda n: comparison(target, compiled, n)["speedup"])
+        rejected.update({n: f"{best} was faster" for n in fine if n != best})
+        return pick(best)
+    return {"version": None, "compare": None, "rejected": rejected}
+
+
 def _ranked(cost: Cost) -> List[dict]:
     """One row per proven fix: its best measurable saving over the targets that reached it; fixes
     with none come last, in their order."""
@@ -276,6 +330,8 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
             "compiled_vs_eager": ("eager", "compiled"), "fixed_vs_compiled": ("compiled", "fixed"),
             "fixed_vs_eager": ("eager", "fixed"), "settings_vs_compiled": ("compiled", "settings")}.items()
             if comparison(t, a, b) is not None}
+        if "fixed" in t["versions"]:
+            out["kept"] = kept(t, "compiled", ["fixed"], [n for n in ("fixes", "settings") if n in t["versions"]])
         targets.append(out)
     not_timed = [{"where": _where(r.finding, cwd), "code": r.finding.code, "status": r.status, "message": r.message}
                  for r in (cost.proof.results if cost.proof else []) if r.status != "proven"]
