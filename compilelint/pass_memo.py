@@ -14,6 +14,10 @@ one the pass read. Summaries are compared by their pickles made without pickle's
 are equal values, and equal values give equal bytes whatever objects they share (a memo writes a
 string shared by two fields once, an equal but distinct one twice).
 
+A summary may also be the one the pass read with its rows moved, and nothing else (`row_shift`:
+lines added or removed inside a function's body that the analysis records nothing about, such as
+a local assignment): the pass's findings then stand with their rows in that file moved the same way.
+
 A summary may also differ by functions added, and nothing else, when nothing in the project can
 reach them: each is a module-level function without decorators (no compile root), outside every
 file-wide candidate's lines, whose name no summary the pass read holds anywhere — not as a call,
@@ -34,6 +38,7 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Set
 
 from compilelint.cache import Cache
+from compilelint.row_shift import Shift, moved_finding, moved_summary, shift_between
 from compilelint.summary import FileSummary
 
 
@@ -66,6 +71,15 @@ def names_in(summary: FileSummary) -> Set[str]:
     may be a letter and run into the name."""
     text = repr(summary)
     return set(_IDENTIFIER.findall(_ESCAPE.sub(" ", text) if "\\" in text else text))
+
+
+def only_moved(before: FileSummary, now: FileSummary) -> Optional[Shift]:
+    """The shift of rows that makes `before` into `now`, when nothing else differs (`row_shift`)."""
+    shift = shift_between(before, now)
+    if shift is None:
+        return None
+    moved = moved_summary(before, shift)
+    return shift if moved is not None and summary_digest(moved) == summary_digest(now) else None
 
 
 def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter) -> bool:
@@ -119,15 +133,25 @@ class PassMemo:
         if any(p in parsed or keys[p] is None for p in changed):
             return None
         names = Counter(names)
+        shifts: Dict[str, Shift] = {}
         for path in changed:
             before = self.cache.get(old_keys[path])
             now = summary_of(path)
             if before is None or now is None:
                 return None
-            if summary_digest(before) != summary_digest(now):
-                if not (self.added_reach_nothing and only_unreachable_added(before, now, names)):
-                    return None
+            if summary_digest(before) == summary_digest(now):
+                continue
+            shift = only_moved(before, now)
+            if shift is not None:
+                shifts[path] = shift
+            elif self.added_reach_nothing and only_unreachable_added(before, now, names):
                 _recount(names, before, now)  # a later edit asks about these functions' names too
+            else:
+                return None
+        if shifts:
+            findings = [moved_finding(f, shifts[f.path]) if f.path in shifts else f for f in findings]
+            if None in findings:
+                return None
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
             self._put(keys, parsed, findings, errors, names)
