@@ -17,6 +17,8 @@ string shared by two fields once, an equal but distinct one twice).
 A summary may also be the one the pass read with its rows moved, and nothing else (`row_shift`:
 lines added or removed inside a function's body that the analysis records nothing about, such as
 a local assignment): the pass's findings then stand with their rows in that file moved the same way.
+The same holds when, besides rows, only the candidates of functions the pass did not reach differ
+(`only_unreached_bodies`: the memo keeps the ids of the functions the pass reached).
 
 A summary may also differ by functions added, and nothing else, when nothing in the project can
 reach them: each is a module-level function without decorators (no compile root), outside every
@@ -30,6 +32,7 @@ removed, unreadable, another change to a summary — runs the pass again.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import io
 import pickle
@@ -82,6 +85,28 @@ def only_moved(before: FileSummary, now: FileSummary) -> Optional[Shift]:
     return shift if moved is not None and summary_digest(moved) == summary_digest(now) else None
 
 
+def only_unreached_bodies(before: FileSummary, now: FileSummary, reached: frozenset) -> Optional[Shift]:
+    """The shift of rows that makes `before` into `now` when, besides rows, only the candidates of
+    functions the compiled code does not reach differ (a `print` added to a helper nothing compiled
+    calls): the pass reads a function's candidates only where it is reached (placing them, and the
+    breaks that decide frames), and what it reaches depends on the call graph, compared with the
+    rest. A null shift when no row moved."""
+    kept = {q for q in before.functions if f"{before.module}.{q}" in reached}
+    before, now = _reached_candidates_only(before, kept), _reached_candidates_only(now, kept)
+    if summary_digest(before) == summary_digest(now):
+        return Shift(0, 0)
+    return only_moved(before, now)
+
+
+def _reached_candidates_only(summary: FileSummary, kept: Set[str]) -> FileSummary:
+    """A copy of `summary` whose functions outside `kept` have no candidates."""
+    out = copy.copy(summary)
+    out.__dict__.pop("_with_candidates", None)
+    out.functions = {q: f if q in kept or not f.candidates else dataclasses.replace(f, candidates=[])
+                     for q, f in summary.functions.items()}
+    return out
+
+
 def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter) -> bool:
     """Whether `now` is `before` with module-level functions added that nothing can reach:
     no decorator, a plain ASCII name held by none of the summaries `names` counts, no file-wide
@@ -126,7 +151,7 @@ class PassMemo:
         kept = self._kept = self.cache.get(self.key)
         if kept is None:
             return None
-        old_keys, parsed, findings, errors, names = kept
+        old_keys, parsed, findings, errors, names, reached = kept
         if set(old_keys) != set(keys):
             return None
         changed = [p for p, k in keys.items() if old_keys[p] != k]
@@ -141,7 +166,7 @@ class PassMemo:
                 return None
             if summary_digest(before) == summary_digest(now):
                 continue
-            shift = only_moved(before, now)
+            shift = only_moved(before, now) or only_unreached_bodies(before, now, reached)
             if shift is not None:
                 shifts[path] = shift
             elif self.added_reach_nothing and only_unreachable_added(before, now, names):
@@ -154,12 +179,13 @@ class PassMemo:
                 return None
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
-            self._put(keys, parsed, findings, errors, names)
+            self._put(keys, parsed, findings, errors, names, reached)
         return findings, errors
 
     def store(self, keys: Dict[str, Optional[str]], parsed: Iterable[str], findings, errors,
-              summaries: List[FileSummary]) -> None:
-        """Keep a pass's result over `summaries` (the files of `keys`)."""
+              summaries: List[FileSummary], reached: Iterable[str]) -> None:
+        """Keep a pass's result over `summaries` (the files of `keys`); `reached`: the ids of the
+        functions its compiled code reached."""
         if None in keys.values():
             return
         names = None
@@ -178,11 +204,11 @@ class PassMemo:
             names = Counter()
             for summary in summaries:
                 names.update(names_in(summary))
-        self._put(keys, parsed, findings, errors, names)
+        self._put(keys, parsed, findings, errors, names, frozenset(reached))
 
-    def _put(self, keys, parsed, findings, errors, names: Counter) -> None:
+    def _put(self, keys, parsed, findings, errors, names: Counter, reached: frozenset) -> None:
         self.cache.put_run(self.key, (dict(keys), frozenset(parsed), findings, errors,
-                                        {name: n for name, n in names.items() if n > 0}))
+                                        {name: n for name, n in names.items() if n > 0}, reached))
 
 
 def _recount(names: Counter, before: FileSummary, now: FileSummary) -> None:

@@ -267,6 +267,42 @@ def test_an_edit_inside_a_function_the_summary_shows_runs_the_pass(repo, tmp_pat
     assert len(passes) == 2  # the cached run's and the run from scratch's
 
 
+UNREACHED = BODY + """
+
+def report(x):
+    total = x.sum()
+    return total
+"""
+
+
+@pytest.mark.parametrize("edit, reused", [
+    (("    total = x.sum()\n", "    total = x.sum()\n    print(total)\n"), True),  # a break nothing compiled runs
+    (("    total = x.sum()\n", "    total = x.sum().item()\n"), True),
+    (("    total = x.sum()\n", "    total = scale(x)\n"), False),  # a call: the call graph changed
+    (("    total = x.sum()\n", "    total = x.sum()  # noqa: CL101\n"), False),  # the noqa table changed
+    (("    y = x.abs()\n", "    y = x.abs()\n    print(y)\n"), False),  # a break in a reached function
+])
+def test_an_edit_inside_a_function_nothing_compiled_reaches(repo, tmp_path, passes, edit, reused):
+    """Candidates of a function the pass did not reach yield nothing: the pass stands (findings
+    below the edit moved) while the call graph and everything else but rows stayed."""
+    cache_dir = str(tmp_path / "cache")
+    body_checked(repo, cache_dir, UNREACHED)
+    del passes[:]
+    body_checked(repo, cache_dir, UNREACHED.replace(*edit))
+    assert len(passes) == (1 if reused else 2)
+
+
+def test_a_function_edited_while_unreached_and_then_reached(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    body_checked(repo, cache_dir, UNREACHED)
+    edited = UNREACHED.replace("    total = x.sum()\n", "    total = x.sum()\n    print(total)\n")
+    del passes[:]
+    assert len(body_checked(repo, cache_dir, edited)) == 2 and len(passes) == 1  # scale's and warn's
+    del passes[:]
+    reached = body_checked(repo, cache_dir, edited.replace("quiet(x)\n", "quiet(x) + report(x)\n"))
+    assert len(passes) == 2 and len(reached) == 3  # the print, now compiled, is found
+
+
 CLASS = """\
 import torch
 
