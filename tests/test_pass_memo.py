@@ -342,7 +342,7 @@ def test_an_edit_inside_a_constructor(repo, tmp_path, passes, edit, reused):
 def test_names_in_finds_a_name_at_either_end_of_a_string_of_any_length(length):
     """A pickle writes a short string's length as one byte (`a` for 97) and a letter opcode after
     it: a name read from there would run into them. The names come from the repr."""
-    from compilelint.pass_memo import names_in
+    from compilelint.summary_change import names_in
     from compilelint.summary import FileSummary
     padding = "x" * max(0, length - len("later.") - len(".first"))
     summary = FileSummary("m.py", "m", aliases={"a": f"later.{padding}.first", "b": "line\nafter"})

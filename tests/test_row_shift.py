@@ -7,7 +7,7 @@ import os
 import pytest
 
 from compilelint.engine import analyze_bytes
-from compilelint.pass_memo import only_moved, summary_digest
+from compilelint.summary_change import only_moved, summary_digest
 from compilelint.row_shift import Shift, moved_summary, shift_between
 
 from conftest import FIXTURES
