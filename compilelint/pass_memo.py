@@ -68,10 +68,9 @@ class PassMemo:
             shift = only_moved(before, now) or only_unreached_bodies(before, now, reached)
             if shift is not None:
                 shifts[path] = shift
-            elif self.added_reach_nothing and only_unreachable_added(before, now, names):
-                _recount(names, before, now)  # a later edit asks about these functions' names too
-            else:
+            elif not (self.added_reach_nothing and only_unreachable_added(before, now, names)):
                 return None
+            _recount(names, before, now)  # a later edit asks about the names of the file as it is now
         if shifts:
             findings = [moved_finding(f, shifts[f.path]) if f.path in shifts else f for f in findings]
             if None in findings:
