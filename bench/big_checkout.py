@@ -10,7 +10,11 @@ CHECKOUT is a git checkout (vLLM's sources: the .py files of the vllm wheel of b
 - unchanged: nothing changed since the last run;
 - edited: FILE changed since the last run, as an editor's save: `--edit comment` appends a comment
   line (an edit the file's summary does not show: the last project pass stands), `--edit code` a
-  module-level function (the summary changes: the project pass runs again); each kind given takes
+  module-level function (the summary changes: the project pass runs again), `--edit body` a local
+  assignment inside an existing function's body (`--body-function`, default the first `forward`:
+  that function's summary and every row below it change, its interface does not), `--edit break`
+  a `print` (a graph break) the same way in `--break-function` (default the first `load_weights`:
+  for llama.py a function no compiled code reaches); each kind given takes
   its turn in every round, and each Python's edits are made to the text it last checked (not to
   another Python's edits).
 Several Pythons take turns within each round, so a machine that gets busier weighs on all alike.
@@ -21,6 +25,7 @@ Pythons' cold runs the same; the file is restored at the end. Each Python keeps 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import shutil
 import statistics
@@ -41,7 +46,26 @@ def timed(python: str, checkout: str, path: str, cache: str) -> tuple:
     return time.perf_counter() - start, cpu, out
 
 
-EDITS = {"comment": "# edit {i} {t}\n", "code": "\n\ndef _bench_edit_{i}(x):\n    return x + {i}\n"}
+EDITS = {"comment": "# edit {i} {t}\n", "code": "\n\ndef _bench_edit_{i}(x):\n    return x + {i}\n",
+         "body": "_bench_local_{i} = {i}", "break": "print('bench edit {i}')"}
+
+
+def edited(text: bytes, kind: str, i: int, function: str) -> bytes:
+    """`text` after the round's edit of this kind: appended, or for "body" and "break" a line inserted
+    before the last statement of `function`'s body (its first def of that name; else the first def
+    with two statements or more)."""
+    edit = EDITS[kind].format(i=i, t=time.time())
+    if kind not in ("body", "break"):
+        return text + edit.encode()
+    defs = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and len(n.body) >= 2]
+    target = next((n for n in defs if n.name == function), defs[0] if defs else None)
+    if target is None:
+        raise SystemExit(f"--edit {kind}: the file has no function of two statements or more")
+    last = target.body[-1]
+    lines = text.split(b"\n")
+    lines.insert(last.lineno - 1, b" " * last.col_offset + edit.encode())
+    return b"\n".join(lines)
 
 
 def main(argv=None) -> None:
@@ -51,7 +75,9 @@ def main(argv=None) -> None:
     ap.add_argument("--python", action="append", default=[], help="an interpreter with compilelint (repeatable)")
     ap.add_argument("--edits", type=int, default=5, help="edited and unchanged runs per Python")
     ap.add_argument("--edit", choices=sorted(EDITS), action="append", default=[],
-                    help="what an edit appends (repeatable; default comment)")
+                    help="what an edit appends or inserts (repeatable; default comment)")
+    ap.add_argument("--body-function", default="forward", help="the function `--edit body` edits")
+    ap.add_argument("--break-function", default="load_weights", help="the function `--edit break` edits")
     args = ap.parse_args(argv)
     pythons = args.python or [sys.executable]
     target = os.path.join(args.checkout, args.file)
@@ -67,7 +93,8 @@ def main(argv=None) -> None:
         for i in range(args.edits):
             for kind in kinds:
                 for p in pythons if i % 2 == 0 else reversed(pythons):
-                    texts[p] += EDITS[kind].format(i=i, t=time.time()).encode()
+                    function = args.break_function if kind == "break" else args.body_function
+                    texts[p] = edited(texts[p], kind, i, function)
                     with open(target, "wb") as f:
                         f.write(texts[p])
                     times[p][f"edited ({kind})"].append(timed(p, args.checkout, args.file, caches[p]))

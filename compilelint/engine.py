@@ -317,9 +317,10 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
             return reused
     summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
     trees = _trees(stdin)
-    findings = project_findings(summaries, settings, cache, trees=trees)
+    reached: set = set()
+    findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached)
     if memo is not None:
-        memo.store(keyed.keys, trees.parsed, findings, errors, summaries)
+        memo.store(keyed.keys, trees.parsed, findings, errors, summaries, reached)
     return findings, errors
 
 
@@ -351,13 +352,14 @@ def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
 def project_findings(summaries: List[FileSummary], settings: Settings,
                      cache: Optional[Store] = None, project: Optional[Project] = None,
                      judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
-                     frames_memo: Optional[FramesMemo] = None) -> List[Finding]:
+                     frames_memo: Optional[FramesMemo] = None, reached_out: Optional[set] = None) -> List[Finding]:
     """The project pass (`compilelint.project_pass`) over the summaries. `cache`: where roots and
     reach are kept between runs (`cache.Store`). `project`: one built before from the same
     summaries and settings (reused across entries). `judges`: `FindingBuilder.judge`'s answers,
     kept between passes with the same settings. `trees`: the parsed modules of the summaries'
     texts (default: parsed from disk when needed); `frames_memo`: what the previous pass left
-    (frames, calls resolved), over a project index answering name questions as `project` does."""
+    (frames, calls resolved), over a project index answering name questions as `project` does.
+    `reached_out`: filled with the ids of the functions the compiled code reaches."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
@@ -370,6 +372,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         entries.extend(resolved)
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
+    if reached_out is not None:
+        reached_out.update(reached)
     builder = FindingBuilder(settings, judges)
     place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
     enabled = builder.enabled_anywhere(summaries)
