@@ -110,3 +110,15 @@ def test_breaks_in_one_loop_are_hidden_behind_the_one_dynamo_meets_first():
     (_, first), (_, second), (_, other), (_, counted), (_, current) = rows
     assert hidden[first] == 0 and hidden[second] == first and hidden[other] in (first, second)
     assert hidden[current] == 0 and hidden[counted] == current
+
+
+def test_a_break_needing_an_optional_argument_hides_nothing_that_does_not_need_it():
+    """A loop's break under `if prompt is not None:` is met only on calls that pass `prompt`; the
+    early exit after it, on calls with `early_exit` and no prompt: neither hides the other. One
+    that needs nothing more than the later one hides it (fixtures/precision/optional_break_hides_nothing.py;
+    measured on torch 2.13)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "optional_break_hides_nothing.py")
+    rows = [i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "# expect" in line]
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
+    prompt, early, refine, refine_exit = rows
+    assert hidden == {prompt: 0, early: 0, refine: 0, refine_exit: refine}

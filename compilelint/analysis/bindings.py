@@ -19,8 +19,9 @@ from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import COMPILE_FUNCS
 
 # Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
-# `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`).
-SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim))$")
+# `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`, `top_k`:
+# how many of the best to keep, an int in sampling and quantizer code alike).
+SCALAR_PARAM = re.compile(r"^(device|dtype|(num|n)_[a-z]+|[a-z]+_(size|len|dim)|top_?k)$")
 
 
 @dataclass

@@ -63,7 +63,7 @@ class CallRecorder:
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes)
+        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes, self.facts.none_tests)
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()

@@ -22,6 +22,7 @@ from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
 from compilelint.analysis.parts import Parts, false_constants
+from compilelint.analysis.passed_args import none_tests
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -104,6 +105,7 @@ class FileFacts:
         self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
+        self.none_tests = none_tests(self.top)  # `def exists(v): return v is not None` (`passed_args`)
         self._nodes: Dict[int, List[ast.AST]] = {}
         self._kept: Dict[int, List[ast.AST]] = {}  # function (by id) → its nodes of KEPT_KINDS
         self._of_kinds: Dict[tuple, List[ast.AST]] = {}  # (function id, kinds) → its nodes of those kinds

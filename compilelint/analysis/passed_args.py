@@ -49,15 +49,43 @@ def _optional_params(fn: ast.AST) -> Dict[str, object]:
             if isinstance(d, ast.Constant) and not d.value}
 
 
+def none_tests(top) -> Dict[str, bool]:
+    """Module functions that are a None test of their one parameter: name → True for
+    `def exists(v): return v is not None`, False for `return v is None`. A call of one is that test
+    of its argument (`if exists(cache):` needs `cache` given)."""
+    out: Dict[str, bool] = {}
+    for fn in top:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not fn.decorator_list and \
+                len(fn.args.args) == 1 and not (fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or
+                                                fn.args.posonlyargs) and len(fn.body) == 1:
+            ret = fn.body[0]
+            test = ret.value if isinstance(ret, ast.Return) else None
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+                    and isinstance(test.left, ast.Name) and test.left.id == fn.args.args[0].arg and \
+                    isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+                out[fn.name] = isinstance(test.ops[0], ast.IsNot)
+    return out
+
+
+def _as_none_test(term: ast.AST, tests: Dict[str, bool]) -> ast.AST:
+    """`exists(p)` → `p is not None` when `exists` is such a module function (`none_tests`)."""
+    if tests and isinstance(term, ast.Call) and isinstance(term.func, ast.Name) and term.func.id in tests and \
+            len(term.args) == 1 and not term.keywords and isinstance(term.args[0], ast.Name):
+        op = ast.IsNot() if tests[term.func.id] else ast.Is()
+        return ast.Compare(left=term.args[0], ops=[op], comparators=[ast.Constant(None)])
+    return term
+
+
 def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str = "",
-           method: bool = False) -> Optional[str]:
+           method: bool = False, tests: Optional[Dict[str, bool]] = None) -> Optional[str]:
     """What this operand, taking `branch`, shows the call gave: an optional parameter (`p` on the
     true branch; for a default of None also `p is not None`, and `p is None` on the false one), or
     a count of extra positional arguments (`len(caches) == 1` → "*1"); in a method, the same tests
     of `self.attr` show the construction gave what `__init__` copies into it ("self.attr",
     `init_defaults`)."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
-        return _given(term.operand, not branch, optional, vararg, method)
+        return _given(term.operand, not branch, optional, vararg, method, tests)
+    term = _as_none_test(term, tests)
     if method:
         attr = _self_attr_given(term, branch)
         if attr:
@@ -144,10 +172,12 @@ def _names_a_value(op: ast.cmpop, right: ast.AST, branch: bool) -> bool:
         all(isinstance(v, ast.Constant) and v.value for v in values)
 
 
-def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST], nodes) -> Tuple[str, ...]:
+def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST], nodes,
+                  tests: Optional[Dict[str, bool]] = None) -> Tuple[str, ...]:
     """The optional parameters of `fn` that the plain `if`s around a node need given (and not
     rebound in the function: `x = x if x is not None else default` makes it always set).
-    `nodes`: function node → all its nodes (the file's shared walk)."""
+    `nodes`: function node → all its nodes (the file's shared walk); `tests`: the file's
+    `none_tests`."""
     if fn is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not conditions:
         return ()
     # Once per function and `if`s around: every call and finding under the same `if`s asks it.
@@ -170,12 +200,14 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes) -
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
     params = parameter_names(fn.args)
     out: Dict[str, int] = {}  # need → the line of the first test asking it
+    asked: Dict[str, Tuple[ast.AST, bool]] = {}  # need → that test and its branch
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg, method) or _distinct(term, branch, params)
+            name = _given(term, branch, optional, vararg, method, tests) or _distinct(term, branch, params)
             if name and name not in out:
                 out[name] = test.lineno - fn.lineno
+                asked[name] = (test, branch)
     if out:
         rebound = _rebound(fn, nodes)
         loops = _loops(fn, nodes)
@@ -186,8 +218,25 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes) -
         first = min(test.lineno for test, _ in conditions) - fn.lineno
         return tuple(p for p, line in out.items() for name in [p.split(VALUE, 1)[0]] if
                      (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
-                      p.startswith("self.") or name not in rebound or (rebound[name] >= line and not loops)))
+                      p.startswith("self.") or name not in rebound or
+                      (rebound[name] >= line and (not loops or _bound_only_under(fn, nodes, name, *asked[p])))))
     return ()
+
+
+def _bound_only_under(fn: ast.AST, nodes, name: str, test: ast.AST, branch: bool) -> bool:
+    """Is every binding of `name` in `fn` inside the `branch` of the `if` testing `test`? That
+    branch runs only when the test holds (`if cache is not None: ... cache = copy(cache)` in a loop:
+    a missing `cache` never gets there), so such a binding never gives a value the call did not."""
+    owner = next((sub for sub in nodes(fn) if isinstance(sub, ast.If) and sub.test is test), None)
+    if owner is None:
+        return False
+    inside = {id(sub) for stmt in (owner.body if branch else owner.orelse) for sub in ast.walk(stmt)}
+    for sub in nodes(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                if isinstance(t, ast.Name) and t.id == name and id(sub) not in inside:
+                    return False
+    return True
 
 
 _REBOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()

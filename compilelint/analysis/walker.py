@@ -340,7 +340,8 @@ class FileAnalyzer(Conditions, RuleContext):
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
-                              needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes),
+                              needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes,
+                                                  self.facts.none_tests),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args),
