@@ -73,12 +73,33 @@ def _stored(nodes, submodules=()) -> Set[str]:
 # Method node → the `self` state it assigns. The language server walks the module level (every
 # class) on each edit, and its re-parse keeps the node of an unchanged method: worked out once.
 _SELF_STATE: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
+# Function node → its assignments; → all the state it assigns (each worked out once per function:
+# every class and every `if` with a state test asks).
+_STORES: "weakref.WeakKeyDictionary[ast.AST, list]" = weakref.WeakKeyDictionary()
+_ALL_STATE: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
+_STORE_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign))
+
+
+def _stores(fn, nodes) -> list:
+    """The assignments of a function (`nodes`: function → all its nodes), in walk order."""
+    got = _STORES.get(fn)
+    if got is None:
+        got = _STORES[fn] = [n for n in nodes(fn) if n.__class__ in _STORE_KINDS]
+    return got
+
+
+def _all_state(fn, nodes) -> frozenset:
+    """All the state a function assigns anywhere (no store an `if` of it makes is outside)."""
+    got = _ALL_STATE.get(fn)
+    if got is None:
+        got = _ALL_STATE[fn] = frozenset(_stored(_stores(fn, nodes)))
+    return got
 
 
 def _self_state(method, nodes) -> frozenset:
-    """The `self` state a method (`nodes`: all its nodes) assigns."""
+    """The `self` state a method (`nodes`: function → all its nodes) assigns."""
     if method not in _SELF_STATE:
-        _SELF_STATE[method] = frozenset(k for k in _stored(nodes(method)) if "id='self'" in k)
+        _SELF_STATE[method] = frozenset(k for k in _stored(_stores(method, nodes)) if "id='self'" in k)
     return _SELF_STATE[method]
 
 
@@ -120,8 +141,8 @@ def _valued_state(class_node, nodes) -> frozenset:
     out = set()
     for method in class_node.body:
         if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stores = [sub for sub in nodes(method) if sub.__class__ in (ast.Assign, ast.AnnAssign, ast.AugAssign)
-                      and not (isinstance(sub.value, ast.Constant) and sub.value.value is None)]
+            stores = [sub for sub in _stores(method, nodes)
+                      if not (isinstance(sub.value, ast.Constant) and sub.value.value is None)]
             out |= {k for k in _stored(stores) if "id='self'" in k}
     return frozenset(out)
 
@@ -312,8 +333,13 @@ class FirstCallState(Rule):
             return
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
         submodules = self.ctx.cls.info.submodules if self.ctx.cls is not None else {}
-        hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}
-        hits -= self._counters(node.body)  # a number the branch counts up is CL401's, every call
+        fn_node = self.ctx.function_node
+        if fn_node is not None and _all_state(fn_node, self.ctx.nodes).isdisjoint(tested):
+            hits = set()  # the function stores none of it anywhere (most tests): no walk of the body
+        else:
+            hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}
+        if hits:
+            hits -= self._counters(node.body)  # a number the branch counts up is CL401's, every call
         # a branch that only clears the state (`x.grad = None`) changes it on the first call only
         # when it held a value before: never, for state nothing stores a value to
         hits = {k for k in hits if not _clears_only(node.body, k) or self._may_hold_value(tested[k])}
