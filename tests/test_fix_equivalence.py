@@ -20,7 +20,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
-         ("checks_and_masks", "eval"), ("requires_grad_input", "train"),
+         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train")]
 
@@ -93,6 +93,17 @@ def test_raise_check_still_raises_on_bad_data():
     module, (x,), _ = _targets("checks_and_masks", ".unsafe-fixed")[0]
     with pytest.raises(RuntimeError, match="NaN in the input"):
         module(torch.full_like(x, float("nan")))
+
+
+def test_raise_checks_still_raise_on_bad_data():
+    """The f-string message names its fields; the Python flag before `and` still switches the check off."""
+    module, (x, labels), _ = _targets("raise_checks", ".unsafe-fixed")[0]
+    with pytest.raises(RuntimeError, match="got {labels}"):
+        module(x, labels + 2)
+    with pytest.raises(RuntimeError, match="values out of range"):
+        module(x * 1000, labels)
+    module.strict = False
+    module(x * 1000, labels)
 
 
 def test_mixed_python_tensor_condition_gets_no_fix():
