@@ -187,14 +187,15 @@ def needed_params(conditions: List[Tuple[ast.AST, bool]], fn: Optional[ast.AST],
     key = tuple(conditions)  # the test nodes themselves (kept alive by the key: no id reused)
     got = memo.get(key)
     if got is None:
-        got = memo[key] = _needed_params(conditions, fn, nodes)
+        got = memo[key] = _needed_params(conditions, fn, nodes, tests)  # `tests`: one file's, as `fn` is
     return got
 
 
 _NEEDED: "weakref.WeakKeyDictionary[ast.AST, Dict[tuple, Tuple[str, ...]]]" = weakref.WeakKeyDictionary()
 
 
-def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes) -> Tuple[str, ...]:
+def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
+                   tests: Optional[Dict[str, bool]]) -> Tuple[str, ...]:
     optional = _optional_params(fn)
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
