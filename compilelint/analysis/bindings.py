@@ -403,12 +403,15 @@ def self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False
     """The submodule attribute an expression draws from: `self.layers`, `enumerate(self.blocks)`."""
     if cls is None:
         return None
+    # Submodules `__init__` builds here, or that other code decides (`parts`: a builder's returns,
+    # a constructor argument), which the project pass resolves.
+    held = lambda attr: attr in cls.info.submodules or attr in cls.info.parts  # noqa: E731
     if direct:
         node = value.value if isinstance(value, ast.Subscript) else value
-        if isinstance(node, ast.Attribute) and is_self(node.value) and node.attr in cls.info.submodules:
+        if isinstance(node, ast.Attribute) and is_self(node.value) and held(node.attr):
             return node.attr
         return None
     # The first one written: `islice(self.layers, self.start_layer, self.end_layer)` iterates layers.
     found = [sub for sub in ast.walk(value)
-             if isinstance(sub, ast.Attribute) and is_self(sub.value) and sub.attr in cls.info.submodules]
+             if isinstance(sub, ast.Attribute) and is_self(sub.value) and held(sub.attr)]
     return min(found, key=lambda n: (n.lineno, n.col_offset)).attr if found else None

@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from compilelint.analysis.walker import Scope
 
 # Builtins that look at what they are given without calling it: `isinstance(block, AttnBlock)` does
-# not run `AttnBlock.__init__`.
+# not run `AttnBlock.__init__`, `len(self.layers)` and `enumerate(self.layers)` run no layer's forward
+# (they count or iterate; `map`, `filter` and `sorted(key=...)` do call what they are handed).
 NOT_CALLING = frozenset(f"builtins.{n}" for n in (
-    "isinstance", "issubclass", "hasattr", "getattr", "setattr", "callable", "type", "id", "repr", "str"))
+    "isinstance", "issubclass", "hasattr", "getattr", "setattr", "callable", "type", "id", "repr", "str",
+    "len", "iter", "next", "list", "tuple", "set", "frozenset", "dict", "enumerate", "zip", "reversed",
+    "sorted", "print", "bool", "sum", "min", "max", "any", "all", "hash", "vars", "dir", "format"))
 
 
 class CallRecorder:
