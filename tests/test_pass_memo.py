@@ -256,6 +256,8 @@ def test_lines_moved_inside_a_function_reuse_the_pass_with_its_findings_moved(re
     ("    y = x.abs()\n", "    y = warn(x)\n"),  # a call: what it reaches
     ("    return x\n", "    return torch.nn.Linear(2, 2)\n"),  # what warn returns
     ('    logger.warning("twice")\n', '        logger.warning("twice")\n'),  # a break into the loop
+    ("def warn(x):\n", "def warn(x, times=2):\n"),  # its parameters
+    ("def scale(x):\n", "def scale(x) -> torch.Tensor:\n"),  # its return annotation
 ])
 def test_an_edit_inside_a_function_the_summary_shows_runs_the_pass(repo, tmp_path, passes, edit):
     cache_dir = str(tmp_path / "cache")
@@ -301,6 +303,18 @@ def test_a_function_edited_while_unreached_and_then_reached(repo, tmp_path, pass
     del passes[:]
     reached = body_checked(repo, cache_dir, edited.replace("quiet(x)\n", "quiet(x) + report(x)\n"))
     assert len(passes) == 2 and len(reached) == 3  # the print, now compiled, is found
+
+
+def test_two_files_edited_at_once_one_moved_one_added_to(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    (repo / "body.py").write_text(BODY)
+    first, _ = both(["body.py", "helpers.py"], cache_dir)
+    (repo / "body.py").write_text(BODY.replace("    y = x.abs()\n", "    y = x.abs()\n    unused = 1\n"))
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED)
+    del passes[:]
+    again, scratch = both(["body.py", "helpers.py"], cache_dir)
+    assert again == scratch and len(passes) == 1
+    assert [f[1] for f in again if f[0] == "body.py"] == [f[1] + 1 for f in first if f[0] == "body.py"]
 
 
 CLASS = """\
