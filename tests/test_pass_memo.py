@@ -114,6 +114,32 @@ def test_a_file_whose_text_the_pass_parsed_is_compared_by_its_text(write_tree, m
     assert again == scratch == first and len(passes) == 2
 
 
+@pytest.mark.parametrize("edit, reused", [
+    # the comment in QuietAttention.forward only: the pass read DroppingAttention.forward's lines alone
+    (lambda t: t.replace("is_updated = False", "is_updated = False  # not yet", 1), True),
+    # a line inside QuietDecoder.__init__, above them: they moved as a whole, and the findings with them
+    (lambda t: t.replace("        self.layers = nn.ModuleList([QuietAttention",
+                         "        unused = 1\n        self.layers = nn.ModuleList([QuietAttention"), True),
+    # the same inside DroppingAttention.forward: lines it read moved apart
+    (lambda t: t.replace("        return self.proj(x)\n", "        unused = 1\n        return self.proj(x)\n"), False),
+])
+def test_a_parsed_file_edited_outside_the_functions_the_pass_read(write_tree, monkeypatch, tmp_path, passes,
+                                                                  edit, reused):
+    tree = write_tree({})
+    shutil.copy(os.path.join(FIXTURES, "precision", "frames_by_default_config.py"), tree / "model.py")
+    subprocess.run(["git", "init", "-q"], cwd=str(tree), check=True)
+    monkeypatch.chdir(tree)
+    cache_dir = str(tmp_path / "cache")
+    first, scratch = both(["model.py"], cache_dir)
+    assert first == scratch and "CL412" in [f[3] for f in first]
+    text = (tree / "model.py").read_text()
+    (tree / "model.py").write_text(edit(text))
+    assert (tree / "model.py").read_text() != text
+    del passes[:]
+    again, scratch = both(["model.py"], cache_dir)
+    assert again == scratch and len(passes) == (1 if reused else 2)
+
+
 def test_a_file_added_or_broken_runs_the_pass(repo, tmp_path, passes):
     cache_dir = str(tmp_path / "cache")
     both(["helpers.py"], cache_dir)
