@@ -27,7 +27,7 @@ from compilelint.row_shift import Shift, moved_finding
 from compilelint.summary import FileSummary
 from compilelint.summary_change import (names_in, only_moved, only_unreachable_added, only_unreached_bodies,
                                         summary_digest)
-from compilelint.text_read import still_answered
+from compilelint.text_read import moved_questions, still_answered
 
 
 class PassMemo:
@@ -81,6 +81,7 @@ class PassMemo:
             findings = [moved_finding(f, shifts[f.path]) if f.path in shifts else f for f in findings]
             if None in findings:
                 return None
+            parsed = {p: moved_questions(q, shifts[p]) if p in shifts else q for p, q in parsed.items()}
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
             self._put(keys, parsed, findings, errors, names, reached)

@@ -72,6 +72,14 @@ def still_answered(path: str, questions: Optional[Tuple[Question, ...]], data: O
     return True
 
 
+def moved_questions(questions: Optional[Tuple[Question, ...]], shift: Shift):
+    """The questions as the file's moved text answers them (`still_answered` held)."""
+    if questions is None:
+        return None
+    return tuple((shift.row(row), shift.row(first) if digest else 0, shift.row(last) if digest else 0, digest)
+                 for row, first, last, digest in questions)
+
+
 def _question(row: int, span, lines) -> Question:
     if span is None:
         return (row, 0, 0, "")

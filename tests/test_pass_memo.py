@@ -138,6 +138,11 @@ def test_a_parsed_file_edited_outside_the_functions_the_pass_read(write_tree, mo
     del passes[:]
     again, scratch = both(["model.py"], cache_dir)
     assert again == scratch and len(passes) == (1 if reused else 2)
+    # and back: the kept questions moved with the text, so undoing the edit reuses the pass too
+    (tree / "model.py").write_text(text)
+    del passes[:]
+    back, scratch = both(["model.py"], cache_dir)
+    assert back == scratch == first and len(passes) == (1 if reused else 2)
 
 
 def test_a_file_added_or_broken_runs_the_pass(repo, tmp_path, passes):
