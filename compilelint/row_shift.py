@@ -12,8 +12,9 @@ the same map and changes nothing else: the last pass's findings, moved, are the 
 Where the rows are is the summary's schema: a `Span`, a `Call`'s row, a function's first and last
 row (its loops are kept relative to its first), a class's row (its `built_under` tests' rows are
 kept relative to it) and a root's row, the noqa table's keys, a notebook cell's first row; in a
-finding, its span, noqa row, the row its region is hidden by and its cell. A row kept anywhere else is compared as it is, so a summary holding one that moved is
-"not only moved" and the pass runs again.
+finding, its span, noqa row, the row its region is hidden by and its cell. A row kept anywhere else
+is compared as it is, so a summary holding one that moved is "not only moved" and the pass runs
+again.
 """
 from __future__ import annotations
 

@@ -67,7 +67,9 @@ def still_answered(path: str, questions: Optional[Tuple[Question, ...]], data: O
         if node is None or not (last <= shift.after or first > shift.after):
             return False  # gone, or the edit falls inside its lines
         now_first, now_last = first_row(node), node.end_lineno
-        if (now_first, now_last) != (shift.row(first), shift.row(last)) or _digest(lines[now_first - 1:now_last]) != digest:
+        if (now_first, now_last) != (shift.row(first), shift.row(last)):
+            return False
+        if _digest(lines[now_first - 1:now_last]) != digest:
             return False
     return True
 

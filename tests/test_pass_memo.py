@@ -371,8 +371,8 @@ class Block(torch.nn.Module):
 
 
 @pytest.mark.parametrize("edit, reused", [
-    (("        super().__init__()\n", "        super().__init__()\n        width = 4\n"), True),  # rows of the class's branches move
-    (("        super().__init__()\n", "        super().__init__()\n        self.width = 4\n"), False),  # a class attribute
+    (("        super().__init__()\n", "        super().__init__()\n        width = 4\n"), True),  # branch rows move
+    (("        super().__init__()\n", "        super().__init__()\n        self.width = 4\n"), False),  # an attribute
     (("            self.gate = None\n", "            self.gate = torch.nn.Identity()\n"), False),
 ])
 def test_an_edit_inside_a_constructor(repo, tmp_path, passes, edit, reused):
