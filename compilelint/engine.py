@@ -38,6 +38,7 @@ from compilelint.project_pass.stored_reach import roots_and_reach
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
+from compilelint.text_read import ReadTrees
 from compilelint.summary import FileSummary
 
 # Below this many files to parse, a process pool costs more than it saves.
@@ -311,7 +312,8 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
         memo = PassMemo(cache, analysed, judged, added_reach_nothing=not settings.entries and settings.scope != "all")
     keyed = content_keys(analysed, settings, cache, stdin, signatures)
     if memo is not None:
-        reused = memo.reuse(keyed.keys, lambda path: _current_summary(path, keyed, cache, settings, debug))
+        reused = memo.reuse(keyed.keys, lambda path: _current_summary(path, keyed, cache, settings, debug),
+                            keyed.data.get)
         if reused is not None:
             keyed.save(cache)
             return reused
@@ -320,7 +322,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     reached: set = set()
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached)
     if memo is not None:
-        memo.store(keyed.keys, trees.parsed, findings, errors, summaries, reached)
+        memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached)
     return findings, errors
 
 
@@ -341,9 +343,10 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
 
 
 def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
-    """The project pass's parsed modules: stdin's text in place of its file's."""
+    """The project pass's parsed modules: stdin's text in place of its file's; without stdin,
+    noting what the pass read of them (`text_read`, for the pass's memo)."""
     if stdin is None:
-        return Trees()
+        return ReadTrees()
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)

@@ -11,9 +11,10 @@ checkout the pass and the summaries' loading were most of the run.
 So the latest pass over a set of files is kept with the content key of every file it read, the
 files whose text it parsed, the ids of the functions it reached and, for `only_unreachable_added`,
 how many summaries hold each name. A later run over the same files and settings takes its result
-when every file whose content changed (a) was not parsed by the pass and (b) has a summary that is
-the one the pass read, changed only in one of those ways. Anything else — a file added, removed,
-unreadable, another change to a summary — runs the pass again.
+when every file whose content changed has a summary that is the one the pass read, changed only
+in one of those ways, and, for a file whose text the pass parsed, the functions it asked for
+there are the same lines, moved as a whole or not at all (`text_read`). Anything else — a file
+added, removed, unreadable, another change to a summary — runs the pass again.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from compilelint.row_shift import Shift, moved_finding
 from compilelint.summary import FileSummary
 from compilelint.summary_change import (names_in, only_moved, only_unreachable_added, only_unreached_bodies,
                                         summary_digest)
+from compilelint.text_read import moved_questions, still_answered
 
 
 class PassMemo:
@@ -43,9 +45,11 @@ class PassMemo:
         self.reused = False  # whether the latest `reuse` answered (for tests and benchmarks)
         self._kept = None  # what `reuse` read: the names the next `store` counts from
 
-    def reuse(self, keys: Dict[str, Optional[str]], summary_of: Callable[[str], Optional[FileSummary]]):
+    def reuse(self, keys: Dict[str, Optional[str]], summary_of: Callable[[str], Optional[FileSummary]],
+              text_of: Callable[[str], Optional[bytes]]):
         """The kept (findings, errors), when they hold for files of these content keys; else None.
-        `summary_of(path)`: the summary of the file's current text (None: it does not parse)."""
+        `summary_of(path)`: the summary of the file's current text (None: it does not parse);
+        `text_of(path)`: that text (asked only of a changed file the pass parsed)."""
         self.reused = False
         kept = self._kept = self.cache.get(self.key)
         if kept is None:
@@ -54,7 +58,7 @@ class PassMemo:
         if set(old_keys) != set(keys):
             return None
         changed = [p for p, k in keys.items() if old_keys[p] != k]
-        if any(p in parsed or keys[p] is None for p in changed):
+        if any(keys[p] is None for p in changed):
             return None
         names = Counter(names)
         shifts: Dict[str, Shift] = {}
@@ -63,27 +67,40 @@ class PassMemo:
             now = summary_of(path)
             if before is None or now is None:
                 return None
-            if summary_digest(before) == summary_digest(now):
-                continue
-            shift = only_moved(before, now) or only_unreached_bodies(before, now, reached)
-            if shift is not None:
-                shifts[path] = shift
-            elif not (self.added_reach_nothing and only_unreachable_added(before, now, names)):
+            same = summary_digest(before) == summary_digest(now)
+            shift = Shift(0, 0) if same else self._moved_where_the_pass_reads(before, now, reached, names)
+            if shift is None:
                 return None
-            _recount(names, before, now)  # a later edit asks about the names of the file as it is now
+            if path in parsed and not still_answered(path, parsed[path], text_of(path), shift):
+                return None  # the pass read lines of this text that the edit changed or moved apart
+            if shift.by:
+                shifts[path] = shift
+            if not same:  # a later edit asks about the names of the file as it is now
+                _recount(names, before, now)
         if shifts:
             findings = [moved_finding(f, shifts[f.path]) if f.path in shifts else f for f in findings]
             if None in findings:
                 return None
+            parsed = {p: moved_questions(q, shifts[p]) if p in shifts else q for p, q in parsed.items()}
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
             self._put(keys, parsed, findings, errors, names, reached)
         return findings, errors
 
-    def store(self, keys: Dict[str, Optional[str]], parsed: Iterable[str], findings, errors,
+    def _moved_where_the_pass_reads(self, before: FileSummary, now: FileSummary, reached: frozenset,
+                                     names: Counter) -> Optional[Shift]:
+        """How the rows of a changed summary moved, when it changed in none of the ways the pass
+        reads (`summary_change`); None when it did."""
+        shift = only_moved(before, now) or only_unreached_bodies(before, now, reached)
+        if shift is None and self.added_reach_nothing and only_unreachable_added(before, now, names):
+            shift = Shift(0, 0)  # every other row as it was
+        return shift
+
+    def store(self, keys: Dict[str, Optional[str]], parsed: Dict[str, tuple], findings, errors,
               summaries: List[FileSummary], reached: Iterable[str]) -> None:
-        """Keep a pass's result over `summaries` (the files of `keys`); `reached`: the ids of the
-        functions its compiled code reached."""
+        """Keep a pass's result over `summaries` (the files of `keys`); `parsed`: what it read of
+        the texts it parsed (`ReadTrees.read`); `reached`: the ids of the functions its compiled
+        code reached."""
         if None in keys.values():
             return
         names = None
@@ -105,7 +122,7 @@ class PassMemo:
         self._put(keys, parsed, findings, errors, names, frozenset(reached))
 
     def _put(self, keys, parsed, findings, errors, names: Counter, reached: frozenset) -> None:
-        self.cache.put_run(self.key, (dict(keys), frozenset(parsed), findings, errors,
+        self.cache.put_run(self.key, (dict(keys), dict(parsed), findings, errors,
                                         {name: n for name, n in names.items() if n > 0}, reached))
 
 

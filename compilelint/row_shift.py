@@ -4,17 +4,17 @@ nothing about — a local assignment, a blank line, a comment line — or such l
 
 The project pass reads a row only to compare it with another row of the same file, to look it up
 among that file's rows (noqa, a function's lines) or to report it; it never counts lines across
-the edit or reads the text behind a row (`Trees` parses only the files a pass records as parsed,
-and `pass_memo` does not move those). Moving every row of one file by a map that keeps their order
-therefore moves the pass's findings in that file by the same map and changes nothing else: the last
-pass's findings, moved, are the new pass's.
+the edit or reads the text behind a row (the few files whose text it parses are moved only where
+the functions it read there moved as a whole: `text_read`). Moving every row of one file by a map
+that keeps their order (and keeps them apart) therefore moves the pass's findings in that file by
+the same map and changes nothing else: the last pass's findings, moved, are the new pass's.
 
 Where the rows are is the summary's schema: a `Span`, a `Call`'s row, a function's first and last
 row (its loops are kept relative to its first), a class's row (its `built_under` tests' rows are
-kept relative to it) and a root's row, the noqa table's keys,
-a notebook cell's first row; in a finding, its span, noqa row, the row its region is hidden by and
-its cell. A row kept anywhere else is compared as it is, so a summary holding one that moved is
-"not only moved" and the pass runs again.
+kept relative to it) and a root's row, the noqa table's keys, a notebook cell's first row; in a
+finding, its span, noqa row, the row its region is hidden by and its cell. A row kept anywhere else
+is compared as it is, so a summary holding one that moved is "not only moved" and the pass runs
+again.
 """
 from __future__ import annotations
 
@@ -59,6 +59,8 @@ def shift_between(before: FileSummary, now: FileSummary) -> Optional[Shift]:
     if old_rows is None or new_rows is None:
         return None
     for after in [lowest] + sorted(r for r in old_rows if lowest < r < highest):
+        if any(after < r <= after - by for r in old_rows):
+            continue  # lines removed: a row below would land on or above the point (two rows as one)
         shift = Shift(after, by)
         if {shift.row(r) for r in old_rows} == new_rows:
             return shift

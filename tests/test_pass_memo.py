@@ -114,6 +114,37 @@ def test_a_file_whose_text_the_pass_parsed_is_compared_by_its_text(write_tree, m
     assert again == scratch == first and len(passes) == 2
 
 
+@pytest.mark.parametrize("edit, reused", [
+    # the comment in QuietAttention.forward only: the pass read DroppingAttention.forward's lines alone
+    (lambda t: t.replace("is_updated = False", "is_updated = False  # not yet", 1), True),
+    # a line inside QuietDecoder.__init__, above them: they moved as a whole, and the findings with them
+    (lambda t: t.replace("        self.layers = nn.ModuleList([QuietAttention",
+                         "        unused = 1\n        self.layers = nn.ModuleList([QuietAttention"), True),
+    # the same inside DroppingAttention.forward: lines it read moved apart
+    (lambda t: t.replace("        return self.proj(x)\n", "        unused = 1\n        return self.proj(x)\n"), False),
+])
+def test_a_parsed_file_edited_outside_the_functions_the_pass_read(write_tree, monkeypatch, tmp_path, passes,
+                                                                  edit, reused):
+    tree = write_tree({})
+    shutil.copy(os.path.join(FIXTURES, "precision", "frames_by_default_config.py"), tree / "model.py")
+    subprocess.run(["git", "init", "-q"], cwd=str(tree), check=True)
+    monkeypatch.chdir(tree)
+    cache_dir = str(tmp_path / "cache")
+    first, scratch = both(["model.py"], cache_dir)
+    assert first == scratch and "CL412" in [f[3] for f in first]
+    text = (tree / "model.py").read_text()
+    (tree / "model.py").write_text(edit(text))
+    assert (tree / "model.py").read_text() != text
+    del passes[:]
+    again, scratch = both(["model.py"], cache_dir)
+    assert again == scratch and len(passes) == (1 if reused else 2)
+    # and back: the kept questions moved with the text, so undoing the edit reuses the pass too
+    (tree / "model.py").write_text(text)
+    del passes[:]
+    back, scratch = both(["model.py"], cache_dir)
+    assert back == scratch == first and len(passes) == (1 if reused else 2)
+
+
 def test_a_file_added_or_broken_runs_the_pass(repo, tmp_path, passes):
     cache_dir = str(tmp_path / "cache")
     both(["helpers.py"], cache_dir)
@@ -256,6 +287,8 @@ def test_lines_moved_inside_a_function_reuse_the_pass_with_its_findings_moved(re
     ("    y = x.abs()\n", "    y = warn(x)\n"),  # a call: what it reaches
     ("    return x\n", "    return torch.nn.Linear(2, 2)\n"),  # what warn returns
     ('    logger.warning("twice")\n', '        logger.warning("twice")\n'),  # a break into the loop
+    ("def warn(x):\n", "def warn(x, times=2):\n"),  # its parameters
+    ("def scale(x):\n", "def scale(x) -> torch.Tensor:\n"),  # its return annotation
 ])
 def test_an_edit_inside_a_function_the_summary_shows_runs_the_pass(repo, tmp_path, passes, edit):
     cache_dir = str(tmp_path / "cache")
@@ -303,6 +336,18 @@ def test_a_function_edited_while_unreached_and_then_reached(repo, tmp_path, pass
     assert len(passes) == 2 and len(reached) == 3  # the print, now compiled, is found
 
 
+def test_two_files_edited_at_once_one_moved_one_added_to(repo, tmp_path, passes):
+    cache_dir = str(tmp_path / "cache")
+    (repo / "body.py").write_text(BODY)
+    first, _ = both(["body.py", "helpers.py"], cache_dir)
+    (repo / "body.py").write_text(BODY.replace("    y = x.abs()\n", "    y = x.abs()\n    unused = 1\n"))
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED)
+    del passes[:]
+    again, scratch = both(["body.py", "helpers.py"], cache_dir)
+    assert again == scratch and len(passes) == 1
+    assert [f[1] for f in again if f[0] == "body.py"] == [f[1] + 1 for f in first if f[0] == "body.py"]
+
+
 CLASS = """\
 import torch
 
@@ -326,8 +371,8 @@ class Block(torch.nn.Module):
 
 
 @pytest.mark.parametrize("edit, reused", [
-    (("        super().__init__()\n", "        super().__init__()\n        width = 4\n"), True),  # rows of the class's branches move
-    (("        super().__init__()\n", "        super().__init__()\n        self.width = 4\n"), False),  # a class attribute
+    (("        super().__init__()\n", "        super().__init__()\n        width = 4\n"), True),  # branch rows move
+    (("        super().__init__()\n", "        super().__init__()\n        self.width = 4\n"), False),  # an attribute
     (("            self.gate = None\n", "            self.gate = torch.nn.Identity()\n"), False),
 ])
 def test_an_edit_inside_a_constructor(repo, tmp_path, passes, edit, reused):

@@ -76,6 +76,14 @@ def test_lines_moved_at_two_points_or_functions_reordered_are_not_one_shift():
     assert only_moved(before, summary(removed)).by == -1
 
 
+def test_lines_removed_never_put_two_rows_on_one():
+    """Rows 2 and 3 cannot both become row 2: a shift that would merge them is not one."""
+    text = "def f(x):\n    a = x.item()\n    b = x.item()\n    return a\n\n\ndef g(x):\n    return x\n"
+    before = summary(text)
+    joined = summary(text.replace("    a = x.item()\n    b = x.item()\n", "    a = x.item(); b = x.item()\n"))
+    assert only_moved(before, joined) is None
+
+
 def test_a_value_of_an_unknown_kind_is_not_moved():
     """A rule's facts may hold any object: one this module does not know stops the move."""
     before = summary(TWO)

@@ -1,0 +1,110 @@
+"""What the project pass read of the texts it parsed, so that an edit elsewhere in such a file can
+leave the pass standing.
+
+The pass parses a few files (`Trees`: 26 of vLLM's 3,231) to ask for one `def` at a time
+(`Trees.function(path, row)`), and a rule works out what it needs from that node alone: its loops,
+the wrapper nested in a decorator, its asserts. A `def`'s node is a function of its own lines (its
+decorators to its last line): the same lines anywhere in the file parse to the same node, its line
+numbers moved by one count. So `ReadTrees` notes each question and its answer's lines, and the
+last pass stands for the file's new text (with its summary's rows moved by `shift`: `row_shift`)
+when each question, its row moved, is answered by lines equal to the ones it read, all moved by
+the shift's one count or all kept (none of them on both sides of the edit).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Dict, Optional, Tuple
+
+from compilelint.notebook import decode_any
+from compilelint.project_pass.trees import Trees, first_row, parse_bytes
+from compilelint.row_shift import Shift
+from compilelint.source import SourceError
+
+# A question: (the row asked, the answer's first and last row, a digest of its lines); (row, 0, 0, "")
+# when no `def` answered.
+Question = Tuple[int, int, int, str]
+
+
+class ReadTrees(Trees):
+    """`Trees` that notes which functions of the files it parses from disk were asked for."""
+
+    def __init__(self):
+        super().__init__()
+        self._asked: Dict[str, Dict[int, Optional[Tuple[int, int]]]] = {}
+
+    def function(self, path: str, row: int):
+        node = super().function(path, row)
+        if path in self.parsed:
+            lines = (first_row(node), node.end_lineno) if node is not None else None
+            self._asked.setdefault(path, {})[row] = lines
+        return node
+
+    def read(self) -> Dict[str, Optional[Tuple[Question, ...]]]:
+        """Every file parsed from disk → its questions (None: it cannot be read now). The text is
+        read again here: a file changed since the pass parsed it digests differently, and the next
+        run runs the pass."""
+        out = {}
+        for path in self.parsed:
+            lines = _lines(_read(path), path)
+            asked = sorted(self._asked.get(path, {}).items())
+            out[path] = None if lines is None else tuple(_question(row, span, lines) for row, span in asked)
+        return out
+
+
+def still_answered(path: str, questions: Optional[Tuple[Question, ...]], data: Optional[bytes], shift: Shift) -> bool:
+    """Whether the file's new text answers each question as before, its rows moved by `shift`."""
+    lines = _lines(data, path)
+    tree = parse_bytes(path, data) if lines is not None else None
+    if questions is None or tree is None:
+        return False
+    trees = Trees(lambda p: tree)
+    for row, first, last, digest in questions:
+        node = trees.function(path, shift.row(row))
+        if not digest:
+            if node is not None:
+                return False
+            continue
+        if node is None or not (last <= shift.after or first > shift.after):
+            return False  # gone, or the edit falls inside its lines
+        now_first, now_last = first_row(node), node.end_lineno
+        if (now_first, now_last) != (shift.row(first), shift.row(last)):
+            return False
+        if _digest(lines[now_first - 1:now_last]) != digest:
+            return False
+    return True
+
+
+def moved_questions(questions: Optional[Tuple[Question, ...]], shift: Shift):
+    """The questions as the file's moved text answers them (`still_answered` held)."""
+    if questions is None:
+        return None
+    return tuple((shift.row(row), shift.row(first) if digest else 0, shift.row(last) if digest else 0, digest)
+                 for row, first, last, digest in questions)
+
+
+def _question(row: int, span, lines) -> Question:
+    if span is None:
+        return (row, 0, 0, "")
+    first, last = span
+    return (row, first, last, _digest(lines[first - 1:last]))
+
+
+def _digest(lines) -> str:
+    return hashlib.blake2b("\n".join(lines).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _lines(data: Optional[bytes], path: str):
+    if data is None:
+        return None
+    try:
+        return decode_any(path, data).text.split("\n")
+    except (SourceError, ValueError):
+        return None
