@@ -147,7 +147,7 @@ class FileFacts:
     def find_compiled_names(self) -> Set[str]:
         """Module functions handed to torch.compile by a call (the language server re-uses each
         function's answer between edits)."""
-        return compiled_names(self.tree, self.source.text, self.resolve_plain)
+        return compiled_names(self.tree, self.source.text, self.resolve_plain, self.nodes)
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function, walked once and shared by all the passes that need it."""
