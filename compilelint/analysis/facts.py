@@ -394,7 +394,7 @@ class ClassCollector:
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
-        info.init_defaults = init_defaults(node, self.facts.nodes)
+        info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls
