@@ -75,7 +75,9 @@ class DynamicShapeOp(Rule):
             elif op == "where" and len(node.args) == 1 and not node.keywords:
                 self._say(node, "torch.where(cond)")
             return
-        if not isinstance(func, ast.Attribute) or not self.ctx.is_tensor(func.value):
+        if not isinstance(func, ast.Attribute) or not (func.attr in OPS or func.attr == "repeat_interleave"):
+            return  # the method's name before tensor inference: most method calls are none of these
+        if not self.ctx.is_tensor(func.value):
             return
         if func.attr in OPS:
             self._say(node, f"Tensor.{func.attr}()")

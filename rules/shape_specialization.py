@@ -59,11 +59,13 @@ class ShapeSpecialization(Rule):
             return self._leading(node.slice) and ctx.is_tensor(node.value.value)
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and ctx.is_tensor(func.value):
+            if isinstance(func, ast.Attribute):  # the method's name before tensor inference (most calls)
                 if func.attr == "size" and len(node.args) == 1:
-                    return self._leading(node.args[0])
-                if func.attr == "numel" and not node.args:
-                    return True
+                    if ctx.is_tensor(func.value):
+                        return self._leading(node.args[0])
+                elif func.attr == "numel" and not node.args:
+                    if ctx.is_tensor(func.value):
+                        return True
             if ctx.resolve(func) == "builtins.len" and len(node.args) == 1 and ctx.is_tensor(node.args[0]):
                 return True
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Optional, Set
+from typing import Callable, List, Optional, Set
 
-from compilelint.analysis.astutil import walk
+from compilelint.analysis.astutil import FUNCS, child_fields, walk
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
@@ -30,11 +30,13 @@ def _mentions_a_compiler(text: str) -> bool:
     return False
 
 
-def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]]) -> Set[str]:
+def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]],
+                   nodes: Optional[Callable[[ast.AST], List[ast.AST]]] = None) -> Set[str]:
+    """`nodes`: function → all its nodes, the file's shared walk (else `tree` is walked here)."""
     if not _mentions_a_compiler(text):
         return set()  # most files: no walk at all
     out: Set[str] = set()
-    for node in walk(tree):
+    for node in walk(tree) if nodes is None else _every_node(tree, nodes):
         if node.__class__ is not ast.Call or not node.args:
             continue
         func = node.func
@@ -43,3 +45,26 @@ def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Opt
         if compiled and isinstance(node.args[0], ast.Name):
             out.add(node.args[0].id)
     return out
+
+
+def _every_node(tree: ast.AST, nodes: Callable[[ast.AST], List[ast.AST]]) -> List[ast.AST]:
+    """Every node under `tree`, a function's taken from `nodes` (walked once for the whole
+    analysis, not again here); in no particular order (the answer is a set)."""
+    out: List[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if node.__class__ in _FUNCTION_KINDS:
+            out.extend(nodes(node))
+            continue
+        out.append(node)
+        for name in child_fields(node.__class__):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                todo.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+    return out
+
+
+_FUNCTION_KINDS = frozenset(FUNCS)

@@ -8,7 +8,6 @@ function and the fix builders.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -106,10 +105,9 @@ class FileFacts:
         self.compiled_names: Set[str] = set()  # module functions handed to torch.compile by a call
         self.false_constants: frozenset = frozenset()  # module names bound once to a false constant (`parts`)
         self.none_tests = none_tests(self.top)  # `def exists(v): return v is not None` (`passed_args`)
-        self._nodes: Dict[int, List[ast.AST]] = {}
-        self._kept: Dict[int, List[ast.AST]] = {}  # function (by id) → its nodes of KEPT_KINDS
-        self._of_kinds: Dict[tuple, List[ast.AST]] = {}  # (function id, kinds) → its nodes of those kinds
-        self._yield_rows: Optional[List[int]] = None  # the rows that say "yield", in order
+        # function (by id) → all its nodes; (function id, kinds) → those of these kinds (`of_kinds`).
+        # Pure functions of the node: the language server's reuse does not count them as state.
+        self._nodes: Dict[object, List[ast.AST]] = {}
         self._marks_constants = MARKED_CONSTANT in source.text  # else no function's nodes need a look
         self.swap_default_eager = any(hook in source.text for hook in EAGER_DEFAULT_HOOKS) and \
             _overrides_swap_to_eager(self.top)
@@ -151,7 +149,7 @@ class FileFacts:
     def find_compiled_names(self) -> Set[str]:
         """Module functions handed to torch.compile by a call (the language server re-uses each
         function's answer between edits)."""
-        return compiled_names(self.tree, self.source.text, self.resolve_plain)
+        return compiled_names(self.tree, self.source.text, self.resolve_plain, self.nodes)
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function, walked once and shared by all the passes that need it."""
@@ -165,14 +163,15 @@ class FileFacts:
         of statements and calls (a tenth of the nodes): those of `KEPT_KINDS` are set apart once,
         and each set of kinds asked for is kept (`kinds`: a module constant, not made per call)."""
         key = (id(fn), kinds)
-        got = self._of_kinds.get(key)
+        got = self._nodes.get(key)
         if got is None:
             source = self.nodes(fn)
             if kinds <= KEPT_KINDS:
-                source = self._kept.get(id(fn))
+                kept = (id(fn), KEPT_KINDS)
+                source = self._nodes.get(kept)
                 if source is None:
-                    source = self._kept[id(fn)] = [n for n in self.nodes(fn) if n.__class__ in KEPT_KINDS]
-            got = self._of_kinds[key] = [n for n in source if n.__class__ in kinds]
+                    source = self._nodes[kept] = [n for n in self.nodes(fn) if n.__class__ in KEPT_KINDS]
+            got = self._nodes[key] = [n for n in source if n.__class__ in kinds]
         return got
 
     def walked_nodes(self, functions) -> Dict[int, List[ast.AST]]:
@@ -284,15 +283,9 @@ class FileFacts:
         return info
 
     def is_generator(self, func) -> bool:
-        """Does `func` yield? Its lines are searched first: most functions never say `yield` (the
-        file's rows that do are listed once, and a function's looked up among them)."""
-        if self._yield_rows is None:
-            text = self.source.text
-            self._yield_rows = [row for row, line in enumerate(self.source.lines, 1) if "yield" in line] \
-                if "yield" in text else []
-        rows = self._yield_rows
-        i = bisect.bisect_left(rows, func.lineno)
-        if i == len(rows) or (func.end_lineno is not None and rows[i] > func.end_lineno):
+        """Does `func` yield? Its text is searched first: most functions never say `yield` (joined: one
+        search of the text, not one a line; each line keeps its end, so no match spans two)."""
+        if "yield" not in "".join(self.source.lines[func.lineno - 1: func.end_lineno]):
             return False
         return is_generator(func)
 
@@ -403,7 +396,7 @@ class ClassCollector:
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
-        info.init_defaults = init_defaults(node, self.facts.nodes)
+        info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls

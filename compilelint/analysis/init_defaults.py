@@ -26,10 +26,12 @@ from typing import Dict, List, Optional, Tuple
 from compilelint.analysis.astutil import FUNCS, is_self, parameter_defaults, self_targets
 
 
-def init_defaults(class_node: ast.ClassDef, nodes) -> Dict[str, str]:
+def init_defaults(class_node: ast.ClassDef, nodes, of_kinds=None) -> Dict[str, str]:
     """self attribute → the `__init__` parameter it is a plain copy of, for parameters defaulting
     to a false constant (None, False, 0, "") and never rebound, when that copy is the attribute's
-    only assignment in the class. `nodes`: function node → all its nodes."""
+    only assignment in the class. `nodes`: function node → all its nodes; `of_kinds`: (function,
+    kinds) → its nodes of those kinds (`FileFacts.of_kinds`), read for the other methods, whose
+    assignments and calls are all that counts."""
     init = next((m for m in class_node.body if isinstance(m, FUNCS) and m.name == "__init__"), None)
     if init is None:
         return {}
@@ -41,7 +43,7 @@ def init_defaults(class_node: ast.ClassDef, nodes) -> Dict[str, str]:
     for method in class_node.body:
         if not isinstance(method, FUNCS):
             continue
-        for sub in nodes(method):
+        for sub in nodes(method) if method is init or of_kinds is None else of_kinds(method, _STORES_AND_CALLS):
             cls = sub.__class__
             if cls is ast.Assign or cls is ast.AnnAssign or cls is ast.AugAssign:
                 targets = sub.targets if cls is ast.Assign else [sub.target]
@@ -65,6 +67,9 @@ def init_defaults(class_node: ast.ClassDef, nodes) -> Dict[str, str]:
         return {}
     return {attr: param for attr, param in copies.items() if param in optional and assigned.get(attr) == 1}
 
+
+# What a method other than `__init__` is read for.
+_STORES_AND_CALLS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))
 
 CONSTRUCTORS = (".__init__", ".__new__")  # the functions a class call runs, which its user may call too
 _DEFAULTS: "weakref.WeakKeyDictionary[object, Tuple[tuple, ConstructorDefaults]]" = weakref.WeakKeyDictionary()

@@ -52,6 +52,7 @@ class Parts:
         self._class_names: Optional[Dict[str, List[str]]] = None  # names holding a class
         self._local_modules: Optional[Dict[str, List[str]]] = None  # locals holding modules
         self._local_refs: Optional[Dict[str, List[str]]] = None  # locals holding references
+        self._holders: Optional[set] = None  # names a local holding modules may be (`holders`)
 
     # ----- classes constructed ------------------------------------------------------------------
     def constructed_classes(self, value: ast.AST) -> List[str]:
@@ -70,7 +71,7 @@ class Parts:
                 name = self.facts.imports.resolve(sub.func)
                 if name and is_class_name(name):
                     found.append(name)
-            elif kind is ast.Name and sub.ctx.__class__ is ast.Load:
+            elif kind is ast.Name and sub.ctx.__class__ is ast.Load and sub.id in self.holders():
                 found.extend(self.local_modules().get(sub.id, ()))  # nn.Sequential(*stages)
         return found
 
@@ -83,6 +84,25 @@ class Parts:
         if self._local_modules is None:
             self._local_modules = self._find_local_modules(self.method) if self.method is not None else {}
         return self._local_modules
+
+    def holders(self) -> set:
+        """The names `_find_local_modules` may find holding modules: those assigned alone, filled
+        (`xs.append(...)`) or added to (`xs += ...`). Any other name read (`nn`, a parameter)
+        holds none, and spares working out the locals (a look at every assignment's value)."""
+        if self._holders is None:
+            names = set()
+            for sub in self.facts.of_kinds(self.method, _ASSIGNS_AND_FILLS) if self.method is not None else ():
+                kind = sub.__class__
+                if kind is ast.Assign:
+                    if len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name:
+                        names.add(sub.targets[0].id)
+                elif kind is ast.Call:
+                    if sub.func.__class__ is ast.Attribute and sub.func.value.__class__ is ast.Name:
+                        names.add(sub.func.value.id)
+                elif sub.target.__class__ is ast.Name:
+                    names.add(sub.target.id)
+            self._holders = names
+        return self._holders
 
     def _find_local_modules(self, method) -> Dict[str, List[str]]:
         """Locals holding modules a method builds before storing them on self: a module

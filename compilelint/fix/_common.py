@@ -79,8 +79,13 @@ def _torch_names(tree: ast.Module) -> List[str]:
 
 
 def _module_binds(ctx, name: str) -> bool:
-    """Whether module-level code binds `name` to something (def, class, assignment, import)."""
-    for stmt in module_level(ctx):
+    """Whether module-level code binds `name` to something (def, class, assignment, import); once
+    per file and name (asked for every fix that spells torch)."""
+    return ctx.fixes.once(f"module_binds:{name}", lambda: _binds(module_level(ctx), name))
+
+
+def _binds(statements, name: str) -> bool:
+    for stmt in statements:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if stmt.name == name:
                 return True

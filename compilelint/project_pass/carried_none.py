@@ -78,10 +78,14 @@ def none_before_loop(nodes) -> bool:
     """A name of the function (`nodes`: all of its nodes) is set to None above the end of one of
     its loops: only then can `carried_none_arguments` find something (the cheap test, made while
     the file is walked, that spares parsing the function again)."""
-    last_loop = max(((n.end_lineno or n.lineno) for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))),
-                    default=0)
-    return any((n.end_lineno or n.lineno) < last_loop for n in nodes if n.__class__ is ast.Assign
-               and n.value.__class__ is ast.Constant and n.value.value is None)
+    last_loop, nones = 0, []  # one look at the nodes (asked of every function of every file)
+    for n in nodes:
+        kind = n.__class__
+        if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+            last_loop = max(last_loop, n.end_lineno or n.lineno)
+        elif kind is ast.Assign and n.value.__class__ is ast.Constant and n.value.value is None:
+            nones.append(n.end_lineno or n.lineno)
+    return any(end < last_loop for end in nones)
 
 
 def hits(fr: "F.Frames", trees: Trees, starts_none: Callable[[str], bool]) -> List[Tuple[str, str, str, str, ast.Compare]]:
