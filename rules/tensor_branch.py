@@ -8,6 +8,7 @@ from compilelint.fix.notes import BOTH_BRANCHES, explained
 from compilelint.fix.paths import tensor_on_every_path
 from compilelint.fix.tensor_raise import raise_to_assert_async
 from compilelint.fix.empty_mask import keep_empty_mask
+from compilelint.fix.warn_guard import guard_warning_check
 from compilelint.rule import Rule
 
 # torch's samplers and in-place fills: what they return is a fresh random draw on every call.
@@ -159,7 +160,8 @@ class TensorBranch(Rule):
                     continue
                 fix = build(self.ctx, owner, expr) if build is not None and tensor_on_every_path(self.ctx, expr) else None
                 if fix is None and isinstance(owner, ast.If):  # its mask is None only where the fix deletes
-                    fix = keep_empty_mask(self.ctx, owner, expr)
+                    fix = keep_empty_mask(self.ctx, owner, expr) or guard_warning_check(
+                        self.ctx, owner, expr, next(e for e in truth_tested(test) if self.ctx.is_tensor(e)))
                 fix = explained(fix, BOTH_BRANCHES)
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks ({{gb}}): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)

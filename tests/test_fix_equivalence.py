@@ -20,7 +20,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
-         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("requires_grad_input", "train"),
+         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train")]
 
@@ -112,6 +112,14 @@ def test_kept_empty_mask_computes_the_same_with_padding():
     (after, _, _), = _targets("empty_mask", ".unsafe-fixed")
     ids = torch.tensor([[3, 4, 0, 0, 5], [1, 2, 3, 4, 5]])
     assert torch.equal(before(ids), after(ids))
+
+
+def test_warning_check_still_warns_in_eager():
+    module, (x,), _ = _targets("warn_check", ".unsafe-fixed")[0]
+    x = x.clone()
+    x[0, 0] = float("nan")
+    with pytest.warns(UserWarning, match="NaN in the input"):
+        module(x)
 
 
 def test_mixed_python_tensor_condition_gets_no_fix():
