@@ -345,7 +345,7 @@ class Codebook(nn.Module):
     def forward(self, x, ids: torch.Tensor):
         self.initialise(x)
         pad = ids.eq(0)
-        if not pad.any():  # <- an empty mask dropped: the fix keeps it
+        if not pad.any():  # <- an empty mask dropped (fixed where the line has no comment)
             pad = None
         if torch.isnan(x).any():  # <- a check that only warns: skipped under compile
             print("NaN in the input")
