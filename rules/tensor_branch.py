@@ -7,6 +7,8 @@ from compilelint.fix.assert_split import split_assert
 from compilelint.fix.notes import BOTH_BRANCHES, explained
 from compilelint.fix.paths import tensor_on_every_path
 from compilelint.fix.tensor_raise import raise_to_assert_async
+from compilelint.fix.empty_mask import keep_empty_mask
+from compilelint.fix.warn_guard import guard_warning_check
 from compilelint.rule import Rule
 
 # torch's samplers and in-place fills: what they return is a fresh random draw on every call.
@@ -20,6 +22,21 @@ RANDOM_SKIP = ("`{what}` on a random draw (a layer skipped at random, LayerDrop)
                "rewrite keeps the outputs (torch.cond re-draws the layer's dropout in backward; running the layer "
                "every time shifts every later random draw): for compiled training set the drop probability "
                "({p}) to 0, an eager change (no layer is skipped)")
+
+
+BUFFER_FLAG = ("`{what}` on the buffer `self.{name}` reads its value on every call and graph-breaks ({{gb}}); no "
+               "rewrite keeps it: the flag is module state (in-place copies and load_state_dict change it), which "
+               "neither torch.where nor a traced branch can read into Python control flow. Keep a plain Python "
+               "bool beside it for the check, set where the buffer is set (Dynamo guards on it and recompiles "
+               "once when it flips): an eager change")
+
+
+def buffer_flag(ctx, expr) -> str:
+    """The name of the registered buffer `expr` is (`self.initted`), or ""."""
+    cls = ctx.cls
+    if cls is None or not (isinstance(expr, ast.Attribute) and is_self(expr.value)):
+        return ""
+    return expr.attr if expr.attr in cls.buffer_attrs else ""
 
 
 def truth_tested(test: ast.AST):
@@ -157,7 +174,14 @@ class TensorBranch(Rule):
                     self.report(expr, RANDOM_SKIP.format(what=what, p=f"`{ast.unparse(p)}`"))
                     continue
                 fix = build(self.ctx, owner, expr) if build is not None and tensor_on_every_path(self.ctx, expr) else None
+                if fix is None and isinstance(owner, ast.If):  # its mask is None only where the fix deletes
+                    fix = keep_empty_mask(self.ctx, owner, expr) or guard_warning_check(
+                        self.ctx, owner, expr, next(e for e in truth_tested(test) if self.ctx.is_tensor(e)))
                 fix = explained(fix, BOTH_BRANCHES)
+                flag = buffer_flag(self.ctx, expr) if fix is None else ""
+                if flag:
+                    self.report(expr, BUFFER_FLAG.format(what=what, name=flag))
+                    continue
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks ({{gb}}): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
 
@@ -301,6 +325,31 @@ class Encoder(nn.Module):
             if x.mean() > torch.rand([]):  # <- a random threshold on data: not a layer skip
                 x = -x
         return x
+""",
+        """
+import torch
+from torch import nn
+
+class Codebook(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.register_buffer("ready", torch.tensor(False))
+        self.register_buffer("codes", torch.zeros(n, 4))
+
+    def initialise(self, x):
+        if self.ready:  # <- a buffer read as a flag: no fix, the message says why
+            return
+        self.codes.copy_(x[: self.codes.shape[0]])
+        self.ready.fill_(True)
+
+    def forward(self, x, ids: torch.Tensor):
+        self.initialise(x)
+        pad = ids.eq(0)
+        if not pad.any():  # <- an empty mask dropped (fixed where the line has no comment)
+            pad = None
+        if torch.isnan(x).any():  # <- a check that only warns: skipped under compile
+            print("NaN in the input")
+        return x @ self.codes.T if pad is None else (x @ self.codes.T).masked_fill(pad[:, None], 0)
 """,
     ]
     VALID = [

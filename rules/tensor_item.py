@@ -5,6 +5,7 @@ from compilelint.fix.item import drop_item
 from compilelint.fix.notes import ZERO_D, explained
 from compilelint.fix.item_name import item_feeds_tensors
 from compilelint.fix.tensor_assert import assert_async
+from compilelint.fix.item_raise import raise_on_item
 from compilelint.rule import Rule
 
 
@@ -66,7 +67,7 @@ class TensorItem(Rule):
         if self.ctx.kind(func.value) in (T.SCALAR, T.MODULE, T.LOGGER, T.NONE):
             return
         self.report(node, fix=explained(drop_item(self.ctx, node), ZERO_D) or assert_async(self.ctx, node)
-                    or item_feeds_tensors(self.ctx, node))
+                    or item_feeds_tensors(self.ctx, node) or raise_on_item(self.ctx, node))
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.
     FIXES = [

@@ -20,7 +20,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
-         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("requires_grad_input", "train"),
+         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train")]
 
@@ -104,6 +104,28 @@ def test_raise_checks_still_raise_on_bad_data():
         module(x * 1000, labels)
     module.strict = False
     module(x * 1000, labels)
+
+
+def test_kept_empty_mask_computes_the_same_with_padding():
+    """With pad tokens the mask was never dropped: both versions take the same masked path."""
+    (before, _, _), = _targets("empty_mask", "")
+    (after, _, _), = _targets("empty_mask", ".unsafe-fixed")
+    ids = torch.tensor([[3, 4, 0, 0, 5], [1, 2, 3, 4, 5]])
+    assert torch.equal(before(ids), after(ids))
+
+
+def test_warning_check_still_warns_in_eager():
+    module, (x,), _ = _targets("warn_check", ".unsafe-fixed")[0]
+    x = x.clone()
+    x[0, 0] = float("nan")
+    with pytest.warns(UserWarning, match="NaN in the input"):
+        module(x)
+
+
+def test_item_check_still_raises():
+    module, _, _ = _targets("item_raise", ".unsafe-fixed")[0]
+    with pytest.raises(RuntimeError, match="Only {self.n_tasks} tasks"):
+        module(torch.tensor([0, 4]))
 
 
 def test_mixed_python_tensor_condition_gets_no_fix():
