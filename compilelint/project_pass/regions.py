@@ -402,7 +402,7 @@ class Project:
         `self.attr(...)`, the class constructed or named for `Child(...)` / `config.method(...)`."""
         cls = receiver or self.defining_class(fid)
         if call.kind in ("self", "super", "property") and cls is not None and self.defining_class(callee) in self.mro(cls):
-            return [self.receiver(callee, receiver)]
+            return [self.receiver(callee, cls)]  # `self` stays the caller's: a base's method run for its subclass
         if call.kind in ("self", "attr"):
             member = call.member or "forward"
             out = [self.receiver(callee, c) for c in self.submodule_classes(cls, call.target)
