@@ -153,6 +153,9 @@ class FunctionInfo:
     named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
     # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
     tensor_returns: Tuple[int, ...] = ()
+    # A decorator's wrapper: the (first row, last row), counted from `row`, of the nested `def` it
+    # returns that calls the decorated function (`analysis/wrappers.py`); () when there is none.
+    wrapper: Tuple[int, ...] = ()
 
 
 @dataclass
@@ -236,7 +239,7 @@ class FileSummary:
             self.module,
             sorted((q, tuple(f.decorators), f.is_generator, tuple(c.unplaced() for c in f.calls), f.params,
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant,
-                    f.returns_parts)
+                    f.returns_parts, f.wrapper)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),

@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import falls_into_raise
 from compilelint.fix.guard import guard_statement
 from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
@@ -60,6 +61,9 @@ class LoggingCall(Rule):
     def visit_Call(self, node: ast.Call):
         func = node.func
         name = self.ctx.resolve(func)
+        if (name in LOGGING_FUNCTIONS or isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS) and \
+                falls_into_raise(self.ctx.stack, self.ctx.statement()):
+            return  # a log before a `raise` (`logger.warning("out of memory ..."); raise e`): the path fails either way
         if name in LOGGING_FUNCTIONS:
             self.report(node, f"`{name}()` graph-breaks: guard it with `if not torch.compiler.is_compiling():` "
                               f"or add it to torch._dynamo.config.reorderable_logging_functions",

@@ -80,3 +80,14 @@ def test_check_reads_the_table_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count('"CL206"') == 6, out.stdout
+
+
+def test_a_torch_function_dynamo_refuses_by_its_handler():
+    """`torch.is_inference_mode_enabled` is in the graph by Dynamo's lookup, but its handler always
+    breaks ("Encountered torch.is_inference_mode_enabled during tracing"): the probe measures it
+    (torch 2.13), so a branch on it in compiled code is reported there."""
+    source = "import torch\n\n@torch.compile\ndef f(x):\n    if torch.is_inference_mode_enabled():\n" \
+             "        return x + 1\n    return x - 1\n"
+    assert CALLS["2.13"]["torch.is_inference_mode_enabled"]["verdict"] == "breaks"
+    rows = {f.span.row for f in check_source(source, select=["CL206"], torch_version="2.13").findings}
+    assert rows == {5}

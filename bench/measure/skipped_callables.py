@@ -158,6 +158,9 @@ def probes(tmp: str, folder: str):
         "warnings.catch_warnings": (warnings.catch_warnings, ()),
         "torch.jit.isinstance": (torch.jit.isinstance, (torch.ones(2), torch.Tensor)),
         "torch.jit.is_scripting": (torch.jit.is_scripting, ()),
+        # in the graph by lookup, but Dynamo's handler refuses it ("Encountered
+        # torch.is_inference_mode_enabled during tracing"; the truth corpus's sparse auto-encoder)
+        "torch.is_inference_mode_enabled": (torch.is_inference_mode_enabled, ()),
         "torch.jit.is_tracing": (torch.jit.is_tracing, ()),
         "torch.jit.annotate": (torch.jit.annotate, (int, 1)),
         "torch.jit.wait": (torch.jit.wait, (None,)),

@@ -183,3 +183,38 @@ def enclosing_tests(fn: Optional[ast.AST], row: int) -> List[Tuple[ast.AST, bool
             continue
         body = [n for field in ("body", "orelse", "finalbody", "handlers") for n in getattr(node, field, ()) or ()]
     return out
+
+
+_BLOCKS = ("body", "orelse", "finalbody")
+_ESCAPES = (ast.Return, ast.Break, ast.Continue)
+
+
+def falls_into_raise(stack: List[ast.AST], stmt: ast.stmt) -> bool:
+    """Does every way on from `stmt` (in `stack`, the nodes from the function down to it) reach a
+    `raise`: `stmt` raises, or a `raise` follows it in its block, or its block falls through (no
+    `return`/`break`/`continue` after it) to a `raise` after the `if`/`with`/`except` holding it.
+    Stops at a loop (its body goes round again), a `try` body (a handler may catch) and the function."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    if stmt not in stack:
+        return False
+    child = stmt
+    for holder in reversed(stack[:stack.index(stmt)]):
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.For, ast.AsyncFor,
+                               ast.While, ast.ClassDef, ast.Module)):
+            return False
+        block = next((b for b in (getattr(holder, f, None) for f in _BLOCKS + ("handlers",))
+                      if isinstance(b, list) and any(s is child for s in b)), None)
+        if block is None:
+            continue  # an expression, or an `if`'s test: not a statement's block
+        if isinstance(holder, ast.Try) and block is holder.body:
+            return False
+        rest = [] if isinstance(holder, ast.Try) and block is holder.handlers else \
+            block[[id(s) for s in block].index(id(child)) + 1:]  # a handler goes on after its `try`
+        for s in rest:
+            if isinstance(s, ast.Raise):
+                return True
+            if any(isinstance(n, _ESCAPES + (ast.Raise,)) for n in ast.walk(s)):
+                return False  # a way out (or a raise on some paths only) before any sure raise
+        child = holder
+    return False

@@ -371,10 +371,10 @@ def bind(target, value, how, inference: T.TensorInference):
                 all(k.arg == "strict" for k in value.keywords):
             out = []  # `for a, b in zip(xs, ys)`: each name takes an element of its own sequence
             for t, arg in zip(target.elts, value.args):
-                out.extend(pairs(t, T.TENSOR if inference.kind(arg) in (T.SEQ, T.TENSOR) else None))
+                out.extend(pairs(t, _element(inference.kind(arg))))
             return out
-        elif it in (T.SEQ, T.TENSOR):
-            elem = T.TENSOR
+        elif it in (T.SEQ, T.TENSOR, T.BOOL):
+            elem = _element(it)
         else:
             elem = None
         return pairs(target, elem)
@@ -393,6 +393,12 @@ def bind(target, value, how, inference: T.TensorInference):
     if isinstance(target, ast.Starred):
         return pairs(target.value, None)
     return []
+
+
+def _element(kind):
+    """What iterating a value of `kind` gives: a tensor's rows (a boolean tensor's are boolean), a
+    sequence's tensors."""
+    return T.BOOL if kind == T.BOOL else T.TENSOR if kind in (T.SEQ, T.TENSOR) else None
 
 
 def pairs(target, kind):

@@ -136,6 +136,8 @@ class CallRecorder:
         value = func.value
         if is_self(value):
             return [("self", func.attr, "forward", f"self.{func.attr}")]
+        if _own_class(value, scope):  # `self.__class__.m()`, `type(self).m()`, `cls.m()`: the receiver's class's method
+            return [("self", func.attr, "", f"{ast.unparse(value)}.{func.attr}")]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
             return [("super", func.attr, "", f"super().{func.attr}")]
         if isinstance(value, ast.Attribute) and is_self(value.value):
@@ -204,6 +206,19 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _own_class(node: ast.AST, scope: "Scope") -> bool:
+    """`self.__class__`, `type(self)`, or the `cls` of a classmethod: the class of the receiver."""
+    if isinstance(node, ast.Attribute) and node.attr == "__class__" and is_self(node.value):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
+            len(node.args) == 1 and is_self(node.args[0]):
+        return True
+    fn = scope.node
+    return isinstance(node, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+        bool(fn.args.args) and fn.args.args[0].arg == node.id and \
+        any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
 def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:

@@ -40,6 +40,7 @@ from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names
 from compilelint.analysis.init_defaults import constructor_defaults
+from compilelint.analysis.wrappers import wrapper_def
 from compilelint.summary import Call, FunctionInfo
 
 
@@ -77,15 +78,20 @@ def _as_none_test(term: ast.AST, tests: Dict[str, bool]) -> ast.AST:
 
 
 def _given(term: ast.AST, branch: bool, optional: Dict[str, object], vararg: str = "",
-           method: bool = False, tests: Optional[Dict[str, bool]] = None) -> Optional[str]:
+           method: bool = False, tests: Optional[Dict[str, bool]] = None,
+           kwargs: frozenset = frozenset()) -> Optional[str]:
     """What this operand, taking `branch`, shows the call gave: an optional parameter (`p` on the
     true branch; for a default of None also `p is not None`, and `p is None` on the false one), or
-    a count of extra positional arguments (`len(caches) == 1` → "*1"); in a method, the same tests
+    a count of extra positional arguments (`len(caches) == 1` → "*1"); a key of the `**kwargs`
+    (`kwargs.get("debug", False)`, `"debug" in kwargs`: "**debug"); in a method, the same tests
     of `self.attr` show the construction gave what `__init__` copies into it ("self.attr",
     `init_defaults`)."""
     if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
-        return _given(term.operand, not branch, optional, vararg, method, tests)
+        return _given(term.operand, not branch, optional, vararg, method, tests, kwargs)
     term = _as_none_test(term, tests)
+    key = _kwargs_key(term, branch, kwargs) if kwargs else None
+    if key is not None:
+        return KEY + key
     if method:
         attr = _self_attr_given(term, branch)
         if attr:
@@ -122,6 +128,59 @@ def _distinct(term: ast.AST, branch: bool, params) -> Optional[str]:
             isinstance(term.ops[0], ast.IsNot) == branch:
         return f"!{term.left.id} {term.comparators[0].id}"
     return None
+
+
+def _kwargs_key(term: ast.AST, branch: bool, kwargs: frozenset) -> Optional[str]:
+    """The key of a `**kwargs` dict that this operand, taking `branch`, needs a call to pass: a
+    missing key reads as its default, a false constant (`kwargs.get("k")`, `kwargs.get("k", False)`,
+    `kwargs.pop("k", None)` true; `kwargs.get("k") is not None`), or is not in it (`"k" in kwargs`)."""
+    if isinstance(term, ast.Compare) and len(term.ops) == 1:
+        op, right = term.ops[0], term.comparators[0]
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Name) and right.id in kwargs and \
+                isinstance(term.left, ast.Constant) and isinstance(term.left.value, str):
+            return term.left.value if isinstance(op, ast.In) == branch else None
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+            key = _read_key(term.left, kwargs)
+            return key if key is not None and isinstance(op, ast.IsNot) == branch else None
+        return None
+    key = _read_key(term, kwargs)
+    return key if branch else None
+
+
+def _read_key(node: ast.AST, kwargs: frozenset) -> Optional[str]:
+    """"k" for `kwargs.get("k")` / `kwargs.pop("k")` with no default or a false constant one."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop")
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in kwargs and not node.keywords
+            and 1 <= len(node.args) <= 2 and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        return None
+    default = node.args[1] if len(node.args) == 2 else None
+    if default is not None and not (isinstance(default, ast.Constant) and not default.value):
+        return None
+    return node.args[0].value
+
+
+def _kwargs_names(fn: ast.AST) -> frozenset:
+    """The `**kwargs` parameters whose keys come from the function's callers: its own, and that of
+    the wrapper it returns when it is a decorator (`wrappers`), unless the function writes into
+    them or rebinds them (`kwargs["k"] = v`, `kwargs.update(...)`, `kwargs = {...}`)."""
+    got = _KWARGS.get(fn)
+    if got is None:
+        names = {fn.args.kwarg.arg} if fn.args.kwarg is not None else set()
+        inner = wrapper_def(fn)
+        if inner is not None and inner.args.kwarg is not None:
+            names.add(inner.args.kwarg.arg)
+        for sub in ast.walk(fn) if names else ():
+            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                    base = t.value if isinstance(t, ast.Subscript) else t
+                    if isinstance(base, ast.Name):
+                        names.discard(base.id)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                    sub.func.attr in ("update", "setdefault", "__setitem__") and isinstance(sub.func.value, ast.Name):
+                names.discard(sub.func.value.id)
+        got = _KWARGS[fn] = frozenset(names)
+    return got
 
 
 def same_args(call: ast.Call) -> Tuple[Tuple[object, ...], ...]:
@@ -200,12 +259,13 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
     vararg = fn.args.vararg.arg if fn.args.vararg is not None else ""
     method = bool(fn.args.args) and fn.args.args[0].arg == "self"
     params = parameter_names(fn.args)
+    kwargs = _kwargs_names(fn)
     out: Dict[str, int] = {}  # need → the line of the first test asking it
     asked: Dict[str, Tuple[ast.AST, bool]] = {}  # need → that test and its branch
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg, method, tests) or _distinct(term, branch, params)
+            name = _given(term, branch, optional, vararg, method, tests, kwargs) or _distinct(term, branch, params)
             if name and name not in out:
                 out[name] = test.lineno - fn.lineno
                 asked[name] = (test, branch)
@@ -276,6 +336,10 @@ VARARGS = "*"
 # What follows it in a need is the constants the test needs the parameter to equal (`p == "warn"`:
 # "p='warn'", tab-separated); in a call's `forwards`, the constant an argument is (`zero_division="nan"`).
 VALUE = "="
+# A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
+# or handing on its own `**kwargs`, gives it.
+KEY = "**"
+_KWARGS: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
 
 
@@ -362,6 +426,8 @@ def _offset(call: Call, callee: FunctionInfo) -> int:
 def _slot(call: Call, callee: FunctionInfo, param: str):
     """Where `call` gives `param`: its keyword, its positional index, or None (not given)."""
     npos, keywords = call.args
+    if param.startswith(KEY):  # a key of the callee's `**kwargs`: by keyword only
+        return param[len(KEY):] if param[len(KEY):] in keywords else None
     if param in keywords:
         return param
     if param not in callee.params:
@@ -374,7 +440,7 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     """Could this call give `param` to `callee`? Unknown arguments could."""
     if call.args is None:
         return True
-    if param.startswith("*"):  # "*2": exactly two extra positional arguments
+    if param.startswith("*") and not param.startswith(KEY):  # "*2": exactly two extra positional arguments
         return _handed_on(call) or call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
     return _slot(call, callee, param) is not None or _handed_on(call)
 
@@ -421,6 +487,8 @@ class Incoming:
         if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:]) for p in needs):
             return True  # every instance holds the constructor's default there
         needs = tuple(p for p in needs if not p.startswith("self."))
+        if getattr(self.reached.get(fid), "as_wrapper", False):  # the decorator's own tests ran when it decorated
+            needs = tuple(p for p in needs if p.startswith(KEY))
         if not needs or fid in self.roots:
             return False
         incoming = self._incoming().get(fid, [])
@@ -492,11 +560,13 @@ class Incoming:
         param, _, values = param.partition(VALUE)
         if not passes(call, callee, param):
             return False
-        if call.args is None or not call.forwards or param.startswith("*"):
+        if call.args is None or not call.forwards or param.startswith("*") and not param.startswith(KEY):
             return True
         slot = _slot(call, callee, param)
         if slot is None:  # only the caller's own *args/**kwargs can give it
-            return caller not in self.roots or self.lenient
+            # a key the callee reads from its `**kwargs` is one a user adds to `model(x)`: it is not
+            # filled in by a decorator of the root, as a named argument may be (`lenient`)
+            return caller not in self.roots or self.lenient and not param.startswith(KEY)
         own = next((name for at, name in call.forwards if at == slot), None)
         if own == NONE:
             return False  # `f(x, mask=None)`
@@ -526,4 +596,14 @@ class Incoming:
     def _incoming(self) -> Dict[str, List[Tuple[str, Call]]]:
         if self._calls is None:
             self._calls = self.calls.callers(self.project, self.reached)
+            if any(getattr(r, "as_wrapper", False) for r in self.reached.values()):
+                self._calls = {callee: [(caller, call) for caller, call in calls if self._runs(caller, call)]
+                               for callee, calls in self._calls.items()}
         return self._calls
+
+    def _runs(self, caller: str, call: Call) -> bool:
+        """A call of a decorator reached as its wrapper runs only in the wrapper's `def`."""
+        if not getattr(self.reached.get(caller), "as_wrapper", False):
+            return True
+        info = self.project.functions[caller][1]
+        return info.wrapper[0] <= call.row - info.row <= info.wrapper[1]

@@ -24,6 +24,7 @@ from compilelint.analysis import self_items
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.stops import is_stop_decorator
+from compilelint.analysis.wrappers import returned_wrapper
 from compilelint.finding import Span
 from compilelint.rule import FixContext, RuleContext, registry
 from compilelint.source import SourceFile
@@ -119,6 +120,8 @@ class FileAnalyzer(Conditions, RuleContext):
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         info.tensor_returns = self_items.tensor_returns(node, self.resolve)
+        if any("def " in line for line in self.facts.source.lines[node.lineno: node.end_lineno]):
+            info.wrapper = returned_wrapper(node)  # only a function with a nested `def` can return one
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)
 

@@ -39,6 +39,9 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             if r is None:
                 continue
             candidates = [c for c in info.candidates if project.on_torch(c)]  # breaks on the selected torch
+            if r.as_wrapper:  # a decorator's own body runs when it decorates, not when the wrapper is called
+                first, last = info.wrapper
+                candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
             skips = frame_skips(candidates, builder.rules)
             for c in candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
