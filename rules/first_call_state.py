@@ -33,11 +33,11 @@ def _dump(node) -> str:
     third of this rule's time); the same text, so keys and the order they sort in are unchanged."""
     kind = node.__class__
     if kind is ast.Name:
-        return f"Name(id={node.id!r}, ctx={node.ctx.__class__.__name__}())"
+        return f"Name(id={node.id!r}, ctx={type(node.ctx).__name__}())"
     if kind is ast.Attribute:
-        return f"Attribute(value={_dump(node.value)}, attr={node.attr!r}, ctx={node.ctx.__class__.__name__}())"
+        return f"Attribute(value={_dump(node.value)}, attr={node.attr!r}, ctx={type(node.ctx).__name__}())"
     if kind is ast.Subscript:
-        return f"Subscript(value={_dump(node.value)}, slice={_dump(node.slice)}, ctx={node.ctx.__class__.__name__}())"
+        return f"Subscript(value={_dump(node.value)}, slice={_dump(node.slice)}, ctx={type(node.ctx).__name__}())"
     if kind is ast.Constant and node.kind is None:
         return f"Constant(value={node.value!r})"
     return ast.dump(node)
