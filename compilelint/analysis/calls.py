@@ -205,7 +205,7 @@ class CallRecorder:
 
 def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:
     """The arguments of `node` its function knows to be tensors: positional indexes, keyword names."""
-    kind = scope.inference.kind
+    kind = scope.inference.certain_kind  # an assumed return's tensor is not handed on as one
     out: List[object] = [i for i, a in enumerate(node.args) if kind(a) in T.TENSORISH]
     out += [k.arg for k in node.keywords if k.arg and kind(k.value) in T.TENSORISH]
     return tuple(out)
