@@ -9,7 +9,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "regions",
                                 "imported_returns"))
-from calc.checks import count_and_size, flatten_pair, pieces, total, untyped_size  # noqa: E402
+from calc.checks import count_and_size, flatten_pair, pieces, positions, total, untyped_size  # noqa: E402
 
 ARGS = [(torch.randn(4, 3), torch.randint(0, 2, (4, 3)))] * 2
 
@@ -68,6 +68,13 @@ def standard_library(preds, target):
     return preds
 
 
+def dict_part(preds, target):
+    where, _ = positions(preds)
+    if 3 in where:
+        preds = preds * 4
+    return preds
+
+
 CASES = {f.__name__: (lambda f=f: f, ARGS) for f in (
     tuple_part, whole_result, tensor_part, int_part, untyped_int, untyped_plus_tensor, list_of_tensors,
-    standard_library)}
+    standard_library, dict_part)}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str
+from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -49,6 +49,13 @@ class CallRecorder:
         if scope.info is None:
             return
         direct = list(self._call_targets(func, scope))
+        default_needs: Tuple[str, ...] = ()
+        if not direct and isinstance(func, ast.Name):
+            # `reduce_fn(x)` of a parameter defaulting to a function: that function runs whenever a
+            # call gives no `reduce_fn` (the edge needs one call leaving it out: "-reduce_fn")
+            default = self._function_default(func.id, scope)
+            if default:
+                direct, default_needs = [("name", default, "", func.id)], ("-" + func.id,)
         args = passed_shape(node, scope.node)
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         parent = scope.stack[-2] if len(scope.stack) > 1 else None
@@ -63,7 +70,7 @@ class CallRecorder:
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes)
+        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes) + default_needs
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
@@ -148,6 +155,24 @@ class CallRecorder:
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]
         return []
+
+    def _function_default(self, param: str, scope: "Scope") -> Optional[str]:
+        """The function a parameter of the walked function defaults to (`reduce_fn: Callable =
+        _reduce`), when the function never rebinds it: dotted, or None."""
+        fn = scope.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        default = next((d for a, d in parameter_defaults(fn.args) if a.arg == param), None)
+        if not isinstance(default, (ast.Name, ast.Attribute)) or any(
+                isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and
+                any(isinstance(t, ast.Name) and t.id == param for t in ast.walk(sub))
+                for sub in self.facts.nodes(fn)):
+            return None
+        if isinstance(default, ast.Name) and default.id in self.facts.module_defs:
+            return f"{self.facts.module}.{default.id}"
+        name = self.facts.resolve_plain(default)
+        return name if name and not name.startswith(("builtins.", "torch.")) and \
+            name.rpartition(".")[2].lstrip("_")[:1].islower() else None
 
     def _compile_site(self, node: ast.Call, name: str, scope: "Scope"):
         target = node.args[0] if node.args else keyword(node, "model")

@@ -24,6 +24,7 @@ LOGGER = "logger"
 NONE = "none"
 
 TENSORISH = (TENSOR, BOOL)
+_CARRIERS = frozenset({TENSOR, BOOL, SEQ, DICT})  # kinds made of tensors: what an assumption is about
 # Modules whose functions never return tensors: no return of theirs is assumed to be one.
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"}
 
@@ -233,6 +234,9 @@ class TensorInference:
 
     `env` maps a local name to its bindings in source order, `[((row, col), kind), ...]`: a use of
     the name sees the last binding before it (`x = x * 2` reads the earlier `x`).
+
+    Long because it is one dispatch over expression types (one method per kind of expression), and
+    the assumed returns of other files' functions pass through the one `kind` they all call.
     """
 
     def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns,
@@ -287,16 +291,19 @@ class TensorInference:
             self._open[-1].update(assumptions)
 
     def assumptions_under(self, node: ast.AST) -> Tuple[str, ...]:
-        """The assumed returns the kinds of `node` and its parts rest on: an expression whose kind
-        is known answers for its own parts (`helper(x) + torch.ones(3)` rests on nothing)."""
+        """The assumed returns the tensors in `node` rest on: a tensor expression answers for its
+        own parts (`helper(x) + torch.ones(3)` rests on nothing); below anything else (`v in t`,
+        `int(t)`) each tensor part answers for itself."""
+        if not self.assumed:
+            return ()  # most functions: nothing assumed
         found: set = set()
         stack = [node]
         while stack:
             sub = stack.pop()
-            if self._memo.get(id(sub)) is not None:
+            if self._memo.get(id(sub)) in _CARRIERS:
                 found.update(self.assumed.get(id(sub), ()))
-            else:
-                stack.extend(ast.iter_child_nodes(sub))
+            else:  # a statement's own expressions, not the statements it holds
+                stack.extend(c for c in ast.iter_child_nodes(sub) if not isinstance(c, ast.stmt))
         return tuple(sorted(found))
 
     def certain_kind(self, node: ast.AST) -> Optional[str]:
@@ -492,9 +499,11 @@ class TensorInference:
             kind = self.call_returns(node, self)  # a function of the file (others answer None)
             if kind is not None:
                 return kind
-        if self.assume_returns and name.rpartition(".")[2].lstrip("_")[:1].islower() and \
+        owner, _, leaf = name.rpartition(".")
+        if self.assume_returns and leaf.lstrip("_")[:1].islower() and owner.rpartition(".")[2].lstrip("_")[:1].islower() and \
                 name.split(".", 1)[0] not in _STDLIB and not name.startswith(self.module + "."):
-            self.external[id(node)] = name  # a function imported from another file: its annotation decides
+            # a module's function (not a class's method: `Task.from_str(...)`), from another file
+            self.external[id(node)] = name  # its return annotation decides, in the project pass
             self.assume((f"{name}#-1",))
             return TENSOR
         return None
