@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults
+from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -56,6 +56,8 @@ class CallRecorder:
             default = self._function_default(func.id, scope)
             if default:
                 direct, default_needs = [("name", default, "", func.id)], ("-" + func.id,)
+            else:  # `fn = fast if small else slow; fn(x)`: a local bound only to functions runs one of them
+                direct = [("name", f, "", func.id) for f in self._bound_functions(func.id, scope)]
         args = passed_shape(node, scope.node)
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         parent = scope.stack[-2] if len(scope.stack) > 1 else None
@@ -173,6 +175,30 @@ class CallRecorder:
         name = self.facts.resolve_plain(default)
         return name if name and not name.startswith(("builtins.", "torch.")) and \
             name.rpartition(".")[2].lstrip("_")[:1].islower() else None
+
+    def _bound_functions(self, name: str, scope: "Scope") -> List[str]:
+        """The functions a local of the walked function is bound to, when every binding of it is a
+        plain `name = f`, `name = f if c else g` (or in branches) of module functions: dotted."""
+        fn = scope.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in parameter_names(fn.args):
+            return []
+        found: List[str] = []
+        for sub in self.facts.nodes(fn):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
+                sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)) else \
+                [item.optional_vars for item in sub.items] if isinstance(sub, (ast.With, ast.AsyncWith)) else []
+            if not any(isinstance(t, ast.AST) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t))
+                       for t in targets):
+                continue
+            if not (isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)):
+                return []  # unpacked, looped over, augmented: not a plain binding
+            values = [sub.value.body, sub.value.orelse] if isinstance(sub.value, ast.IfExp) else [sub.value]
+            for value in values:
+                if not (isinstance(value, ast.Name) and value.id in self.facts.module_defs and
+                        value.id[:1].lower() == value.id[:1]):
+                    return []
+                found.append(f"{self.facts.module}.{value.id}")
+        return sorted(set(found))
 
     def _compile_site(self, node: ast.Call, name: str, scope: "Scope"):
         target = node.args[0] if node.args else keyword(node, "model")
