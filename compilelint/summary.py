@@ -51,6 +51,10 @@ class Candidate:
     behaviour: str = ""
     # The message's data, (field, value) pairs (`rule.MessageArgs`): the finding carries them.
     args: Tuple[Tuple[str, str], ...] = ()
+    # Returns of other files' functions the rule took for tensors, "<function>#<part>" (-1 the
+    # whole result, i a tuple's i-th item): the project pass keeps the candidate only when each
+    # function's return annotation says so (`Project.assumed_returns_hold`).
+    assumes: Tuple[str, ...] = ()
 
 
 class Call(tuple):

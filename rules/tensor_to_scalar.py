@@ -12,8 +12,9 @@ class TensorToScalar(Rule):
     """
     ## What it does
     Finds `int(t)`, `float(t)`, `bool(t)` and `math.*(t)` of a tensor inside compiled code,
-    including `range(int(t))`, factories sized by a tensor op (`torch.arange(lengths.max())`) and
-    slices bounded by a tensor (`x[:, :n]` with `n = sizes[0]`).
+    including `range(int(t))`, factories sized by a tensor op (`torch.arange(lengths.max())`),
+    slices bounded by a tensor (`x[:, :n]` with `n = sizes[0]`), indexing with the 0-d position a
+    full `argmax` / `argmin` gives (`x[torch.argmax(x)]`) and `v in t` on a tensor.
 
     ## Why is this bad?
     Converting a tensor to a Python number reads its data: a plain `torch.compile` graph-breaks
@@ -21,7 +22,10 @@ class TensorToScalar(Rule):
     GB0033 "Data dependent operator"). `bool(t)`, `math.*(t)` and `range(int(t))` fail even under
     `fullgraph=True` ("Could not guard on data-dependent expression"), and no config knob helps
     them. `int(t)`/`float(t)` are captured with `capture_scalar_outputs = True`. `torch.arange(t.max())`
-    graph-breaks with "Data dependent operator" (GB0033; VITS's output lengths).
+    graph-breaks with "Data dependent operator" (GB0033; VITS's output lengths), and so does a 0-d
+    index (`x[i]` reads `i` as a Python int; a 1-element index `x[i.view(1)]` does not).
+    `v in t` runs `Tensor.__contains__`, which reads `(t == v).any()` (GB0124 on torch 2.13,
+    "Data-dependent branching" on 2.11; bench/measure/snippets_scalar_reads.out).
 
     ## Example
     ```python
@@ -77,6 +81,47 @@ class TensorToScalar(Rule):
                 self.report(node, "slicing with a tensor bound reads it into Python and graph-breaks ({gb}): "
                                   "pass the bound as a Python int, or set torch._dynamo.config.capture_scalar_outputs = True")
                 return
+            # `x[torch.argmax(x)]`: a 0-d index is read back as a Python int (a 1-d one is not).
+            if isinstance(part, (ast.Name, ast.Call)) and self.ctx.is_tensor(node.value) and self._full_position(part):
+                self.report(node, "indexing with the position a full `argmax` / `argmin` gives (a 0-d tensor) reads "
+                                  "it into Python and graph-breaks ({gb1}): index with a 1-element tensor "
+                                  "(`x[i.view(1)]`), or use `x.max()` / `x.min()` for the value")
+                return
+
+    def visit_Compare(self, node: ast.Compare):
+        # `v in t`: Tensor.__contains__ compares in Python, reading the result of `(t == v).any()`.
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)) and self.ctx.is_tensor(right):
+                self.report(node, "`in` on a tensor reads its data into Python (`Tensor.__contains__`) and "
+                                  "graph-breaks: keep a tensor, `(t == v).any()`, and use torch.where / torch.cond")
+                return
+
+    def _assigned_values(self, fn) -> dict:
+        """Local name → the values the function assigns it (worked out once per function)."""
+        if fn is None:
+            return {}
+        if getattr(self, "_values_of", (None,))[0] is not fn:
+            values: dict = {}
+            for sub in ast.walk(fn):
+                if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
+                        if isinstance(t, ast.Name):
+                            values.setdefault(t.id, []).append(sub.value)
+            self._values_of = (fn, values)
+        return self._values_of[1]
+
+    def _full_position(self, node: ast.AST) -> bool:
+        """`torch.argmax(x)`, `x.argmin()` with no `dim`: the position in the flattened tensor, a
+        0-d tensor; or a local whose one binding in the function is one."""
+        if isinstance(node, ast.Name):
+            values = self._assigned_values(self.ctx.function_node).get(node.id, ())
+            return len(values) == 1 and isinstance(values[0], ast.Call) and self._full_position(values[0])
+        if not isinstance(node, ast.Call) or any(k.arg == "dim" for k in node.keywords):
+            return False
+        if self.ctx.resolve(node.func) in ("torch.argmax", "torch.argmin"):
+            return len(node.args) == 1
+        return isinstance(node.func, ast.Attribute) and node.func.attr in ("argmax", "argmin") and not node.args \
+            and self.ctx.is_tensor(node.func.value)
 
     INVALID = [
         """
@@ -91,7 +136,10 @@ class Decoder(nn.Module):
         norm = math.sqrt(x.pow(2).sum())  # <-
         steps = torch.arange(lengths.max(), device=x.device)  # <-
         half = x[:, :lengths[0]]  # <-
-        return x[:, :n] / norm, steps, half
+        best = x[torch.argmax(x)]  # <-
+        if 0 in lengths:  # <-
+            return x
+        return x[:, :n] / norm, steps, half, best
 """,
     ]
     VALID = [
@@ -105,6 +153,9 @@ class Decoder(nn.Module):
         n = int(x.shape[0] * 0.5)
         d = math.sqrt(x.size(-1))
         steps = torch.arange(x.shape[1], device=x.device)
+        rows = x[torch.argmax(x, dim=1)]
+        if 3 in x.shape:
+            return rows
         return x[:n] / d, steps
 """,
     ]

@@ -100,12 +100,18 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
         env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
     inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
                                   facts.global_kind, lambda key: module_call_kind(facts, cls, key), call_returns)
+    inference.assume_returns = True  # other files' functions: their return annotations decide later
+    inference.module = facts.module
     # In source order, so each right-hand side sees the bindings made before it.
     for pos, target, value, how in sorted(assignments, key=lambda a: (getattr(a[2], "lineno", a[0][0]), a[0])):
-        for name, kind in bind(target, value, how, inference):
+        bound = bind(target, value, how, inference)
+        assumed = bound_assumptions(target, value, inference) if inference.assumed else {}
+        for name, kind in bound:
             if kind == T.NONE and env.get(name):
                 continue  # `x = None` first, a tensor later: keep what we know
             env.setdefault(name, []).append((pos, kind))
+            if assumed.get(name):
+                inference.binding_assumes[(name, pos)] = assumed[name]
             if blocks.get(id(target)):
                 inference.branches[(name, pos)] = blocks[id(target)]
             if how == "for" and isinstance(value, ast.AST):
@@ -399,6 +405,27 @@ def _element(kind):
     """What iterating a value of `kind` gives: a tensor's rows (a boolean tensor's are boolean), a
     sequence's tensors."""
     return T.BOOL if kind == T.BOOL else T.TENSOR if kind in (T.SEQ, T.TENSOR) else None
+
+
+def bound_assumptions(target, value, inference: T.TensorInference) -> Dict[str, frozenset]:
+    """name → the assumed returns of other files' functions its binding's kind rests on
+    (`TensorInference.assume_returns`): `a, b = helper(x)` binds `b` to part 1 of helper's result;
+    any other binding rests on every assumption read inside its value."""
+    if not isinstance(value, ast.AST):
+        return {}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            out: Dict[str, frozenset] = {}
+            for t, v in zip(target.elts, value.elts):
+                out.update(bound_assumptions(t, v, inference))
+            return out
+        function = inference.external.get(id(value))
+        if function is not None and not any(isinstance(t, ast.Starred) for t in target.elts):
+            return {n: frozenset({f"{function}#{i}"}) for i, t in enumerate(target.elts) for n in names_in_target(t)}
+    read = [value] + (list(value.args) if isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                      and value.func.id in ("enumerate", "zip") else [])  # what `bind` read the kinds of
+    found = frozenset().union(*(inference.assumed.get(id(n), ()) for n in read))
+    return {n: found for n in names_in_target(target)} if found else {}
 
 
 def pairs(target, kind):

@@ -47,6 +47,7 @@ class CallSites:
         self._busy: set = set()
         self._self_reads: Dict[str, Counter] = {}  # class → how often its methods read each `self.attr`
         self._returns: Dict[tuple, Optional[str]] = {}  # (callee, kinds passed) → what it returns
+        self._returns_assumed: Dict[tuple, frozenset] = {}  # … and the assumed returns that rests on
         self._returning: set = set()  # callees whose returns are being worked out (a cycle: unknown)
         # id(function) → (is it a generator, its own returns' values): asked at each of its calls
         self._bodies: Dict[int, Tuple[bool, List[Optional[ast.AST]]]] = {}
@@ -84,7 +85,7 @@ class CallSites:
                 or len(call.args) > len(positional):
             return None
         passed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords]
-        sites = {p: k for p, k in ((p, inference.kind(v)) for p, v in passed) if k in (T.TENSOR, T.BOOL, T.SCALAR)}
+        sites = {p: k for p, k in ((p, inference.certain_kind(v)) for p, v in passed) if k in (T.TENSOR, T.BOOL, T.SCALAR)}
         key = (id(fn), tuple(sorted(sites.items())))
         if key not in self._returns:
             if id(fn) in self._returning:
@@ -93,10 +94,13 @@ class CallSites:
             try:
                 b = function_bindings(self.facts, fn, owner, [], sites, self._returns_for(owner))
                 kinds = {b.inference.kind(v) for v in values}
+                assumed = frozenset().union(*(b.inference.assumed.get(id(v), ()) for v in values))
             finally:
                 self._returning.discard(id(fn))
             kind = kinds.pop() if len(kinds) == 1 else (T.TENSOR if kinds == {T.TENSOR, T.BOOL} else None)
             self._returns[key] = kind if kind in (T.TENSOR, T.BOOL, T.SEQ, T.DICT) else None
+            self._returns_assumed[key] = assumed if self._returns[key] is not None else frozenset()
+        inference.assume(self._returns_assumed[key])  # what the callee's returns rest on, its caller's too
         return self._returns[key]
 
     def _callee(self, call: ast.Call, cls: Optional[ClassFacts]):
@@ -247,7 +251,7 @@ class CallSites:
             inference = self.bindings(caller, caller_cls, self._decorators(caller)).inference
             passed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in names]
             for param, value in passed:
-                seen.setdefault(param, set()).add(inference.kind(value))
+                seen.setdefault(param, set()).add(inference.certain_kind(value))
         out = {}
         for param, kinds in seen.items():
             if kinds == {T.SCALAR}:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str
+from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -52,6 +52,15 @@ class CallRecorder:
         if scope.info is None:
             return
         direct = list(self._call_targets(func, scope))
+        default_needs: Tuple[str, ...] = ()
+        if not direct and isinstance(func, ast.Name):
+            # `reduce_fn(x)` of a parameter defaulting to a function: that function runs whenever a
+            # call gives no `reduce_fn` (the edge needs one call leaving it out: "-reduce_fn")
+            default = self._function_default(func.id, scope)
+            if default:
+                direct, default_needs = [("name", default, "", func.id)], ("-" + func.id,)
+            else:  # `fn = fast if small else slow; fn(x)`: a local bound only to functions runs one of them
+                direct = [("name", f, "", func.id) for f in self._bound_functions(func.id, scope)]
         args = passed_shape(node, scope.node)
         targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
         parent = scope.stack[-2] if len(scope.stack) > 1 else None
@@ -66,7 +75,8 @@ class CallRecorder:
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         guards = tuple(scope.guards)
-        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes, self.facts.none_tests)
+        needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
+                              self.facts.none_tests) + default_needs
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
@@ -154,6 +164,48 @@ class CallRecorder:
             return [("name", name, "", dotted(func) or func.attr)]
         return []
 
+    def _function_default(self, param: str, scope: "Scope") -> Optional[str]:
+        """The function a parameter of the walked function defaults to (`reduce_fn: Callable =
+        _reduce`), when the function never rebinds it: dotted, or None."""
+        fn = scope.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        default = next((d for a, d in parameter_defaults(fn.args) if a.arg == param), None)
+        if not isinstance(default, (ast.Name, ast.Attribute)) or any(
+                isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and
+                any(isinstance(t, ast.Name) and t.id == param for t in ast.walk(sub))
+                for sub in self.facts.nodes(fn)):
+            return None
+        if isinstance(default, ast.Name) and default.id in self.facts.module_defs:
+            return f"{self.facts.module}.{default.id}"
+        name = self.facts.resolve_plain(default)
+        return name if name and not name.startswith(("builtins.", "torch.")) and \
+            name.rpartition(".")[2].lstrip("_")[:1].islower() else None
+
+    def _bound_functions(self, name: str, scope: "Scope") -> List[str]:
+        """The functions a local of the walked function is bound to, when every binding of it is a
+        plain `name = f`, `name = f if c else g` (or in branches) of module functions: dotted."""
+        fn = scope.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in parameter_names(fn.args):
+            return []
+        found: List[str] = []
+        for sub in self.facts.nodes(fn):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
+                sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)) else \
+                [item.optional_vars for item in sub.items] if isinstance(sub, (ast.With, ast.AsyncWith)) else []
+            if not any(isinstance(t, ast.AST) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t))
+                       for t in targets):
+                continue
+            if not (isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)):
+                return []  # unpacked, looped over, augmented: not a plain binding
+            values = [sub.value.body, sub.value.orelse] if isinstance(sub.value, ast.IfExp) else [sub.value]
+            for value in values:
+                if not (isinstance(value, ast.Name) and value.id in self.facts.module_defs and
+                        value.id[:1].lower() == value.id[:1]):
+                    return []
+                found.append(f"{self.facts.module}.{value.id}")
+        return sorted(set(found))
+
     def _compile_site(self, node: ast.Call, name: str, scope: "Scope"):
         target = node.args[0] if node.args else keyword(node, "model")
         if target is None or name in DYNAMO_OPTIMIZE:
@@ -223,7 +275,7 @@ def _own_class(node: ast.AST, scope: "Scope") -> bool:
 
 def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:
     """The arguments of `node` its function knows to be tensors: positional indexes, keyword names."""
-    kind = scope.inference.kind
+    kind = scope.inference.certain_kind  # an assumed return's tensor is not handed on as one
     out: List[object] = [i for i, a in enumerate(node.args) if kind(a) in T.TENSORISH]
     out += [k.arg for k in node.keywords if k.arg and kind(k.value) in T.TENSORISH]
     return tuple(out)

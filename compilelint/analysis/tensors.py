@@ -8,7 +8,8 @@ fires when the condition is known to be a tensor.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Optional
+import sys
+from typing import Callable, Dict, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis.names import dotted
@@ -23,6 +24,9 @@ LOGGER = "logger"
 NONE = "none"
 
 TENSORISH = (TENSOR, BOOL)
+_CARRIERS = frozenset({TENSOR, BOOL, SEQ, DICT})  # kinds made of tensors: what an assumption is about
+# Modules whose functions never return tensors: no return of theirs is assumed to be one.
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"}
 
 # Tensor attributes that are Python values, not tensors.
 SCALAR_ATTRS = frozenset({
@@ -230,6 +234,9 @@ class TensorInference:
 
     `env` maps a local name to its bindings in source order, `[((row, col), kind), ...]`: a use of
     the name sees the last binding before it (`x = x * 2` reads the earlier `x`).
+
+    Long because it is one dispatch over expression types (one method per kind of expression), and
+    the assumed returns of other files' functions pass through the one `kind` they all call.
     """
 
     def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns,
@@ -251,17 +258,65 @@ class TensorInference:
         # (`skip = False; if self.training: skip = torch.rand([]) < p` → `if skip:` after the if)
         self.conditions: Dict[int, tuple] = {}
         self._memo: Dict[int, Optional[str]] = {}
+        # Returns of other files' functions (`a, b = helper(x)`) taken for tensors when `assume_returns`
+        # is set: each as "<dotted function>#<part>" (-1 the whole result, i a tuple's i-th item), the
+        # project pass keeps a finding only when the function's return annotation says so
+        # (`Project.returns_tensor`). id(node) → the assumptions its kind rests on; id(call) → its
+        # function; `module`: the file's own (its functions' returns are `call_returns`' to say).
+        self.assume_returns = False
+        self.module = ""
+        self.assumed: Dict[int, frozenset] = {}
+        self.binding_assumes: Dict[tuple, frozenset] = {}  # (name, binding position) → assumptions
+        self.external: Dict[int, str] = {}
+        self._open: list = []
 
     def kind(self, node: ast.AST) -> Optional[str]:
         key = id(node)
         if key not in self._memo:
-            self._memo[key] = self._kind(node)
+            self._open.append(set())
+            try:
+                self._memo[key] = self._kind(node)
+            finally:
+                got = self._open.pop()
+            if got:
+                self.assumed[key] = frozenset(got)
+        got = self.assumed.get(key)
+        if got:
+            self.assume(got)
         return self._memo[key]
+
+    def assume(self, assumptions) -> None:
+        """The kind being worked out rests on these assumptions."""
+        if assumptions and self._open:
+            self._open[-1].update(assumptions)
+
+    def assumptions_under(self, node: ast.AST) -> Tuple[str, ...]:
+        """The assumed returns the tensors in `node` rest on: a tensor expression answers for its
+        own parts (`helper(x) + torch.ones(3)` rests on nothing); below anything else (`v in t`,
+        `int(t)`) each tensor part answers for itself."""
+        if not self.assumed:
+            return ()  # most functions: nothing assumed
+        found: set = set()
+        stack = [node]
+        while stack:
+            sub = stack.pop()
+            if self._memo.get(id(sub)) in _CARRIERS:
+                found.update(self.assumed.get(id(sub), ()))
+            else:  # a statement's own expressions, not the statements it holds
+                stack.extend(c for c in ast.iter_child_nodes(sub) if not isinstance(c, ast.stmt))
+        return tuple(sorted(found))
+
+    def certain_kind(self, node: ast.AST) -> Optional[str]:
+        """`kind(node)`, or None when it rests on an assumed return: for facts that cross to other
+        functions without their assumptions (what a call passes, what an object holds)."""
+        kind, assumed = self._isolated(node)
+        return None if assumed else kind
 
     def forget(self) -> None:
         """Drop remembered kinds (they were read while bindings were still being added)."""
         self._memo.clear()
         self.conditions.clear()
+        self.assumed.clear()
 
     def is_tensor(self, node: ast.AST) -> bool:
         return self.kind(node) in TENSORISH
@@ -286,6 +341,8 @@ class TensorInference:
                     kind, at = k, pos
                 if kind in TENSORISH and (node.id, at) in self.branches:
                     self._note_condition(node, bindings, self.branches[(node.id, at)], here)
+                if self.binding_assumes:
+                    self.assume(self.binding_assumes.get((node.id, at)))
                 return kind
             return self.global_kind(node.id)
         if isinstance(node, ast.Attribute):
@@ -304,16 +361,12 @@ class TensorInference:
         if isinstance(node, ast.Call):
             return self._call(node)
         if isinstance(node, ast.BinOp):
-            left, right = self.kind(node.left), self.kind(node.right)
-            if left in TENSORISH or right in TENSORISH:
-                if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
-                    return BOOL
-                if getattr(node, "in_place", False) and left == BOOL and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-                    return BOOL  # `keep &= other` on a boolean tensor: in place, its dtype stays (or it raises)
-                return TENSOR
-            if left == SCALAR and right == SCALAR:
-                return SCALAR
-            return None
+            (left, la), (right, ra) = self._isolated(node.left), self._isolated(node.right)
+            kind = self._binop(node, left, right)
+            # `helper(x) + torch.ones(3)`: a tensor whatever the helper returns
+            certain = kind == TENSOR and (left in TENSORISH and not la or right in TENSORISH and not ra)
+            self.assume(None if certain else la | ra)
+            return kind
         if isinstance(node, ast.UnaryOp):
             operand = self.kind(node.operand)
             if isinstance(node.op, ast.Not):
@@ -328,7 +381,11 @@ class TensorInference:
             if any(isinstance(c, ast.Constant) and isinstance(c.value, (str, bytes))
                    for c in [node.left] + node.comparators):
                 return SCALAR
-            kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
+            found = [self._isolated(c) for c in [node.left] + node.comparators]
+            kinds = [k for k, _ in found]
+            if any(k in TENSORISH and not a for k, a in found):
+                return BOOL  # one certain tensor decides: the others' assumptions are not needed
+            self.assume(frozenset().union(*(a for _, a in found)))
             if any(k in TENSORISH for k in kinds):
                 return BOOL
             return SCALAR if all(k in (SCALAR, NONE) for k in kinds) else None
@@ -349,6 +406,28 @@ class TensorInference:
             return self.kind(node.value)
         return None
 
+    def _isolated(self, node: ast.AST):
+        """(kind of `node`, the assumed returns it rests on), not yet passed on to the kind being
+        worked out: an operator passes them on only when its result needs them."""
+        self._open.append(set())
+        try:
+            kind = self.kind(node)
+        finally:
+            got = self._open.pop()
+        return kind, got
+
+    @staticmethod
+    def _binop(node: ast.BinOp, left, right):
+        if left in TENSORISH or right in TENSORISH:
+            if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
+                return BOOL
+            if getattr(node, "in_place", False) and left == BOOL and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+                return BOOL  # `keep &= other` on a boolean tensor: in place, its dtype stays (or it raises)
+            return TENSOR
+        if left == SCALAR and right == SCALAR:
+            return SCALAR
+        return None
+
     def _note_condition(self, node: ast.Name, bindings, branches, here) -> None:
         """The tensor binding sits in `if` branches the use is outside of: before them the name held
         a Python value (`skip = False`), so it is a tensor here only when those branches ran."""
@@ -367,6 +446,8 @@ class TensorInference:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             return self.self_attr_kind(attr)
         base = self.kind(node.value)
+        if base == SEQ and attr in ("values", "indices"):
+            return TENSOR  # `torch.max(x, 0).values`: only torch's (values, indices) tuples have these
         if base in TENSORISH:
             if attr in SCALAR_ATTRS:
                 return SCALAR
@@ -415,7 +496,16 @@ class TensorInference:
                 return BOOL if node.args and self.kind(node.args[0]) == BOOL else TENSOR
             return BOOL if returns == "bool" else TENSOR
         if isinstance(func, ast.Name) and func.id not in self.env:
-            return self.call_returns(node, self)  # a function of the file (others answer None)
+            kind = self.call_returns(node, self)  # a function of the file (others answer None)
+            if kind is not None:
+                return kind
+        owner, _, leaf = name.rpartition(".")
+        if self.assume_returns and leaf.lstrip("_")[:1].islower() and owner.rpartition(".")[2].lstrip("_")[:1].islower() and \
+                name.split(".", 1)[0] not in _STDLIB and not name.startswith(self.module + "."):
+            # a module's function (not a class's method: `Task.from_str(...)`), from another file
+            self.external[id(node)] = name  # its return annotation decides, in the project pass
+            self.assume((f"{name}#-1",))
+            return TENSOR
         return None
 
     def _tensor_method(self, method: str, node: ast.Call):
@@ -439,6 +529,8 @@ class TensorInference:
             return SCALAR
         if name in ("abs",) and node.args and self.kind(node.args[0]) in TENSORISH:
             return TENSOR
+        if name in ("min", "max") and len(node.args) == 1 and not node.keywords and self.kind(node.args[0]) == TENSOR:
+            return TENSOR  # `min(t)` iterates the tensor: its least element, a tensor
         return None
 
     def _torch(self, rest: str, node: ast.Call):
@@ -467,6 +559,9 @@ class TensorInference:
             return SCALAR
         if rest in TORCH_BOOL_FUNCS:
             return BOOL
+        if rest in ("max", "min") and (len(node.args) > 1 and self.kind(node.args[1]) in TENSORISH or
+                                       any(k.arg == "other" for k in node.keywords)):
+            return TENSOR  # `torch.min(a, b)`: elementwise, one tensor (with a `dim`: values and indices)
         if rest in ("max", "min", "median") and (len(node.args) > 1 or any(k.arg == "dim" for k in node.keywords)):
             return SEQ
         if rest in ("unique",) and any(k.arg in ("return_counts", "return_inverse") for k in node.keywords):
@@ -481,6 +576,8 @@ class TensorInference:
             return BOOL if rest == "BoolTensor" else TENSOR  # torch.IntTensor([n])
         if rest[:1].isupper():
             return None  # classes: torch.Size, torch.Generator handled above; others unknown
+        if any(k.arg == "dtype" and self.resolve(k.value) == "torch.bool" for k in node.keywords):
+            return BOOL  # `torch.ones_like(x, dtype=torch.bool)`: a mask
         return TENSOR
 
 

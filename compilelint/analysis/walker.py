@@ -153,14 +153,14 @@ class FileAnalyzer(Conditions, RuleContext):
             hook(node)
         if cls is ast.Call:
             self.calls.record(node, scope)
-            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+            self_items.note(node, scope.info, scope.node, self._is_certain_tensor, self.resolve)
         elif cls is ast.Attribute and scope.info is not None:
             self.calls.record_read(node, scope)
         elif cls is ast.Assign:
             self._note_flag(node)
-            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+            self_items.note(node, scope.info, scope.node, self._is_certain_tensor, self.resolve)
         elif cls is ast.AugAssign or cls is ast.AnnAssign:
-            self_items.note(node, scope.info, scope.node, self.is_tensor, self.resolve)
+            self_items.note(node, scope.info, scope.node, self._is_certain_tensor, self.resolve)
         if cls not in _SPECIAL:  # most nodes: their children, in order
             for name in child_fields(cls):
                 value = getattr(node, name, None)
@@ -242,6 +242,9 @@ class FileAnalyzer(Conditions, RuleContext):
 
     def is_tensor(self, node: ast.AST) -> bool:
         return self.scope.inference.kind(node) in T.TENSORISH
+
+    def _is_certain_tensor(self, node: ast.AST) -> bool:
+        return self.scope.inference.certain_kind(node) in T.TENSORISH
 
     def untyped_param(self, node: ast.AST) -> str:
         fn = self.scope.node
@@ -348,7 +351,8 @@ class FileAnalyzer(Conditions, RuleContext):
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args),
-                              behaviour=behaviour)
+                              behaviour=behaviour,
+                              assumes=self.scope.inference.assumptions_under(node))
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:

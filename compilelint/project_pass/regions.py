@@ -20,6 +20,7 @@ from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.rule import DEFAULT_TORCH_VERSION
+from compilelint.analysis.self_items import ANY_PART
 from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
 from compilelint.torch_version import holds
 
@@ -262,8 +263,20 @@ class Project:
         return value
 
     def on_torch(self, candidate: Candidate) -> bool:
-        """The candidate breaks on the selected torch: the behaviour it relies on holds there."""
-        return not candidate.behaviour or holds(candidate.behaviour, self.torch_version)
+        """The candidate breaks on the selected torch: the behaviour it relies on holds there, and
+        the returns of other files' functions it took for tensors are tensors."""
+        return (not candidate.behaviour or holds(candidate.behaviour, self.torch_version)) and \
+            all(self.returns_tensor(a) for a in candidate.assumes)
+
+    def returns_tensor(self, assumed: str) -> bool:
+        """"<function>#<part>": the project function's return annotation says that part of its
+        result is a tensor (part -1: the whole; i: a tuple's i-th item, or an item of a tensor or
+        of a list of tensors, unpacked)."""
+        name, _, part = assumed.rpartition("#")
+        found = self.functions.get(self.canonical(name))
+        parts = found[1].tensor_returns if found is not None else ()
+        index = int(part)
+        return index in parts or (index >= 0 and (-1 in parts or ANY_PART in parts))
 
     def dead(self, guards) -> bool:
         """True when the code only runs if a compile predicate has the value it lacks under Dynamo,
