@@ -1,6 +1,10 @@
 import ast
+import weakref
 
 from compilelint.rule import Rule
+
+# function → local name → the values it is assigned (`_assigned_values`)
+_VALUES: "weakref.WeakKeyDictionary[ast.AST, dict]" = weakref.WeakKeyDictionary()
 
 # Factories whose positional arguments are sizes or bounds (Python numbers to Dynamo).
 SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("arange", "zeros", "ones", "empty", "rand", "randn"))
@@ -100,15 +104,15 @@ class TensorToScalar(Rule):
         """Local name → the values the function assigns it (worked out once per function)."""
         if fn is None:
             return {}
-        if getattr(self, "_values_of", (None,))[0] is not fn:
-            values: dict = {}
+        values = _VALUES.get(fn)  # kept beside the rule, not on it: its state holds plain values only
+        if values is None:
+            values = _VALUES[fn] = {}
             for sub in ast.walk(fn):
                 if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
                         if isinstance(t, ast.Name):
                             values.setdefault(t.id, []).append(sub.value)
-            self._values_of = (fn, values)
-        return self._values_of[1]
+        return values
 
     def _full_position(self, node: ast.AST) -> bool:
         """`torch.argmax(x)`, `x.argmin()` with no `dim`: the position in the flattened tensor, a
