@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
-from compilelint.finding import Edit, Fix
+from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
     expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
 )
@@ -74,6 +74,18 @@ def _bound_before(ctx, name: str, row: int) -> bool:
     return False
 
 
+def _header_comment(ft, node: ast.If) -> Optional[Tuple[Span, str]]:
+    """(its span, its text) of a comment after the colon of `if <test>:`, else None."""
+    row = node.test.end_lineno
+    if node.body[0].lineno == row:
+        return None  # `if c: y = a` on one line: the comment belongs to the body
+    found = ft.comment_on(row)
+    if found is None or found[0] < ft.span(node.test).end_col:
+        return None
+    col, text = found
+    return Span(row, col, row, col + len(text)), text
+
+
 @never_raise
 def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     """`if c: y = a` / `else: y = b` → `y = torch.where(c, a, b)`; no else: `y = torch.where(c, a, y)`."""
@@ -119,6 +131,9 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     keep = [ft.span(cond)] + [ft.span(v) for v in true.values()]
     if node.orelse:
         keep += [ft.span(v) for v in false.values()]
+    header = _header_comment(ft, node)
+    if header is not None:
+        keep.append(header[0])
     if ft.comments_in(span, keep):
         return None
     t = torch_name(ctx)
@@ -133,6 +148,8 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         if swap:
             a, b = b, a
         lines.append(f"{n} = {tname}.where({c}, {a}, {b})")
+    if header is not None:  # the `if` line's comment stays, on the statement that replaces it
+        lines[0] += "  " + header[1]
     indent = ft.line(span.row)[: span.col - 1]
     content = (newline(ctx) + indent).join(lines)
     message = "Replace the branch with `torch.where(cond, a, b)`"
