@@ -122,6 +122,17 @@ def test_warning_check_still_warns_in_eager():
         module(x)
 
 
+def test_where_branch_still_warns_in_eager():
+    """The warning that led the rewritten branch still runs eagerly, and the clamp still applies."""
+    module, (x,), _ = _targets("where_comment", ".unsafe-fixed")[0]
+    x = x.clone()
+    x[0, 0] = -10.0
+    with pytest.warns(UserWarning, match="clipping very negative values"):
+        out = module(x)
+    (before, _, _) = _targets("where_comment", "")[0]
+    assert torch.equal(out, before(x))
+
+
 def test_item_check_still_raises():
     module, _, _ = _targets("item_raise", ".unsafe-fixed")[0]
     with pytest.raises(RuntimeError, match="Only {self.n_tasks} tasks"):
