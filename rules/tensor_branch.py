@@ -147,7 +147,8 @@ class TensorBranch(Rule):
     one for `torch.where`):
     - `a if c else b`, a side a tensor → `torch.where(c, a, b)`;
     - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
-      with no `else`, names bound before it → `y = torch.where(c, a, y)`;
+      with no `else`, names bound before it → `y = torch.where(c, a, y)`; warning calls leading the `if`
+      branch stay in `if not torch.compiler.is_compiling() and (c):` (c evaluated twice in eager);
     - `if c: raise E("msg")` alone → `torch._assert_async(torch.logical_not(c), "msg")`; also with
       `a or b` of tensors (`torch.logical_or`), Python operands before `and` (kept as a Python `if`),
       and an f-string message (a plain string naming its fields: nothing built on every call);

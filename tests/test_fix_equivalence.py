@@ -20,7 +20,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 
 # (fixture, modes): a fixture without parameters has no train run of its own.
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
-         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("requires_grad_input", "train"),
+         ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train")]
 
@@ -120,6 +120,17 @@ def test_warning_check_still_warns_in_eager():
     x[0, 0] = float("nan")
     with pytest.warns(UserWarning, match="NaN in the input"):
         module(x)
+
+
+def test_where_branch_still_warns_in_eager():
+    """The warning that led the rewritten branch still runs eagerly, and the clamp still applies."""
+    module, (x,), _ = _targets("where_comment", ".unsafe-fixed")[0]
+    x = x.clone()
+    x[0, 0] = -10.0
+    with pytest.warns(UserWarning, match="clipping very negative values"):
+        out = module(x)
+    (before, _, _) = _targets("where_comment", "")[0]
+    assert torch.equal(out, before(x))
 
 
 def test_item_check_still_raises():

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import ast
 
+from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_defaults
 
 
 def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     """Every local name `expr` reads is bound only to tensors in its function: each assignment's
-    value is inferred a tensor, and no other kind of binding (loop target, augmented assignment,
+    value is inferred a tensor, or the name is unpacked from a call known to return tensors only
+    (`a, b = f(x)`, every `return` of `f` a tuple of tensors), and no other kind of binding (loop target, augmented assignment,
     `with ... as`, walrus, import) or non-None parameter default gives it another value."""
     func = ctx.function_node
     if func is None:
@@ -27,9 +29,10 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     for node in _own_nodes(func):
         if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
             owner = _binding_statement(func, node)
-            if owner is None:
-                return False
-            if not ctx.is_tensor(owner.value):
+            if owner is not None:
+                if not ctx.is_tensor(owner.value):
+                    return False
+            elif not _unpacks_tensors(ctx, func, node):
                 return False
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                 (a.asname or a.name.split(".")[0]) in names for a in node.names):
@@ -56,6 +59,17 @@ def _binding_statement(func, name: ast.Name):
         if isinstance(node, ast.AnnAssign) and node.target is name and node.value is not None:
             return node
     return None
+
+
+def _unpacks_tensors(ctx, func, name: ast.Name) -> bool:
+    """`name` is an element of `a, b = f(...)` and the call is inferred a sequence of tensors (what
+    every `return` of the callee gives, or its annotation): unpacking it binds a tensor to each."""
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+            target = node.targets[0]
+            if isinstance(target, (ast.Tuple, ast.List)) and any(e is name for e in target.elts):
+                return ctx.kind(node.value) == T.SEQ
+    return False
 
 
 def tensor_when_reached(ctx, name: ast.Name, stmt: ast.stmt) -> bool:

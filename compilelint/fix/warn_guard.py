@@ -27,7 +27,7 @@ MESSAGE = ("Skip the warning's check under torch.compile: `not torch.compiler.is
 _WARN_WORDS = ("warn", "warning", "warnings", "print", "info", "debug", "log")
 
 
-def _is_warning_call(stmt: ast.stmt) -> bool:
+def is_warning_call(stmt: ast.stmt) -> bool:
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return False
     f = stmt.value.func
@@ -40,7 +40,7 @@ def _is_warning_call(stmt: ast.stmt) -> bool:
 @never_raise
 def guard_warning_check(ctx, node: ast.If, expr: ast.AST, first: ast.AST) -> Optional[Fix]:
     """`first`: the condition's first tensor operand (one fix per statement)."""
-    if expr is not first or node.orelse or not node.body or not all(_is_warning_call(s) for s in node.body):
+    if expr is not first or node.orelse or not node.body or not all(is_warning_call(s) for s in node.body):
         return None
     t = torch_name(ctx)
     if t is None:

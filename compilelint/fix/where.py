@@ -6,10 +6,15 @@ from typing import List, Optional, Sequence, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
-from compilelint.finding import Edit, Fix
+from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
     expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
 )
+from compilelint.fix.warn_guard import is_warning_call
+
+WARNED = ("; its warning stays in `if not torch.compiler.is_compiling() and (cond):` (eager: the condition is "
+          "evaluated twice; under compile the warning no longer runs)")
+
 
 def _condition(test: ast.AST, expr: ast.AST) -> Tuple[Optional[ast.AST], bool]:
     """(the tensor condition, whether the branches swap): `if c:` or `if not c:` only."""
@@ -74,9 +79,23 @@ def _bound_before(ctx, name: str, row: int) -> bool:
     return False
 
 
+def _header_comment(ft, node: ast.If) -> Optional[Tuple[Span, str]]:
+    """(its span, its text) of a comment after the colon of `if <test>:`, else None."""
+    row = node.test.end_lineno
+    if node.body[0].lineno == row:
+        return None  # `if c: y = a` on one line: the comment belongs to the body
+    found = ft.comment_on(row)
+    if found is None or found[0] < ft.span(node.test).end_col:
+        return None
+    col, text = found
+    return Span(row, col, row, col + len(text)), text
+
+
 @never_raise
 def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
-    """`if c: y = a` / `else: y = b` → `y = torch.where(c, a, b)`; no else: `y = torch.where(c, a, y)`."""
+    """`if c: y = a` / `else: y = b` → `y = torch.where(c, a, b)`; no else: `y = torch.where(c, a, y)`.
+    Warning calls leading the `if` branch stay in `if not torch.compiler.is_compiling() and (c):`; a
+    comment on the `if` line moves to the first new statement."""
     cond, swap = _condition(node.test, expr)
     if cond is None or ctx.kind(cond) != T.BOOL:
         return None
@@ -88,7 +107,11 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         inner = ft.span(node.orelse[0])
         if ft.line(inner.row)[inner.col - 1:].startswith("elif"):
             return None
-    body = _branch_assignments(node.body)
+    # Warnings leading the `if` branch stay, in an `if` skipped under compile (as fix/warn_guard.py)
+    warns = 0
+    while warns < len(node.body) and is_warning_call(node.body[warns]):
+        warns += 1
+    body = _branch_assignments(node.body[warns:])
     if body is None:
         return None
     names = [n for n, _ in body]
@@ -119,6 +142,14 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     keep = [ft.span(cond)] + [ft.span(v) for v in true.values()]
     if node.orelse:
         keep += [ft.span(v) for v in false.values()]
+    if warns:  # copied as whole lines, their comments with them: each must have its lines to itself
+        first, last = node.body[0].lineno, node.body[warns - 1].end_lineno
+        if first <= node.test.end_lineno or last >= node.body[warns].lineno:
+            return None
+        keep.append(Span(first, 1, last, len(ft.line(last)) + 1))
+    header = _header_comment(ft, node)
+    if header is not None:
+        keep.append(header[0])
     if ft.comments_in(span, keep):
         return None
     t = torch_name(ctx)
@@ -133,7 +164,15 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         if swap:
             a, b = b, a
         lines.append(f"{n} = {tname}.where({c}, {a}, {b})")
+    if header is not None:  # the `if` line's comment stays, on the statement that replaces it
+        lines[0] += "  " + header[1]
     indent = ft.line(span.row)[: span.col - 1]
-    content = (newline(ctx) + indent).join(lines)
+    nl = newline(ctx)
+    content = (nl + indent).join(lines)
     message = "Replace the branch with `torch.where(cond, a, b)`"
+    if warns:
+        warn_rows = [ft.line(r).rstrip("\r\n") for r in range(first, last + 1)]
+        guard = f"if not {tname}.compiler.is_compiling() and ({expr_text(ft, node.test)}):"
+        content = nl.join([guard] + warn_rows) + nl + indent + content
+        message += WARNED
     return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")
