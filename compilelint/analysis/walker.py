@@ -223,7 +223,7 @@ class FileAnalyzer(Conditions, RuleContext):
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
         stateful = any(name == TRAINING for name, _ in self.scope.guards) or \
-            any(reads_self(outer) for outer, _ in self.scope.conditions)
+            any(self._reads_self(outer) for outer, _ in self.scope.conditions)
         if misuse_branch(test, branch, body, self.scope.node, stateful):
             guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
@@ -235,6 +235,13 @@ class FileAnalyzer(Conditions, RuleContext):
             self.scope.conditions.pop()
         if guards:
             del self.scope.guards[-len(guards):]
+
+    def _reads_self(self, test) -> bool:
+        """`reads_self(test)`, once per test: an outer test is asked again at each `if` inside it."""
+        memo = self.scope.reads_self
+        if id(test) not in memo:
+            memo[id(test)] = reads_self(test)
+        return memo[id(test)]
 
     def _is_stopped(self, node) -> bool:
         return any(is_stop_decorator(d) for d in (self.facts.decorator_name(x) for x in node.decorator_list) if d)
@@ -379,6 +386,7 @@ class Scope:
         self.implied: Dict[str, Tuple[Tuple[str, bool], ...]] = {}
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
+        self.reads_self: Dict[int, bool] = {}  # id(test) → does it read `self` (misuse.reads_self)
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
