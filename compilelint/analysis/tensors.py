@@ -225,6 +225,9 @@ def annotation_union(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optio
     return {CONTAINER_NAMES.get(resolve(node) or "", "?")}
 
 
+_UNSEEN = object()  # no kind remembered yet (None is a kind: unknown)
+
+
 class TensorInference:
     """Kinds of expressions inside one function, from its parameters and assignments.
 
@@ -254,9 +257,10 @@ class TensorInference:
 
     def kind(self, node: ast.AST) -> Optional[str]:
         key = id(node)
-        if key not in self._memo:
-            self._memo[key] = self._kind(node)
-        return self._memo[key]
+        found = self._memo.get(key, _UNSEEN)  # one look-up: asked of most nodes, often several times
+        if found is _UNSEEN:
+            found = self._memo[key] = self._kind(node)
+        return found
 
     def forget(self) -> None:
         """Drop remembered kinds (they were read while bindings were still being added)."""
