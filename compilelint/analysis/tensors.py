@@ -272,10 +272,11 @@ class TensorInference:
 
     def _kind(self, node):  # noqa: C901
         """Kind of one expression. Long because it is one dispatch over expression types, which reads
-        best flat."""
-        if isinstance(node, ast.Constant):
+        best flat. The node's class is compared, not `isinstance`d: asked of most expressions."""
+        cls = node.__class__
+        if cls is ast.Constant:
             return NONE if node.value is None else SCALAR
-        if isinstance(node, ast.Name):
+        if cls is ast.Name:
             if node.id in self.narrowed and hasattr(node, "lineno"):
                 here = (node.lineno, node.col_offset)
                 if any(start <= here < end for start, end in self.narrowed[node.id]):
@@ -292,9 +293,9 @@ class TensorInference:
                     self._note_condition(node, bindings, self.branches[(node.id, at)], here)
                 return kind
             return self.global_kind(node.id)
-        if isinstance(node, ast.Attribute):
+        if cls is ast.Attribute:
             return self._attribute(node)
-        if isinstance(node, ast.Subscript):
+        if cls is ast.Subscript:
             base = self.kind(node.value)
             if base in (TENSOR, BOOL):
                 return base if not isinstance(node.slice, ast.Constant) or base == TENSOR else TENSOR
@@ -305,9 +306,9 @@ class TensorInference:
             if base == DICT:
                 return TENSOR  # params["perm"]: every value of the dict is a tensor
             return None
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             return self._call(node)
-        if isinstance(node, ast.BinOp):
+        if cls is ast.BinOp:
             left, right = self.kind(node.left), self.kind(node.right)
             if left in TENSORISH or right in TENSORISH:
                 if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left in (BOOL, SCALAR) and right in (BOOL, SCALAR):
@@ -318,14 +319,14 @@ class TensorInference:
             if left == SCALAR and right == SCALAR:
                 return SCALAR
             return None
-        if isinstance(node, ast.UnaryOp):
+        if cls is ast.UnaryOp:
             operand = self.kind(node.operand)
             if isinstance(node.op, ast.Not):
                 return SCALAR if operand in (SCALAR, NONE) else None
             if operand == BOOL and isinstance(node.op, ast.Invert):
                 return BOOL
             return TENSOR if operand in TENSORISH else (SCALAR if operand == SCALAR else None)
-        if isinstance(node, ast.Compare):
+        if cls is ast.Compare:
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 return SCALAR
             # `cache[i] != "Rep"`: a tensor never equals a string; Python answers without the data.
@@ -336,20 +337,20 @@ class TensorInference:
             if any(k in TENSORISH for k in kinds):
                 return BOOL
             return SCALAR if all(k in (SCALAR, NONE) for k in kinds) else None
-        if isinstance(node, ast.IfExp):
+        if cls is ast.IfExp:
             a, b = self.kind(node.body), self.kind(node.orelse)
             return a if a == b else None
-        if isinstance(node, (ast.JoinedStr, ast.FormattedValue)):
+        if cls is ast.JoinedStr or cls is ast.FormattedValue:
             return SCALAR
-        if isinstance(node, (ast.Tuple, ast.List)):
+        if cls is ast.Tuple or cls is ast.List:
             kinds = {self.kind(e) for e in node.elts}
             if kinds and kinds <= {TENSOR, BOOL}:
                 return SEQ
             return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
-        if isinstance(node, ast.Dict):
+        if cls is ast.Dict:
             kinds = {self.kind(v) for v in node.values}
             return DICT if kinds and None not in node.keys and kinds <= {TENSOR, BOOL} else None
-        if isinstance(node, ast.NamedExpr):
+        if cls is ast.NamedExpr:
             return self.kind(node.value)
         return None
 
