@@ -248,7 +248,8 @@ class FileAnalyzer(Conditions, RuleContext):
 
     # ----- the context rules see ------------------------------------------------------------------
     def resolve(self, node: ast.AST) -> Optional[str]:
-        return self.scope.resolve(node)
+        scope = self.scope  # `Scope.resolve` written out: asked of most calls and names of every file
+        return scope.imports.resolve(node, scope.locals)
 
     def kind(self, node: ast.AST) -> Optional[str]:
         return self.scope.inference.kind(node)
