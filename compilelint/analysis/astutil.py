@@ -17,28 +17,43 @@ LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 # singletons. A Name's two fields are both of them: it has no children to look for.
 _NO_CHILDREN = frozenset(("ctx", "op", "id", "attr", "name", "arg", "asname", "module", "level", "kind",
                           "type_comment", "conversion", "is_async", "simple", "tag", "rest"))
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+# Lists that may hold None among their nodes: `{**d}`'s key, a keyword-only parameter's missing default.
+_MAY_HOLD_NONE = frozenset((ast.Dict, ast.arguments))
+# The grammar's types that are no node: identifiers, numbers, strings, constants (`Global.names`).
+_LEAF_TYPES = frozenset(("identifier", "int", "string", "constant"))
+# Node class → `child_fields` (the walks read it inline: a call per node costs)
+CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def child_fields(cls: type) -> Tuple[str, ...]:
-    """The fields of a node class that may hold nodes (a list or one node), in `_fields` order."""
-    fields = _CHILD_FIELDS.get(cls)
+    """The fields of a node class that may hold nodes (a list or one node), in `_fields` order:
+    every other field holds a node, None, or a list of nodes (None too in `_MAY_HOLD_NONE`'s)."""
+    fields = CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in _NO_CHILDREN)
-        _CHILD_FIELDS[cls] = fields
+        leaves = _leaf_fields(cls)
+        fields = () if cls is ast.Constant else tuple(f for f in cls._fields
+                                                      if f not in _NO_CHILDREN and f not in leaves)
+        CHILD_FIELDS[cls] = fields
     return fields
+
+
+def _leaf_fields(cls: type) -> frozenset:
+    """The fields the grammar types as no node, read from the class's doc, which Python writes from
+    the grammar: `Global(identifier* names)`, `MatchSingleton(constant value)`."""
+    line = (cls.__doc__ or "").split("\n", 1)[0]
+    if not line.startswith(cls.__name__ + "(") or not line.endswith(")"):
+        return frozenset()
+    parts = [p.split() for p in line[len(cls.__name__) + 1:-1].split(",")]
+    return frozenset(p[1] for p in parts if len(p) == 2 and p[0].rstrip("*?") in _LEAF_TYPES)
 
 
 def walk(node: ast.AST) -> List[ast.AST]:
     """All nodes under `node` (itself included), in `ast.walk`'s order (breadth first), less the
-    operator and context singletons, at half its cost."""
+    operator and context singletons, at a third of its cost: the fields that hold nodes are known
+    per class, so a value is a list of nodes, a node or None, tested without `isinstance`."""
     out = [node]
-    AST = ast.AST
-    fields_of = _CHILD_FIELDS
-    i = 0
-    while i < len(out):
-        n = out[i]
-        i += 1
+    fields_of = CHILD_FIELDS
+    for n in out:  # the list grows while it is read: breadth first
         cls = n.__class__
         fields = fields_of.get(cls)
         if fields is None:
@@ -46,8 +61,11 @@ def walk(node: ast.AST) -> List[ast.AST]:
         for name in fields:
             v = getattr(n, name, None)
             if v.__class__ is list:
-                out.extend([x for x in v if isinstance(x, AST)])
-            elif isinstance(v, AST):
+                if cls in _MAY_HOLD_NONE:
+                    out += [x for x in v if x is not None]
+                else:
+                    out += v
+            elif v is not None:
                 out.append(v)
     return out
 

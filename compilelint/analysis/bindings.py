@@ -67,7 +67,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     Long because the bindings of one function are gathered in one pass over its nodes, in order."""
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
-    nodes = facts.nodes(node)
+    # the nodes any pass below reads, in walk order (names, constants and keywords, most nodes, are not)
+    nodes = [sub for sub in facts.nodes(node) if sub.__class__ in _READ_NODES]
     global_names, non_tensor_names = _usage(nodes)
     tensor_by_default = (cls is not None and node.name == "forward") or any(
         d.split("#")[0] in COMPILE_FUNCS for d in decorators) or (
@@ -145,7 +146,7 @@ HOLDS_STATEMENTS = (ast.ClassDef,) + FUNCS + ((ast.Match,) if hasattr(ast, "Matc
 def branch_blocks(fn, nodes) -> Dict[int, tuple]:
     """id(assignment target) → the `if` branches around it, outermost first, each as
     (test, branch taken, first position, last position of the branch's statements).
-    One pass over the function (`nodes`: all its nodes): a target inside a statement the branches
+    One pass over the function (`nodes`: its nodes, its `:=` among them): a target inside a statement the branches
     do not split (a nested `def`, a class body, an `if` test) takes the branches of the statement
     holding it."""
     out: Dict[int, tuple] = {}
@@ -215,6 +216,8 @@ _USAGE_NODES = frozenset((ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp,
 _ASSIGNING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.ListComp,
                               ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.NamedExpr, ast.With, ast.AsyncWith,
                               ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ExceptHandler))
+# Every node `function_bindings`' passes read: those two, imports, and the `if`s `narrowed_ranges` reads.
+_READ_NODES = _USAGE_NODES | _ASSIGNING_NODES | {ast.Import, ast.ImportFrom, ast.If, ast.IfExp}
 
 
 def _usage(nodes) -> Tuple[Set[str], Set[str]]:

@@ -161,7 +161,7 @@ class CallSites:
             defs = self.facts.module_defs
             for fn, cname in functions:
                 for sub in self.facts.nodes(fn):
-                    if not isinstance(sub, ast.Call):
+                    if sub.__class__ is not ast.Call:
                         continue
                     if isinstance(sub.func, ast.Name) and sub.func.id in defs:
                         self._calls.setdefault(sub.func.id, []).append((fn, cname, sub))

@@ -74,6 +74,8 @@ class CallRecorder:
                 targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
+        if not targets:
+            return  # most calls (`x.view(...)`, `torch.cat(...)`): no edge, so nothing it would carry
         guards = tuple(scope.guards)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs

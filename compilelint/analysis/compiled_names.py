@@ -8,26 +8,36 @@ tensor inference (bindings.function_bindings).
 from __future__ import annotations
 
 import ast
-import re
 from typing import Callable, List, Optional, Set
 
 from compilelint.analysis.astutil import FUNCS, child_fields, walk
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
 
 
-_WORD = re.compile(r"(?:compile|optimize)\b")
-
-
 def _mentions_a_compiler(text: str) -> bool:
     """The word `compile` or `optimize` (`torch.compile`, `from torch import compile`,
-    `dynamo.optimize`), other than in `re.compile`, the commonest, which names no compiler."""
-    for m in _WORD.finditer(text):
-        before = text[max(0, m.start() - 4):m.start()]
-        if before[-1:].isalnum() or before[-1:] == "_":
-            continue  # `torch_compile`, `recompile`: not the word
-        if not before.endswith("re.") or len(before) == 4 and (before[0].isalnum() or before[0] == "_"):
-            return True  # not `re.` (`pre.compile` is not `re` either)
+    `dynamo.optimize`), other than in `re.compile`, the commonest, which names no compiler.
+    Found with `str.find`, not a regular expression: a pattern that starts with either of two
+    words is tried at every character of the file."""
+    for word in ("compile", "optimize"):
+        start = text.find(word)
+        while start != -1:
+            end = start + len(word)
+            if _mentions_at(text, start, end):
+                return True
+            start = text.find(word, start + 1)
     return False
+
+
+def _mentions_at(text: str, start: int, end: int) -> bool:
+    after = text[end:end + 1]
+    if after.isalnum() or after == "_":
+        return False  # `compiled`, `compile_fn`: not the word
+    before = text[max(0, start - 4):start]
+    if before[-1:].isalnum() or before[-1:] == "_":
+        return False  # `torch_compile`, `recompile`: not the word
+    # not `re.` (`pre.compile` is not `re` either)
+    return not before.endswith("re.") or len(before) == 4 and (before[0].isalnum() or before[0] == "_")
 
 
 def compiled_names(tree: ast.Module, text: str, resolve: Callable[[ast.AST], Optional[str]],

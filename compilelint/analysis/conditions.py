@@ -65,9 +65,13 @@ class Conditions:
                 return [g for v in test.values for g in self._branch_guards(v, branch)]
             return []
         if isinstance(test, ast.Call):
-            name = self.resolve(test.func) or dotted(test.func)
-            if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
-                return [(name, branch)]
+            func = test.func
+            # `x.view(...)`: a method's last name is its own, however the receiver resolves: most
+            # calls (every assignment's value is asked) are let go without resolving them
+            if func.__class__ is not ast.Attribute or PREDICATE_NAME.search(func.attr):
+                name = self.resolve(func) or dotted(func)
+                if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
+                    return [(name, branch)]
         if isinstance(test, ast.Name) and test.id in self.scope.flags:
             name, polarity = self.scope.flags[test.id]
             return [(name, branch == polarity)]

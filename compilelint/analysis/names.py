@@ -78,20 +78,28 @@ class ImportTable:
                 self.aliases[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
 
     def resolve(self, node: ast.AST, local_names=frozenset()) -> Optional[str]:
-        """The dotted name an expression like `F.relu` or `tc` stands for, or None."""
-        if isinstance(node, ast.Name):
-            name = node.id
-            if name in local_names:
-                return None
-            if name in self.aliases:
-                return self.aliases[name]
-            if name in BUILTIN_NAMES:
-                return f"builtins.{name}"
+        """The dotted name an expression like `F.relu` or `tc` stands for, or None. A loop down
+        the attributes, not a call per level: asked of most names and calls of every file."""
+        attrs = []
+        while node.__class__ is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if node.__class__ is not ast.Name:
             return None
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value, local_names)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        name = node.id
+        if name in local_names:
+            return None
+        base = self.aliases.get(name)
+        if base is None:
+            if name not in BUILTIN_NAMES:
+                return None
+            base = f"builtins.{name}"
+        if not attrs:
+            return base
+        if not base:
+            return None
+        attrs.append(base)
+        return ".".join(reversed(attrs))
 
 
 def dotted(node: ast.AST) -> Optional[str]:

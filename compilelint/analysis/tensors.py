@@ -229,6 +229,9 @@ def annotation_union(node: Optional[ast.AST], resolve: Callable[[ast.AST], Optio
     return {CONTAINER_NAMES.get(resolve(node) or "", "?")}
 
 
+_UNSEEN = object()  # no kind remembered yet (None is a kind: unknown)
+
+
 class TensorInference:
     """Kinds of expressions inside one function, from its parameters and assignments.
 
@@ -272,18 +275,20 @@ class TensorInference:
 
     def kind(self, node: ast.AST) -> Optional[str]:
         key = id(node)
-        if key not in self._memo:
+        found = self._memo.get(key, _UNSEEN)  # one look-up: asked of most nodes, often several times
+        if found is _UNSEEN:
             self._open.append(set())
             try:
-                self._memo[key] = self._kind(node)
+                found = self._memo[key] = self._kind(node)
             finally:
                 got = self._open.pop()
             if got:
                 self.assumed[key] = frozenset(got)
-        got = self.assumed.get(key)
-        if got:
-            self.assume(got)
-        return self._memo[key]
+        if self.assumed:  # most functions assume nothing
+            got = self.assumed.get(key)
+            if got:
+                self.assume(got)
+        return found
 
     def assume(self, assumptions) -> None:
         """The kind being worked out rests on these assumptions."""
@@ -323,10 +328,11 @@ class TensorInference:
 
     def _kind(self, node):  # noqa: C901
         """Kind of one expression. Long because it is one dispatch over expression types, which reads
-        best flat."""
-        if isinstance(node, ast.Constant):
+        best flat. The node's class is compared, not `isinstance`d: asked of most expressions."""
+        cls = node.__class__
+        if cls is ast.Constant:
             return NONE if node.value is None else SCALAR
-        if isinstance(node, ast.Name):
+        if cls is ast.Name:
             if node.id in self.narrowed and hasattr(node, "lineno"):
                 here = (node.lineno, node.col_offset)
                 if any(start <= here < end for start, end in self.narrowed[node.id]):
@@ -345,9 +351,9 @@ class TensorInference:
                     self.assume(self.binding_assumes.get((node.id, at)))
                 return kind
             return self.global_kind(node.id)
-        if isinstance(node, ast.Attribute):
+        if cls is ast.Attribute:
             return self._attribute(node)
-        if isinstance(node, ast.Subscript):
+        if cls is ast.Subscript:
             base = self.kind(node.value)
             if base in (TENSOR, BOOL):
                 return base if not isinstance(node.slice, ast.Constant) or base == TENSOR else TENSOR
@@ -358,23 +364,23 @@ class TensorInference:
             if base == DICT:
                 return TENSOR  # params["perm"]: every value of the dict is a tensor
             return None
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             return self._call(node)
-        if isinstance(node, ast.BinOp):
+        if cls is ast.BinOp:
             (left, la), (right, ra) = self._isolated(node.left), self._isolated(node.right)
             kind = self._binop(node, left, right)
             # `helper(x) + torch.ones(3)`: a tensor whatever the helper returns
             certain = kind == TENSOR and (left in TENSORISH and not la or right in TENSORISH and not ra)
             self.assume(None if certain else la | ra)
             return kind
-        if isinstance(node, ast.UnaryOp):
+        if cls is ast.UnaryOp:
             operand = self.kind(node.operand)
             if isinstance(node.op, ast.Not):
                 return SCALAR if operand in (SCALAR, NONE) else None
             if operand == BOOL and isinstance(node.op, ast.Invert):
                 return BOOL
             return TENSOR if operand in TENSORISH else (SCALAR if operand == SCALAR else None)
-        if isinstance(node, ast.Compare):
+        if cls is ast.Compare:
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 return SCALAR
             # `cache[i] != "Rep"`: a tensor never equals a string; Python answers without the data.
@@ -389,20 +395,20 @@ class TensorInference:
             if any(k in TENSORISH for k in kinds):
                 return BOOL
             return SCALAR if all(k in (SCALAR, NONE) for k in kinds) else None
-        if isinstance(node, ast.IfExp):
+        if cls is ast.IfExp:
             a, b = self.kind(node.body), self.kind(node.orelse)
             return a if a == b else None
-        if isinstance(node, (ast.JoinedStr, ast.FormattedValue)):
+        if cls is ast.JoinedStr or cls is ast.FormattedValue:
             return SCALAR
-        if isinstance(node, (ast.Tuple, ast.List)):
+        if cls is ast.Tuple or cls is ast.List:
             kinds = {self.kind(e) for e in node.elts}
             if kinds and kinds <= {TENSOR, BOOL}:
                 return SEQ
             return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
-        if isinstance(node, ast.Dict):
+        if cls is ast.Dict:
             kinds = {self.kind(v) for v in node.values}
             return DICT if kinds and None not in node.keys and kinds <= {TENSOR, BOOL} else None
-        if isinstance(node, ast.NamedExpr):
+        if cls is ast.NamedExpr:
             return self.kind(node.value)
         return None
 

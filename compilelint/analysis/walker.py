@@ -13,7 +13,7 @@ import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, child_fields, enclosing_tests, exits, parameter_defaults
+from compilelint.analysis.astutil import CHILD_FIELDS, FUNCS, child_fields, enclosing_tests, exits, parameter_defaults
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.conditions import Conditions
 from compilelint.analysis.calls import CallRecorder
@@ -33,6 +33,9 @@ from compilelint.summary import TRAINING, Candidate, FileSummary, FunctionInfo
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # The nodes `_visit` walks in a way of its own (branches, short circuits, scopes, loops).
 _SPECIAL = frozenset((ast.If, ast.BoolOp, ast.IfExp, ast.ClassDef) + FUNCS + LOOPS)
+# The node classes without fields that hold nodes (`Constant`, `Name`, `alias`, `Eq`, `Pass`).
+_CHILDLESS = tuple(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
+                   and c._fields is not None and not child_fields(c) and c not in _SPECIAL)
 
 
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
@@ -84,12 +87,16 @@ class FileAnalyzer(Conditions, RuleContext):
         rules = [cls(self) for cls in registry().values()
                  if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
         self.rules = rules  # this file's rule instances (their `walk_state`: the rule-state contract)
-        self.hooks: Dict[str, list] = {}
+        self.hooks: Dict[type, list] = {}  # node class → the rules' `visit_<class>` methods
         # project-pass rules' own facts of each function: every function, whatever the prefilter
         self.fact_rules = [cls for cls in registry().values() if cls.has_function_facts()]
         for rule in rules:
             for name in _visit_methods(rule.__class__):
-                self.hooks.setdefault(name[6:], []).append(getattr(rule, name))
+                node_class = getattr(ast, name[6:], None)
+                if node_class is not None:
+                    self.hooks.setdefault(node_class, []).append(getattr(rule, name))
+        # Childless nodes no hook looks at (constants, `==`): visiting them would only push and pop
+        self.inert = frozenset(c for c in _CHILDLESS if c not in self.hooks)
         self.scope = Scope(facts, None, None, None)
         self._walk_block(self.tree.body)
         self.summary.aliases = dict(self.imports.aliases)
@@ -149,7 +156,7 @@ class FileAnalyzer(Conditions, RuleContext):
         scope = self.scope
         scope.stack.append(node)
         cls = node.__class__
-        for hook in self.hooks.get(cls.__name__, ()):
+        for hook in self.hooks.get(cls, ()):
             hook(node)
         if cls is ast.Call:
             self.calls.record(node, scope)
@@ -162,16 +169,18 @@ class FileAnalyzer(Conditions, RuleContext):
         elif cls is ast.AugAssign or cls is ast.AnnAssign:
             self_items.note(node, scope.info, scope.node, self._is_certain_tensor, self.resolve)
         if cls not in _SPECIAL:  # most nodes: their children, in order
-            for name in child_fields(cls):
+            inert = self.inert
+            fields = CHILD_FIELDS.get(cls)
+            for name in child_fields(cls) if fields is None else fields:
                 value = getattr(node, name, None)
-                if isinstance(value, list):
+                if value.__class__ is list:
                     if value and isinstance(value[0], ast.stmt):
                         self._walk_block(value)
                     else:
                         for item in value:
-                            if isinstance(item, ast.AST):
+                            if item is not None and item.__class__ not in inert:
                                 self._visit(item)
-                elif isinstance(value, ast.AST):
+                elif value is not None and value.__class__ not in inert:
                     self._visit(value)
         elif isinstance(node, ast.If):
             self._visit(node.test)
@@ -217,7 +226,7 @@ class FileAnalyzer(Conditions, RuleContext):
     def _guarded(self, test, branch: bool, body):
         guards = self._branch_guards(test, branch)
         stateful = any(name == TRAINING for name, _ in self.scope.guards) or \
-            any(reads_self(outer) for outer, _ in self.scope.conditions)
+            any(self._reads_self(outer) for outer, _ in self.scope.conditions)
         if misuse_branch(test, branch, body, self.scope.node, stateful):
             guards.append((MISUSE, True))  # runs only when a caller misuses an argument (misuse.py)
         self.scope.guards.extend(guards)
@@ -230,12 +239,20 @@ class FileAnalyzer(Conditions, RuleContext):
         if guards:
             del self.scope.guards[-len(guards):]
 
+    def _reads_self(self, test) -> bool:
+        """`reads_self(test)`, once per test: an outer test is asked again at each `if` inside it."""
+        memo = self.scope.reads_self
+        if id(test) not in memo:
+            memo[id(test)] = reads_self(test)
+        return memo[id(test)]
+
     def _is_stopped(self, node) -> bool:
         return any(is_stop_decorator(d) for d in (self.facts.decorator_name(x) for x in node.decorator_list) if d)
 
     # ----- the context rules see ------------------------------------------------------------------
     def resolve(self, node: ast.AST) -> Optional[str]:
-        return self.scope.resolve(node)
+        scope = self.scope  # `Scope.resolve` written out: asked of most calls and names of every file
+        return scope.imports.resolve(node, scope.locals)
 
     def kind(self, node: ast.AST) -> Optional[str]:
         return self.scope.inference.kind(node)
@@ -378,6 +395,7 @@ class Scope:
         self.implied: Dict[str, Tuple[Tuple[str, bool], ...]] = {}
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
+        self.reads_self: Dict[int, bool] = {}  # id(test) → does it read `self` (misuse.reads_self)
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
