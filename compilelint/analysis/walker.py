@@ -59,7 +59,9 @@ def _visit_methods(rule_class) -> Tuple[str, ...]:
 
 class FileAnalyzer(Conditions, RuleContext):
     """Walks one file with every rule; the `RuleContext` the rules see (its other attributes are
-    the walker's own business; the conditions around a node: `Conditions`)."""
+    the walker's own business; the conditions around a node: `Conditions`). Long because it is that
+    context whole: one short method for each thing a rule may ask while the walk stands on a node
+    (its scope, kinds, spans, loops), beside the walk itself and `report`."""
 
     facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
 
