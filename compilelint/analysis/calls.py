@@ -8,7 +8,8 @@ it registers as opaque custom ops.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional, Tuple
+import weakref
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
@@ -17,6 +18,9 @@ from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
 from compilelint.summary import Call, FileSummary, Root
+
+# function → its `_bound_table` (per function, asked at every call of a local name)
+_BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
 
 if TYPE_CHECKING:
     from compilelint.analysis.walker import Scope
@@ -190,23 +194,33 @@ class CallRecorder:
         fn = scope.node
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in parameter_names(fn.args):
             return []
-        found: List[str] = []
+        table = _BOUND.get(fn)
+        if table is None:  # once per function: asked at every call of a local name
+            table = _BOUND[fn] = self._bound_table(fn)
+        return table.get(name) or []
+
+    def _bound_table(self, fn: ast.AST) -> Dict[str, Optional[List[str]]]:
+        """Each name the function binds → the module functions its plain bindings name, or None
+        when one binding is not such (unpacked, looped over, augmented, any other value)."""
+        table: Dict[str, Optional[List[str]]] = {}
         for sub in self.facts.nodes(fn):
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
                 sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)) else \
                 [item.optional_vars for item in sub.items] if isinstance(sub, (ast.With, ast.AsyncWith)) else []
-            if not any(isinstance(t, ast.AST) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t))
-                       for t in targets):
+            named = {n.id for t in targets if isinstance(t, ast.AST) for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if not named:
                 continue
-            if not (isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)):
-                return []  # unpacked, looped over, augmented: not a plain binding
-            values = [sub.value.body, sub.value.orelse] if isinstance(sub.value, ast.IfExp) else [sub.value]
-            for value in values:
-                if not (isinstance(value, ast.Name) and value.id in self.facts.module_defs and
-                        value.id[:1].lower() == value.id[:1]):
-                    return []
-                found.append(f"{self.facts.module}.{value.id}")
-        return sorted(set(found))
+            plain = isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)
+            values = ([sub.value.body, sub.value.orelse] if isinstance(sub.value, ast.IfExp) else [sub.value]) \
+                if plain else []
+            functions = [f"{self.facts.module}.{v.id}" for v in values if isinstance(v, ast.Name) and
+                         v.id in self.facts.module_defs and v.id[:1].lower() == v.id[:1]]
+            for n in named:
+                if not plain or len(functions) != len(values):
+                    table[n] = None
+                elif table.get(n, []) is not None:
+                    table[n] = sorted(set(table.get(n, [])) | set(functions))
+        return table
 
     def _compile_site(self, node: ast.Call, name: str, scope: "Scope"):
         target = node.args[0] if node.args else keyword(node, "model")

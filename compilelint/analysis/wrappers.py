@@ -19,6 +19,8 @@ from typing import Optional, Tuple
 
 from compilelint.analysis.astutil import FUNCS
 
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)  # what holds statements
+
 
 def returned_wrapper(fn: ast.AST) -> Tuple[int, ...]:
     """(first row, last row), counted from `fn`'s row, of a `def` nested in `fn` that the `def`
@@ -58,7 +60,8 @@ def _own_defs_and_returns(fn: ast.AST):
             continue
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returned.append(node.value.id)
-        stack.extend(ast.iter_child_nodes(node))
+        # `def`s and `return`s are statements: an expression never holds one (lambdas aside)
+        stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _BLOCKS))
     return nested, returned
 
 
