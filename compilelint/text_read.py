@@ -1,7 +1,7 @@
 """What the project pass read of the texts it parsed, so that an edit elsewhere in such a file can
 leave the pass standing.
 
-The pass parses a few files (`Trees`: 26 of vLLM's 3,231) to ask for one `def` at a time
+The pass parses a few files (`Trees`: 26 of a 3,231-file checkout's) to ask for one `def` at a time
 (`Trees.function(path, row)`), and a rule works out what it needs from that node alone: its loops,
 the wrapper nested in a decorator, its asserts. A `def`'s node is a function of its own lines (its
 decorators to its last line): the same lines anywhere in the file parse to the same node, its line
