@@ -107,7 +107,7 @@ class TensorToScalar(Rule):
         values = _VALUES.get(fn)  # kept beside the rule, not on it: its state holds plain values only
         if values is None:
             values = _VALUES[fn] = {}
-            for sub in ast.walk(fn):
+            for sub in self.ctx.nodes(fn):  # the file's shared walk of the function
                 if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
                         if isinstance(t, ast.Name):
