@@ -103,3 +103,28 @@ def test_each_version_imports_its_own_code(tmp_path, monkeypatch):
     assert {"torchish", "unrelated"} <= left and not {"pkg.mod", "pkg_copy", "examples"} & left
     assert "compilelint.verify.cost_child" in left
     assert not _loaded_from([str(copy)])
+
+
+def test_a_lazy_module_whose_import_fails_is_passed_over(tmp_path, monkeypatch):
+    """A lazy module loads itself on attribute access; one whose optional dependency is missing
+    raises ImportError even from `getattr(m, "__file__", None)`. Such a module has no file yet: the
+    child leaves it, drops the rest, and times the versions (it used to fail every version)."""
+    import sys
+    import types
+
+    from compilelint.verify.cost_child import _forget, _loaded_from
+
+    class Lazy(types.ModuleType):
+        def __getattr__(self, name):
+            raise ImportError(f"lazy import of {self.__name__} failed")
+
+    mod = tmp_path / "proj" / "pkg.py"
+    mod.parent.mkdir()
+    mod.write_text("")
+    real = types.ModuleType("pkg")
+    real.__file__ = str(mod)
+    monkeypatch.setitem(sys.modules, "pkg", real)
+    monkeypatch.setitem(sys.modules, "pkg.optional", Lazy("pkg.optional"))
+    assert not _loaded_from([str(tmp_path / "copy")])
+    _forget([str(tmp_path / "proj")], "examples")
+    assert "pkg" not in sys.modules and "pkg.optional" in sys.modules

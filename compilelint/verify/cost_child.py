@@ -52,7 +52,7 @@ def _forget(roots, factory_module: str) -> None:
             real[len(root) + 1:].split(os.sep)[:-1])
 
     for name, mod in list(sys.modules.items()):
-        path = getattr(mod, "__file__", None) or ""
+        path = module_file(mod)
         real = os.path.realpath(path) if path else ""
         if real.startswith(own + os.sep):
             continue
@@ -64,7 +64,16 @@ def _loaded_from(folders) -> bool:
     """Whether any module now imported comes from one of `folders` (a fixed copy)."""
     folders = [os.path.realpath(f) for f in folders]
     return any(os.path.realpath(path).startswith(tuple(f + os.sep for f in folders))
-               for path in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if path)
+               for path in (module_file(m) for m in list(sys.modules.values())) if path)
+
+
+def module_file(mod) -> str:
+    """The file a module was loaded from, or "". A lazy module loads itself on attribute access,
+    which raises when an optional dependency it needs is missing: such a module has no file yet."""
+    try:
+        return getattr(mod, "__file__", None) or ""
+    except Exception:  # noqa: BLE001 (whatever the lazy import raised)
+        return ""
 
 
 def _factory_module(example: str) -> str:
