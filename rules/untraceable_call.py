@@ -22,7 +22,20 @@ def _breaking() -> dict:
     return found
 
 
+def _library_calls() -> dict:
+    """Calls into libraries outside the checked tree that break inside them (data/library_calls-<version>.json):
+    name → (the versions where it breaks, newest first, and the newest breaking version's row)."""
+    table = behaviours()["library-call"]
+    found: dict = {}
+    for version in sorted(KNOWN_TORCH_VERSIONS, key=version_key, reverse=True):
+        for name, row in measured_table(table["table"], version).items():
+            if row.get("verdict") == table["verdict"]:
+                found.setdefault(name, ([], row))[0].append(version)
+    return found
+
+
 BREAKING = _breaking()
+LIBRARY_CALLS = _library_calls()
 # The breaking calls whose probe returned a sparse tensor: their result skips the frame where it is used.
 SPARSE = frozenset(name for name, (_, row) in BREAKING.items() if row.get("returns", "").startswith("Tensor(sparse"))
 
@@ -58,7 +71,10 @@ class UntraceableCall(Rule):
     (and the sequence functions of `torch.nn.utils.rnn`), then compiles a small call of each one whose arguments it can build and counts the graph breaks
     (twice, to see a recompile). Dynamo special-cases some functions of skipped files, so only a
     call whose probe broke is reported; the verdicts are `compilelint/data/untraceable-<torch>.json`,
-    read for the torch the findings speak of (`--torch-version`).
+    read for the torch the findings speak of (`--torch-version`). Calls into other libraries that
+    break inside them (a data-dependent branch in the library's body) are rows of
+    `compilelint/data/library_calls-<torch>.json`, each with the reason Dynamo gave and the run
+    that measured it.
 
     ## Example
     ```python
@@ -105,6 +121,10 @@ class UntraceableCall(Rule):
 
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
+        library = LIBRARY_CALLS.get(name) if name else None
+        if library is not None:
+            self._library_call(node, name, *library)
+            return
         measured = BREAKING.get(name) if name else None
         if measured is None or self.on_the_way_to_raise():
             return
@@ -130,6 +150,15 @@ class UntraceableCall(Rule):
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
         self.report(node, message, behaviour=behaviour)
+
+    def _library_call(self, node: ast.Call, name: str, versions: list, row: dict):
+        """A call the measured table says breaks inside its library (on `versions`)."""
+        if self.on_the_way_to_raise():
+            return
+        behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
+        short = name.rsplit(".", 1)[-1]
+        self.report(node, f"`{short}()` graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
+                          f"{row.get('where', name)}): call it outside the compiled region", behaviour=behaviour)
 
     def on_the_way_to_raise(self) -> bool:
         """The call's statement raises, or a `raise` follows it in its block: the path fails either
