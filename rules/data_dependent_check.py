@@ -53,8 +53,7 @@ class DataDependentCheck(Rule):
     it through `torch.where(cond, a, b)` or `torch.cond`, or do the check outside the compiled
     region (tests, asserts in eager code).
 
-    ## Fix safety
-    No fix. `torch.equal(a, b)` is False where the shapes differ, where `(a == b).all()` broadcasts
+    There is no fix: `torch.equal(a, b)` is False where the shapes differ, where `(a == b).all()` broadcasts
     or raises, so the rewrite is right only where the shapes are known equal, which the source rarely
     shows; and where the bool decides Python control flow (`x1_eq_x2 = torch.equal(x1, x2)` then
     `if x1_eq_x2:`), a boolean tensor breaks again at the `if`. The finding says so in that case.
