@@ -90,11 +90,18 @@ class ConstructorDefaults:
     project's calls (every function's, traced or not: constructions run in `__init__`s)."""
 
     def __init__(self, project):
-        self.project = project
+        # Weakly: `_DEFAULTS` keeps this object while its key, the project, lives, so a strong
+        # reference back would keep the project and every summary alive to the end of the process
+        # (and every later collection would traverse them).
+        self._project = weakref.ref(project)
         self._sites: Optional[Dict[str, List[tuple]]] = None
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._given: Dict[Tuple[str, str], bool] = {}
         self._memo: Dict[Tuple[str, str], bool] = {}
+
+    @property
+    def project(self):
+        return self._project()
 
     def at_default(self, fid: str, attr: str) -> bool:
         project = self.project
