@@ -465,8 +465,11 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False,
+                 user_inits: frozenset = frozenset()):
         self.project = project
+        # The constructors the user calls (the `--entry` class's): what they give is unknown.
+        self.user_inits = user_inits
         # A root's own `**kwargs` handed on may give anything (its decorators may fill arguments in).
         self.lenient = lenient
         self._lenient_twin: Optional["Incoming"] = None
@@ -484,7 +487,7 @@ class Incoming:
         given a value by every one)."""
         if not needs:
             return False
-        if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:]) for p in needs):
+        if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:], self.user_inits) for p in needs):
             return True  # every instance holds the constructor's default there
         needs = tuple(p for p in needs if not p.startswith("self."))
         if getattr(self.reached.get(fid), "as_wrapper", False):  # the decorator's own tests ran when it decorated
@@ -539,7 +542,8 @@ class Incoming:
         function is left out only where no argument the user adds could reach it (a decorator
         on the compiled `forward` may fill in `use_cache` from the config)."""
         if self._lenient_twin is None:
-            self._lenient_twin = Incoming(self.project, self.reached, self.roots, self.calls, lenient=True)
+            self._lenient_twin = Incoming(self.project, self.reached, self.roots, self.calls, lenient=True,
+                                          user_inits=self.user_inits)
             self._lenient_twin._calls = self._incoming()
         return self._lenient_twin
 
@@ -573,7 +577,7 @@ class Incoming:
         if own is not None and own.startswith(VALUE):
             return not values or _equals_one_of(own[len(VALUE):], values)  # `f(x, mode="nan")`
         if own is not None and own.startswith("self."):
-            return not self.defaults.at_default(caller, own[5:])
+            return not self.defaults.at_default(caller, own[5:], self.user_inits)
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

@@ -21,11 +21,23 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.summary import FileSummary
 
 
+def user_inits(project: Project, roots) -> frozenset:
+    """The constructors a call of each `--entry` class runs: the user builds the model that is
+    compiled, with arguments the project does not show."""
+    out = set()
+    for fid, via, *rest in roots:
+        receiver = rest[-1] if rest else None
+        cls = receiver or (project.defining_class(fid) if fid in project.functions else None)
+        if via == "--entry" and cls:
+            out.update(m for m in (project.method(cls, "__init__"), project.method(cls, "__new__")) if m)
+    return frozenset(out)
+
+
 def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
           builder: FindingBuilder, calls: ResolvedCalls) -> None:
     """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
-    incoming = passed_args.Incoming(project, reached, root_ids.values(), calls)
+    incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
 
     def only_items(fid: str, region_root: str) -> bool:
