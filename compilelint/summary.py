@@ -36,6 +36,9 @@ class Candidate:
     when: str = ""
     # Inside a loop of its function: a break there makes Dynamo skip the rest of the frame.
     in_loop: bool = False
+    # Runs on every call of its function that meets `needs`: no loop, `try`, conditional expression
+    # or early exit around it, and no `if` but tests of the function's optional arguments.
+    every_call: bool = False
     # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
     flags: Tuple[Tuple[str, bool], ...] = ()
     # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).

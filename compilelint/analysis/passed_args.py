@@ -453,7 +453,7 @@ def _same(call: Call, callee: FunctionInfo, a: str, b: str) -> bool:
     return slot_a is not None and slot_b is not None and any(slot_a in group and slot_b in group for group in call.same)
 
 
-def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
+def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     """Does this call surely give `param` a value: passed, neither None nor an optional parameter
     of the caller handed on?"""
     if call.args is None:
@@ -499,7 +499,7 @@ class Incoming:
         if not calls:  # reached only through calls that never run (or, with no calls, as a root)
             return bool(incoming)
         callee = self.project.functions[fid][1]
-        return any(all(_fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
+        return any(all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
                    all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 

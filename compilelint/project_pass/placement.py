@@ -3,7 +3,8 @@
 A candidate (what a rule saw in a function) becomes a finding when its function is reached by
 torch.compile in a mode its guards allow, its config flags and optional arguments can hold for the
 compiled model, and its condition is met (CUDA graphs). A break that Dynamo meets only after one
-it cannot resume from (a break in a loop, a `skips_frame` rule's) is kept, marked hidden by it.
+it cannot resume from (a break in a loop, a `skips_frame` rule's, a call in a loop of a function
+that always breaks: `callee_skips`) is kept, marked hidden by it.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import List
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
+from compilelint.project_pass.callee_skips import loop_call_skips
 from compilelint.project_pass.regions import Project, edge_mode, meet
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
@@ -55,6 +57,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 first, last = info.wrapper
                 candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
             skips = frame_skips(candidates, builder.rules)
+            if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
+                skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
                 if mode == "never" or project.dead(c.guards):

@@ -193,7 +193,7 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
-                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr]) if x not in out)
+                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr], cls) if x not in out)
         if not out:  # `q_net: QNet` in the class body, set in a method the reading did not follow
             for c in self.mro(cls):
                 entry = self.classes.get(c)
