@@ -83,7 +83,8 @@ class CallRecorder:
         guards = tuple(scope.guards)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
-        forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
+        # kept with unknown arguments too (`f(x, flag=True, **kw)`): its keywords are still known
+        forwards = forwarded_params(node, scope.node, self.facts.nodes)
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:

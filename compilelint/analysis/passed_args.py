@@ -384,8 +384,8 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
 
 
 def _plain_constant(node: ast.AST) -> bool:
-    """A string or number constant (not None, not a bool: those a truth test reads)."""
-    return node.__class__ is ast.Constant and type(node.value) in (str, int, float)
+    """A string, number or bool constant (not None: NONE says that one)."""
+    return node.__class__ is ast.Constant and type(node.value) in (str, int, float, bool)
 
 
 def _equals_one_of(constant: str, values: str) -> bool:
@@ -451,6 +451,16 @@ def _same(call: Call, callee: FunctionInfo, a: str, b: str) -> bool:
         return False
     slot_a, slot_b = _slot(call, callee, a), _slot(call, callee, b)
     return slot_a is not None and slot_b is not None and any(slot_a in group and slot_b in group for group in call.same)
+
+
+def _true_constant(given: Optional[str]) -> bool:
+    """Is this entry of a call's `forwards` a constant that tests true (`=True`, `=2`, `='x'`)?"""
+    if not given or not given.startswith(VALUE):
+        return False
+    try:
+        return bool(ast.literal_eval(given[len(VALUE):]))
+    except (ValueError, SyntaxError):
+        return False
 
 
 def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
@@ -556,6 +566,21 @@ class Incoming:
         callee = self.project.functions[fid][1]
         return bool(calls) and all(call.args is not None and _slot(call, callee, p) in call.tensors
                                    for call in calls for p in params)
+
+    def passes_true_constants(self, fid: str, needs: Tuple[str, ...]) -> bool:
+        """True when some live traced call of `fid` gives every parameter of `needs` as a true
+        constant (`self.inner(x, flat=True)`): a branch testing them runs whenever that call does,
+        a deprecation branch too."""
+        if not needs or any(p[:1] in ("-", "!") or p.startswith(("self.", KEY)) or VALUE in p for p in needs):
+            return False
+        callee = self.project.functions[fid][1]
+        for caller, call in self._incoming().get(fid, []):
+            if not self.live(caller, call):
+                continue
+            given = dict(call.forwards)  # with unknown arguments (`**kw` handed on), by keyword only
+            if all(_true_constant(given.get(_slot(call, callee, p) if call.args is not None else p)) for p in needs):
+                return True
+        return False
 
     def _gives(self, caller: str, call: Call, callee: FunctionInfo, param: str) -> bool:
         """Does this call give `param`: passed, and not an optional parameter of the caller that

@@ -47,6 +47,12 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
         return items_memo[fid, region_root]
 
+    def given_misuse(fid: str, c) -> bool:
+        """A misuse branch (a deprecated flag) that traced code takes itself: dead by its misuse
+        guard alone, and a traced call passes what its test needs as true constants."""
+        return (MISUSE, True) in c.guards and not project.dead(tuple(g for g in c.guards if g[0] != MISUSE)) \
+            and incoming.passes_true_constants(fid, c.needs)
+
     for summary in summaries:
         for qual, info in summary.with_candidates():  # most functions have nothing to place
             r = reached.get(f"{summary.module}.{qual}")
@@ -61,7 +67,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
-                if mode == "never" or project.dead(c.guards):
+                if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none
