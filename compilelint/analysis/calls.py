@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
+from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -83,6 +84,7 @@ class CallRecorder:
         guards = tuple(scope.guards)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
+        own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
         forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
@@ -92,11 +94,11 @@ class CallRecorder:
                 continue  # never a function of the checked project
             given = tensors if passed is not None else ()
             alike = same if passed is not None else ()
-            key = (kind, target, member, guards, passed, needs, forwards, given, alike)
+            key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs, forwards, given, alike))
+                                                passed, needs, forwards, given, alike, own))
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass

@@ -589,6 +589,9 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
+                if call.own_flags and not config_flags.own_decides(
+                        project, receiver or project.defining_class(current) or "", call.own_flags):
+                    continue  # `else: self._fast_path()` under `if self.full_update:` of a class setting it
                 for callee in callees:
                     flags = project.call_flags(current, call, callee)
                     if flags and not config_flags.decide(project, fid, flags)[0]:
