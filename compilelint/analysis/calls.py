@@ -137,7 +137,7 @@ class CallRecorder:
         if isinstance(func, ast.Name):
             if func.id in scope.module_locals:
                 attr = scope.module_locals[func.id]
-                return [("attr", attr, "forward", f"self.{attr}[i]")]
+                return [("attr", attr, "forward", _member(attr))]
             name = scope.resolve(func)
             if name and not name.startswith("builtins."):
                 return [("name", name, "", func.id)]
@@ -164,7 +164,7 @@ class CallRecorder:
             return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
-            return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+            return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
             return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
         name = scope.resolve(func)
@@ -276,6 +276,12 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _member(attr: str) -> str:
+    """How a reach path shows one member of a container: `self.layers[i]`, or `self[i]` for the
+    object's own members (`for layer in self.values()`)."""
+    return "self[i]" if attr == ITEMS else f"self.{attr}[i]"
 
 
 def _own_class(node: ast.AST, scope: "Scope") -> bool:

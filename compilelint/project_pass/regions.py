@@ -68,6 +68,9 @@ class Reach:
     # Reached as the wrapper a decorator returns: only the nested `def`'s body (`FunctionInfo.wrapper`)
     # runs in the region, its calls and candidates.
     as_wrapper: bool = False
+    # The subclasses it runs for as a method of a base (`Project.receiver`), told apart by reach:
+    # their `self.m(...)` calls run their own methods (`ResolvedCalls.callers` reads them).
+    receivers: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -633,6 +636,12 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                         if old is None or (explicit and not old.explicit):
                             reached[callee] = states[state]
                         queue.append(state)
+    receivers: Dict[str, set] = {}
+    for fid, receiver in states:
+        if receiver is not None and fid in reached:
+            receivers.setdefault(fid, set()).add(receiver)
+    for fid, found in receivers.items():
+        reached[fid] = replace(reached[fid], receivers=tuple(sorted(found)))
     return reached, disabled
 
 
