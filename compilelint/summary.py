@@ -78,8 +78,9 @@ class Call(tuple):
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
            guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
            needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = (),
-           tensors: Tuple[object, ...] = (), same: Tuple[Tuple[object, ...], ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors, same))
+           tensors: Tuple[object, ...] = (), same: Tuple[Tuple[object, ...], ...] = (),
+           own_flags: Tuple[tuple, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors, same, own_flags))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -102,6 +103,9 @@ class Call(tuple):
     # Groups of arguments that are one and the same local name (`attn(x, x, x)`: ((0, 1, 2),)),
     # as positional indexes and keyword names: `query is key` is true in the callee.
     same = property(itemgetter(11))
+    # What the `if`s around the call need of the object's own attributes (`config_flags.own_flags`):
+    # reach follows the call only for receivers whose class defaults allow it.
+    own_flags = property(itemgetter(12))
 
     def unplaced(self) -> tuple:
         """The call without its row and column: what the graph key and `Project.callees` read."""

@@ -68,6 +68,9 @@ class Reach:
     # Reached as the wrapper a decorator returns: only the nested `def`'s body (`FunctionInfo.wrapper`)
     # runs in the region, its calls and candidates.
     as_wrapper: bool = False
+    # The subclasses it runs for as a method of a base (`Project.receiver`), told apart by reach:
+    # their `self.m(...)` calls run their own methods (`ResolvedCalls.callers` reads them).
+    receivers: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -589,6 +592,9 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
+                if call.own_flags and not config_flags.own_decides(
+                        project, receiver or project.defining_class(current) or "", call.own_flags):
+                    continue  # `else: self._fast_path()` under `if self.full_update:` of a class setting it
                 for callee in callees:
                     flags = project.call_flags(current, call, callee)
                     if flags and not config_flags.decide(project, fid, flags)[0]:
@@ -630,6 +636,12 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                         if old is None or (explicit and not old.explicit):
                             reached[callee] = states[state]
                         queue.append(state)
+    receivers: Dict[str, set] = {}
+    for fid, receiver in states:
+        if receiver is not None and fid in reached:
+            receivers.setdefault(fid, set()).add(receiver)
+    for fid, found in receivers.items():
+        reached[fid] = replace(reached[fid], receivers=tuple(sorted(found)))
     return reached, disabled
 
 
