@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
+from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -214,7 +214,7 @@ class CallRecorder:
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
                 sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)) else \
                 [item.optional_vars for item in sub.items] if isinstance(sub, (ast.With, ast.AsyncWith)) else []
-            named = {n.id for t in targets if isinstance(t, ast.AST) for n in ast.walk(t) if isinstance(n, ast.Name)}
+            named = {n.id for t in targets if isinstance(t, ast.AST) for n in walk(t) if n.__class__ is ast.Name}
             if not named:
                 continue
             plain = isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)
