@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
+from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
@@ -22,6 +22,11 @@ from compilelint.summary import Call, FileSummary, Root
 
 # function → its `_bound_table` (per function, asked at every call of a local name)
 _BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
+# Stands for the call's `passed_shape` in its direct targets until one is known to have an edge
+_ARGS = object()
+# The nodes that bind names `_bound_table` reads (the rest of a function's nodes it skipped one by one)
+_BINDING_KINDS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
+                            ast.comprehension, ast.With, ast.AsyncWith))
 
 if TYPE_CHECKING:
     from compilelint.analysis.walker import Scope
@@ -66,8 +71,7 @@ class CallRecorder:
                 direct, default_needs = [("name", default, "", func.id)], ("-" + func.id,)
             else:  # `fn = fast if small else slow; fn(x)`: a local bound only to functions runs one of them
                 direct = [("name", f, "", func.id) for f in self._bound_functions(func.id, scope)]
-        args = passed_shape(node, scope.node)
-        targets = [(kind, target, member, label, args) for kind, target, member, label in direct]
+        targets = [(kind, target, member, label, _ARGS) for kind, target, member, label in direct]
         parent = scope.stack[-2] if len(scope.stack) > 1 else None
         if isinstance(parent, ast.withitem) and parent.context_expr is node:
             # `with Flag(True):` runs the instance's `__enter__` and `__exit__` too (when it is a class)
@@ -81,6 +85,9 @@ class CallRecorder:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         if not targets:
             return  # most calls (`x.view(...)`, `torch.cat(...)`): no edge, so nothing it would carry
+        args = passed_shape(node, scope.node)  # the direct targets' (`_ARGS`), the others' None
+        targets = [(kind, target, member, label, args if passed is _ARGS else passed)
+                   for kind, target, member, label, passed in targets]
         guards = tuple(scope.guards)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
@@ -206,11 +213,11 @@ class CallRecorder:
         """Each name the function binds → the module functions its plain bindings name, or None
         when one binding is not such (unpacked, looped over, augmented, any other value)."""
         table: Dict[str, Optional[List[str]]] = {}
-        for sub in self.facts.nodes(fn):
+        for sub in self.facts.of_kinds(fn, _BINDING_KINDS):  # the answer does not depend on their order
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
                 sub, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)) else \
                 [item.optional_vars for item in sub.items] if isinstance(sub, (ast.With, ast.AsyncWith)) else []
-            named = {n.id for t in targets if isinstance(t, ast.AST) for n in ast.walk(t) if isinstance(n, ast.Name)}
+            named = {n.id for t in targets if isinstance(t, ast.AST) for n in walk(t) if n.__class__ is ast.Name}
             if not named:
                 continue
             plain = isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)

@@ -133,7 +133,7 @@ class FileAnalyzer(Conditions, RuleContext):
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         info.tensor_returns = self_items.tensor_returns(node, self.resolve)
-        if any("def " in line for line in self.facts.source.lines[node.lineno: node.end_lineno]):
+        if "def " in "".join(self.facts.source.lines[node.lineno: node.end_lineno]):  # lines keep their ends
             info.wrapper = returned_wrapper(node)  # only a function with a nested `def` can return one
         self._walk_block(node.body)
         self.scope = Scope(self.facts, None, None, None)

@@ -6,9 +6,10 @@ path, though tensor inference, which follows the last binding, calls it a tensor
 from __future__ import annotations
 
 import ast
+import weakref
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import parameter_defaults
+from compilelint.analysis.astutil import CHILD_FIELDS, child_fields, parameter_defaults
 
 
 def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
@@ -29,7 +30,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     for name, default in defaults.items():
         if name in names and not (isinstance(default, ast.Constant) and default.value is None):
             return False
-    for node in _own_nodes(func):
+    for node in _own(func).binders:
         if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
             owner = _binding_statement(func, node)
             if owner is not None:
@@ -96,18 +97,66 @@ def _own_nodes(func):
 
 def _binding_statement(func, name: ast.Name):
     """The `name = value` / `name: T = value` statement that binds `name` directly, else None."""
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Assign) and any(t is name for t in node.targets):
-            return node
-        if isinstance(node, ast.AnnAssign) and node.target is name and node.value is not None:
-            return node
-    return None
+    return _own(func).bindings.get(id(name))
+
+
+class _Own:
+    """A function's own nodes (`_own_nodes`, in its order), those that bind names (a stored `Name`,
+    an import), and, by the `id` of each `Name` an `=` / `x: T =` binds directly, that statement:
+    once per function, not a walk per name asked."""
+
+    def __init__(self, func):
+        self.nodes = _own_list(func)
+        self.binders = [n for n in self.nodes if (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+                        or isinstance(n, (ast.Import, ast.ImportFrom))]
+        self.bindings = {}
+        for node in self.nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self.bindings.setdefault(id(target), node)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self.bindings.setdefault(id(node.target), node)
+
+
+def _own_list(func) -> list:
+    """`_own_nodes(func)` in its order, less the operator and context singletons (no binding is
+    one), at a third of its cost: the fields that hold nodes are known per class (`astutil.walk`)."""
+    out = []
+    stack = list(func.body)
+    fields_of = CHILD_FIELDS
+    while stack:
+        node = stack.pop()
+        if node is None:  # `{**d}`'s key, a keyword-only parameter's missing default
+            continue
+        out.append(node)
+        cls = node.__class__
+        if cls in _SCOPES:
+            continue
+        fields = fields_of.get(cls)
+        for name in child_fields(cls) if fields is None else fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                stack += value
+            elif value is not None:
+                stack.append(value)
+    return out
+
+
+_SCOPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+_OWN: "weakref.WeakKeyDictionary[ast.AST, _Own]" = weakref.WeakKeyDictionary()
+
+
+def _own(func) -> _Own:
+    own = _OWN.get(func)
+    if own is None:
+        own = _OWN[func] = _Own(func)
+    return own
 
 
 def _unpacks_tensors(ctx, func, name: ast.Name) -> bool:
     """`name` is an element of `a, b = f(...)` and the call is inferred a sequence of tensors (what
     every `return` of the callee gives, or its annotation): unpacking it binds a tensor to each."""
-    for node in _own_nodes(func):
+    for node in _own(func).nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
             target = node.targets[0]
             if isinstance(target, (ast.Tuple, ast.List)) and any(e is name for e in target.elts):
@@ -122,14 +171,14 @@ def tensor_when_reached(ctx, name: ast.Name, stmt: ast.stmt) -> bool:
     func = ctx.function_node
     if func is None:
         return False
-    up = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
+    up = {id(c): n for n in _own(func).nodes for c in ast.iter_child_nodes(n)}
     node = stmt
     while id(node) in up:
         node = up[id(node)]
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             return False
     seen = False
-    for node in _own_nodes(func):
+    for node in _own(func).nodes:
         if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load) \
                 and (node.lineno, node.col_offset) < (stmt.lineno, stmt.col_offset):
             owner = _binding_statement(func, node)
