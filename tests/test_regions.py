@@ -99,3 +99,27 @@ def test_entry_runs_the_call_its_class_writes():
         report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
         rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
     assert rows == {"Scale": [(13, "CL203")], "Plain": [(24, "CL201")], "Model": [(13, "CL203")]}
+
+
+def test_entry_runs_the_modules_its_class_installs():
+    """`--entry file.py:NoisyWrapper`: the wrapper's base installs adapters into the model it is
+    handed (`setattr(parent, name, new)`, the class from the subclass's class-level dict), and its
+    forward calls that model: NoisyAdapter runs (measured: snippets_installed_modules.out), and
+    only for the wrapper that installs it."""
+    path = os.path.join(REGIONS, "installed_modules.py")
+    rows = {}
+    for cls in ("NoisyWrapper", "QuietWrapper", "Wrapper"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
+    assert rows == {"NoisyWrapper": [(18, "CL104")], "QuietWrapper": [], "Wrapper": []}
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:NoisyWrapper"]))
+    assert [f.region.reason for f in report.findings] == ["Wrapper.forward → self.model → NoisyAdapter.forward"]
+
+
+def test_entry_runs_the_members_a_method_stores():
+    """`--entry file.py:Holder`: `add` stores what `build` returns into the ModuleDict and the
+    forward calls each item: Router runs (measured: snippets_container_items_stored.out); Spare,
+    built and never stored, does not."""
+    path = os.path.join(REGIONS, "container_items_stored.py")
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Holder"]))
+    assert sorted((f.span.row, f.code) for f in report.findings) == [(11, "CL101")]

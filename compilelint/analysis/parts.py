@@ -7,7 +7,9 @@ whole project:
 - `@arg:p`: what the project's constructor calls pass for parameter `p` of this `__init__`
   (`self.heads = heads`, `self.block = block_cls(dim)`, `nn.ModuleList(layers)`);
 - `@ret:pkg.mod.build_head`: what that function returns (`self.head = build_head(cfg)`);
-- `@self:make_layer`: what the method of that name returns on this class (`self._make_layer(...)`).
+- `@self:make_layer`: what the method of that name returns on this class (`self._make_layer(...)`);
+- `@cls:layer_classes`: the classes of a class-level dict of classes read by `cls.` or `self.`
+  (`for kind, layer_cls in cls.layer_classes.items()`), in the MRO of the instance the method runs for.
 The same reading gives what a function returns (`returns`) and what each constructor call of a
 function passes (`constructor_calls`: `Detector(backbone, heads)`, `super().__init__(rpn, heads)`).
 """
@@ -17,10 +19,11 @@ import ast
 import sys
 from typing import Dict, List, Optional, Tuple
 
+from compilelint.analysis import installs
 from compilelint.analysis.astutil import is_class_name, is_self, is_super_init, parameter_defaults, parameter_names, walk
 from compilelint.analysis.names import STDLIB
 
-ARG, RETURNS, SELF_RETURNS = "@arg:", "@ret:", "@self:"
+ARG, RETURNS, SELF_RETURNS, CLASS_ATTR = "@arg:", "@ret:", "@self:", "@cls:"
 # The callee of `super().__init__(...)` in a constructor call record: the next `__init__` in the MRO.
 SUPER = "super()"
 # torch's containers of modules and Python's of values: what they are built from are their members.
@@ -141,28 +144,47 @@ class Parts:
         return {k: v for k, v in out.items() if v}
 
     def registry_of(self, node) -> List[str]:
-        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
+        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`),
+        or the reference to a class-level one (`cls.CLASSES[kind]`, `type(self).CLASSES.get(kind)`)."""
         registries = self.facts.class_registries
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            return registries.get(node.value.id, [])
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
-                isinstance(node.func.value, ast.Name):
-            return registries.get(node.func.value.id, [])
+        if isinstance(node, ast.Subscript):
+            held = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            held = node.func.value
+        else:
+            return []
+        if isinstance(held, ast.Name):
+            return registries.get(held.id, [])
+        owner = held.value if isinstance(held, ast.Attribute) else None
+        if isinstance(owner, ast.Name) and owner.id == "cls" or is_call_to_type_of_self(owner):
+            return [CLASS_ATTR + held.attr]
         return []
 
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
-        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
-        and `cls = A if cond else B`."""
+        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters,
+        `cls = A if cond else B`, the name a loop over a dict of classes binds, and a name copied
+        from one of those (`chosen = layer_cls`)."""
         out: Dict[str, List[str]] = {}
         for arg, default in parameter_defaults(method.args):
             found = self.classes_of(default)
             if found:
                 out[arg.arg] = found
-        for sub in self.facts.of_kinds(method, _ASSIGN):
-            if len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+        copies = []
+        for sub in self.facts.of_kinds(method, _ASSIGN_OR_LOOP):
+            if sub.__class__ is ast.For:
+                name, found = iterated_classes(self.facts, sub)
+                if found:
+                    out.setdefault(name, []).extend(found)
+            elif len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
                 found = self.classes_of(sub.value)
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
+                elif sub.value.__class__ is ast.Name:
+                    copies.append((sub.targets[0].id, sub.value.id))
+        for name, source in copies:  # after every loop and assignment: the walk is breadth first
+            for c in out.get(source, ()):
+                if c not in out.setdefault(name, []):
+                    out[name].append(c)
         return out
 
     def classes_of(self, expr) -> List[str]:
@@ -320,12 +342,40 @@ class Parts:
 
 # The kinds of nodes each look over a function's nodes reads (`FileFacts.of_kinds`).
 _ASSIGN = frozenset((ast.Assign,))
+_ASSIGN_OR_LOOP = frozenset((ast.Assign, ast.For))
 _CALL = frozenset((ast.Call,))
 _CALL_OR_RETURN = frozenset((ast.Call, ast.Return))
 _ASSIGNS_AND_FILLS = frozenset((ast.Assign, ast.Call, ast.AugAssign))  # `x = ...`, `xs.append(...)`, `xs += ...`
 
 # Annotations of parameters that hold no part.
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "tuple", "Tuple", "complex"})
+
+
+def iterated_classes(facts, loop) -> Tuple[Optional[str], List[str]]:
+    """(the name bound to each class, the classes) of a loop over a dict of classes:
+    `for kind, layer_cls in cls.CLASSES.items()`, `for layer_cls in self.CLASSES.values()`,
+    `for layer_cls in CLASSES.values()` (module level); (None, []) otherwise."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+        return None, []
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    elif it.func.attr != "values":
+        return None, []
+    if not isinstance(target, ast.Name):
+        return None, []
+    held = it.func.value
+    if isinstance(held, ast.Name):
+        return target.id, list(facts.class_registries.get(held.id, ()))
+    if isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id in ("cls", "self"):
+        return target.id, [CLASS_ATTR + held.attr]
+    return None, []
+
+
+def is_call_to_type_of_self(node) -> bool:
+    """`type(self)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
+        len(node.args) == 1 and is_self(node.args[0])
 
 
 def _part_params(args: ast.arguments) -> frozenset:
@@ -362,6 +412,10 @@ def record(facts, node, owner: str, info, summary, methods=None):
         info.returns_parts = parts.returns()
     for callee, args in parts.constructor_calls():
         summary.constructions.append((sys.intern(callee), sys.intern(owner), args))
+    if owner:  # what it installs elsewhere, and hands its own methods (`self.m` of any class of the MRO)
+        anywhere = Parts(facts, node, init=parts.init)
+        info.installs = installs.installs(facts, node, anywhere)
+        info.self_calls = installs.self_calls(facts, node, anywhere)
 
 
 def _may_build(facts, node) -> bool:
