@@ -197,7 +197,7 @@ class ClassInfo:
     # self.<attr> → what `__init__` stores there that other code decides (`parts`): the arguments
     # of a parameter (`@arg:heads`), a builder's returns (`@ret:pkg.build_head`, `@self:_make_layer`).
     parts: Dict[str, List[str]] = field(default_factory=dict)
-    # Class-level dicts of classes (`layer_classes = {nn.Linear: LinearAdapter, ...}`): what a method
+    # Class-level dicts of classes (`layer_classes = {nn.Linear: ScaledLinear, ...}`): what a method
     # reading `cls.<name>` / `self.<name>` picks from, in the MRO of the instance it runs for.
     registries: Dict[str, List[str]] = field(default_factory=dict)
     # Its state (`analysis/state.py`): the truth of each class-level constant, of each constant

@@ -123,3 +123,11 @@ def test_entry_runs_the_members_a_method_stores():
     path = os.path.join(REGIONS, "container_items_stored.py")
     report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Holder"]))
     assert sorted((f.span.row, f.code) for f in report.findings) == [(11, "CL101")]
+
+
+def test_entry_runs_the_class_a_helper_returns():
+    """`--entry file.py:Wrapper`: `_make` instantiates the class `pick_class` returns (`layer_cls =
+    Fast ... return layer_cls`): Fast runs (measured: snippets_returned_class.out), Unpicked not."""
+    path = os.path.join(REGIONS, "returned_class.py")
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Wrapper"]))
+    assert sorted((f.span.row, f.code) for f in report.findings) == [(15, "CL301")]

@@ -448,7 +448,7 @@ class ClassCollector:
                 typed = annotation_class(value, resolve)
             if typed:
                 info.attr_types[target.id] = typed
-            if isinstance(value, ast.Dict) and value.values:  # `layer_classes = {nn.Linear: LinearAdapter}`
+            if isinstance(value, ast.Dict) and value.values:  # `layer_classes = {nn.Linear: ScaledLinear}`
                 classes = [self.facts.imports.resolve(v) or "" for v in value.values]
                 if all(is_class_name(c) for c in classes):
                     info.registries[target.id] = classes

@@ -80,6 +80,7 @@ class Parts:
 
     def class_names(self) -> Dict[str, List[str]]:
         if self._class_names is None:
+            self._class_names = {}  # a name read while the names are worked out holds no class yet
             self._class_names = self._class_valued_names(self.method) if self.method is not None else {}
         return self._class_names
 
@@ -153,17 +154,12 @@ class Parts:
             held = node.func.value
         else:
             return []
-        if isinstance(held, ast.Name):
-            return registries.get(held.id, [])
-        owner = held.value if isinstance(held, ast.Attribute) else None
-        if isinstance(owner, ast.Name) and owner.id == "cls" or is_call_to_type_of_self(owner):
-            return [CLASS_ATTR + held.attr]
-        return []
+        return registries.get(held.id, []) if isinstance(held, ast.Name) else class_level_registry(held)
 
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
         """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters,
-        `cls = A if cond else B`, the name a loop over a dict of classes binds, and a name copied
-        from one of those (`chosen = layer_cls`)."""
+        `cls = A if cond else B`, the name a loop over a dict of classes binds, what a project
+        function returns (`returned_by_call`), and a name copied from one of those."""
         out: Dict[str, List[str]] = {}
         for arg, default in parameter_defaults(method.args):
             found = self.classes_of(default)
@@ -176,7 +172,7 @@ class Parts:
                 if found:
                     out.setdefault(name, []).extend(found)
             elif len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = self.classes_of(sub.value)
+                found = self.classes_of(sub.value) or returned_by_call(self.facts, sub.value)
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
                 elif sub.value.__class__ is ast.Name:
@@ -195,7 +191,11 @@ class Parts:
             return list(self.registry_of(expr))
         if isinstance(expr, (ast.Name, ast.Attribute)):
             name = self.facts.imports.resolve(expr)
-            return [name] if name and is_class_name(name) else []
+            if name and is_class_name(name):
+                return [name]
+            if expr.__class__ is ast.Name and self.method is not None:
+                return list(self.class_names().get(expr.id, ()))  # `return layer_cls` after `layer_cls = Linear`
+            return []
         return []
 
     # ----- references to other code -------------------------------------------------------------
@@ -372,6 +372,14 @@ def iterated_classes(facts, loop) -> Tuple[Optional[str], List[str]]:
     return None, []
 
 
+def class_level_registry(held) -> List[str]:
+    """`cls.CLASSES` / `type(self).CLASSES`: the reference to that class-level dict of classes."""
+    owner = held.value if isinstance(held, ast.Attribute) else None
+    if isinstance(owner, ast.Name) and owner.id == "cls" or is_call_to_type_of_self(owner):
+        return [CLASS_ATTR + held.attr]
+    return []
+
+
 def is_call_to_type_of_self(node) -> bool:
     """`type(self)`."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
@@ -430,12 +438,36 @@ def _may_build(facts, node) -> bool:
             leaf = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else ""
             if func.__class__ is ast.Subscript or leaf[:1].isupper() or func.__class__ is ast.Name and leaf in params:
                 return True
+        elif kind is ast.Return and sub.value.__class__ is ast.Name and _assigns_class(facts, node, sub.value.id):
+            return True  # `layer_cls = Linear ... return layer_cls`
         elif kind is ast.Return and sub.value.__class__ is ast.Call:
             func = sub.value.func
             if func.__class__ is ast.Name and func.id not in params:
                 return True
             name = facts.imports.resolve(func) if func.__class__ is ast.Attribute else None
             if name and not name.startswith(NOT_BUILDERS):  # `return layers.make(cfg)`, not `x.view(...)`
+                return True
+    return False
+
+
+def returned_by_call(facts, value) -> List[str]:
+    """What a call of a project function returns, as a reference (`layer_cls =
+    pick_layer_class(target)`, then `layer_cls(...)` builds what it returns)."""
+    if value.__class__ is ast.Call and value.func.__class__ is ast.Name:
+        name = facts.imports.resolve(value.func)
+        if name and not is_class_name(name) and not name.startswith(NOT_BUILDERS) and \
+                name.split(".", 1)[0] == facts.top_package:
+            return [RETURNS + name]
+    return []
+
+
+def _assigns_class(facts, node, name: str) -> bool:
+    """Does the function bind `name` to a name with a capital leaf (`layer_cls = Linear`)?"""
+    for sub in facts.of_kinds(node, _ASSIGN):
+        if len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name and sub.targets[0].id == name:
+            v = sub.value
+            leaf = v.id if v.__class__ is ast.Name else v.attr if v.__class__ is ast.Attribute else ""
+            if leaf[:1].isupper():
                 return True
     return False
 

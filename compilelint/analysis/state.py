@@ -1,11 +1,10 @@
 """A module's own state flags: what construction leaves in `self.<attr>`, and which methods change it.
 
-`if self.disable_adapters:` (a property returning `self._disable_adapters`, declared
-`_disable_adapters: bool = False` on the class) or `if self.merged:` (`bool(self.merged_adapters)`,
-a list only `merge()` fills) test state that a method the user calls turns on (`disable_adapters()`,
-`merge()`). Unless such a method runs inside the compiled code, the compiled module holds what its
-construction gave: the branch needing the other value never runs, as a branch under a config flag
-that defaults off (`config_flags`). The file analysis records, per class: the truth of each
+`if self.bypassed:` (a property returning `self._bypassed`, declared `_bypassed: bool = False`
+on the class) or `if self.is_folded:` (`bool(self.folded)`, a list only `fold()` fills) test state
+that a method the user calls turns on (`bypass()`, `fold()`). Unless such a method runs inside
+the compiled code, the compiled module holds what its construction gave: the branch needing the
+other value never runs, as a branch under a config flag that defaults off (`config_flags`). The file analysis records, per class: the truth of each
 class-level constant (`flag = False`, `items = []`), of each constant `__init__` stores (None for
 anything else it stores), the methods that store into or fill each attribute, and, per property,
 the attribute its getter returns; per file, the attributes stored on other objects (state set

@@ -238,7 +238,7 @@ class FileAnalyzer(Conditions, RuleContext):
         scope.stack.pop()
 
     def _state_guards(self, test, branch: bool):
-        """The module's own state flags the branch needs (`if self.merged:`): `state.py`."""
+        """The module's own state flags the branch needs (`if self.is_folded:`): `state.py`."""
         cls = self.scope.cls
         return state_guards(test, branch, f"{self.module}.{cls.info.qualname}") if cls is not None else []
 

@@ -4,14 +4,14 @@
 class-level constant nearest in the MRO — as long as no method that the module's `forward` runs
 (its own methods, followed through `self.m(...)`, `super().m(...)` and property reads) stores
 into or fills it: only a method the user calls between construction and the compiled call
-changes it (`merge()`, `disable_adapters()`), which the default use does not. A property whose
-getter returns an attribute plainly (`return bool(self.merged_adapters)`) stands for that
+changes it (`fold()`, `bypass()`), which the default use does not. A property whose
+getter returns an attribute plainly (`return bool(self.folded)`) stands for that
 attribute. Anything else (a value `__init__` computes, a `setattr(self, name, v)` under a run-time
-name, an attribute some code stores on another object: `module.gradient_checkpointing = True`) is
+name, an attribute some code stores on another object: `module.checkpointing = True`) is
 undecided.
 
-The forward's own calls may sit under such tests (`if self.merged: self.unmerge()`, and
-`unmerge` empties the list): the values are decided together, as the largest set of attributes
+The forward's own calls may sit under such tests (`if self.is_folded: self.unfold()`, and
+`unfold` empties the list): the values are decided together, as the largest set of attributes
 that keep their construction value when every call under a test that those values rule out is
 left out (none of them changed first, none can change: by induction over the calls).
 """
