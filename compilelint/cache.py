@@ -30,7 +30,7 @@ def _code_fingerprint() -> str:
         for folder, dirs, files in os.walk(top):
             dirs.sort()
             for name in sorted(files):
-                if name.endswith((".py", ".toml")):
+                if name.endswith((".py", ".toml", ".json")):  # rules, tables of measured behaviour
                     st = os.stat(os.path.join(folder, name))
                     h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode("utf-8", "surrogateescape"))
     return h.hexdigest()

@@ -27,6 +27,7 @@ from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Report
 from compilelint.notebook import decode_any, locate
+from compilelint.kept_placement import place_changed, placement_of
 from compilelint.pass_memo import PassMemo
 from compilelint.project import named_only, with_context
 from compilelint.project_pass.context import PassContext
@@ -320,9 +321,12 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
     trees = _trees(stdin)
     reached: set = set()
-    findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached)
+    placed: list = []
+    findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
+                                kept_placement=memo.kept_placement if memo is not None else None,
+                                placed_out=placed)
     if memo is not None:
-        memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached)
+        memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
     return findings, errors
 
 
@@ -355,14 +359,17 @@ def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
 def project_findings(summaries: List[FileSummary], settings: Settings,
                      cache: Optional[Store] = None, project: Optional[Project] = None,
                      judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
-                     frames_memo: Optional[FramesMemo] = None, reached_out: Optional[set] = None) -> List[Finding]:
+                     frames_memo: Optional[FramesMemo] = None, reached_out: Optional[set] = None,
+                     kept_placement: Optional[tuple] = None, placed_out: Optional[list] = None) -> List[Finding]:
     """The project pass (`compilelint.project_pass`) over the summaries. `cache`: where roots and
     reach are kept between runs (`cache.Store`). `project`: one built before from the same
     summaries and settings (reused across entries). `judges`: `FindingBuilder.judge`'s answers,
     kept between passes with the same settings. `trees`: the parsed modules of the summaries'
     texts (default: parsed from disk when needed); `frames_memo`: what the previous pass left
     (frames, calls resolved), over a project index answering name questions as `project` does.
-    `reached_out`: filled with the ids of the functions the compiled code reaches."""
+    `reached_out`: filled with the ids of the functions the compiled code reaches.
+    `kept_placement`: (a pass's placement, the files changed since, in candidates only), reused
+    where reach is the same (`kept_placement`); `placed_out`: given this pass's placement."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
@@ -378,7 +385,11 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     if reached_out is not None:
         reached_out.update(reached)
     builder = FindingBuilder(settings, judges)
-    place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
+    if kept_placement is None or not place_changed(*kept_placement, project, summaries, roots, reached, disabled,
+                                                   settings, builder, frames_memo.calls):
+        place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
+    if placed_out is not None:
+        placed_out.append(placement_of(builder, roots, reached, disabled))
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()

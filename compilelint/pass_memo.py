@@ -14,7 +14,9 @@ how many summaries hold each name. A later run over the same files and settings 
 when every file whose content changed has a summary that is the one the pass read, changed only
 in one of those ways, and, for a file whose text the pass parsed, the functions it asked for
 there are the same lines, moved as a whole or not at all (`text_read`). Anything else — a file
-added, removed, unreadable, another change to a summary — runs the pass again.
+added, removed, unreadable, another change to a summary — runs the pass again; where every
+changed file changed only candidates (`summary_change.only_candidates`: a break added to a reached
+`forward`, one removed), that pass places only those files' candidates again (`kept_placement`).
 """
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional
 
 from compilelint.cache import Cache
+from compilelint.kept_placement import moved_placement
 from compilelint.row_shift import Shift, moved_finding
 from compilelint.summary import FileSummary
-from compilelint.summary_change import (names_in, only_moved, only_unreachable_added, only_unreached_bodies,
-                                        summary_digest)
+from compilelint.summary_change import (names_in, only_candidates, only_moved, only_unreachable_added,
+                                        only_unreached_bodies, summary_digest)
 from compilelint.text_read import moved_questions, still_answered
 
 
@@ -44,6 +47,9 @@ class PassMemo:
         self.key = "pass-" + h.hexdigest()
         self.reused = False  # whether the latest `reuse` answered (for tests and benchmarks)
         self._kept = None  # what `reuse` read: the names the next `store` counts from
+        # (the kept pass's placement, the files changed since) when they changed in candidates
+        # only: the pass runs, placing only those files' candidates again (`kept_placement`)
+        self.kept_placement = None
 
     def reuse(self, keys: Dict[str, Optional[str]], summary_of: Callable[[str], Optional[FileSummary]],
               text_of: Callable[[str], Optional[bytes]]):
@@ -51,22 +57,34 @@ class PassMemo:
         `summary_of(path)`: the summary of the file's current text (None: it does not parse);
         `text_of(path)`: that text (asked only of a changed file the pass parsed)."""
         self.reused = False
+        self.kept_placement = None
         kept = self._kept = self.cache.get(self.key)
         if kept is None:
             return None
-        old_keys, parsed, findings, errors, names, reached = kept
+        old_keys, parsed, findings, errors, names, reached, placement = kept
         if set(old_keys) != set(keys):
             return None
         changed = [p for p, k in keys.items() if old_keys[p] != k]
         if any(keys[p] is None for p in changed):
             return None
+        summaries = {}  # path → (the summary the pass read, the current one)
+        for path in changed:
+            summaries[path] = (self.cache.get(old_keys[path]), summary_of(path))
+            if None in summaries[path]:
+                return None
+        standing = self._standing(kept, changed, summaries, keys, text_of)
+        if standing is None and placement is not None and all(
+                only_candidates(*summaries[path]) is not None for path in changed):
+            self.kept_placement = (placement, set(changed))
+        return standing
+
+    def _standing(self, kept, changed: List[str], summaries: dict, keys, text_of):
+        """The kept (findings, errors) when the changed files leave the pass standing, else None."""
+        old_keys, parsed, findings, errors, names, reached, placement = kept
         names = Counter(names)
         shifts: Dict[str, Shift] = {}
         for path in changed:
-            before = self.cache.get(old_keys[path])
-            now = summary_of(path)
-            if before is None or now is None:
-                return None
+            before, now = summaries[path]
             same = summary_digest(before) == summary_digest(now)
             shift = Shift(0, 0) if same else self._moved_where_the_pass_reads(before, now, reached, names)
             if shift is None:
@@ -82,9 +100,10 @@ class PassMemo:
             if None in findings:
                 return None
             parsed = {p: moved_questions(q, shifts[p]) if p in shifts else q for p, q in parsed.items()}
+            placement = moved_placement(placement, shifts) if placement is not None else None
         self.reused = True
         if changed:  # the same result for these keys: the next run compares with them
-            self._put(keys, parsed, findings, errors, names, reached)
+            self._put(keys, parsed, findings, errors, names, reached, placement)
         return findings, errors
 
     def _moved_where_the_pass_reads(self, before: FileSummary, now: FileSummary, reached: frozenset,
@@ -97,10 +116,10 @@ class PassMemo:
         return shift
 
     def store(self, keys: Dict[str, Optional[str]], parsed: Dict[str, tuple], findings, errors,
-              summaries: List[FileSummary], reached: Iterable[str]) -> None:
+              summaries: List[FileSummary], reached: Iterable[str], placement=None) -> None:
         """Keep a pass's result over `summaries` (the files of `keys`); `parsed`: what it read of
         the texts it parsed (`ReadTrees.read`); `reached`: the ids of the functions its compiled
-        code reached."""
+        code reached; `placement`: its placement of candidates (`kept_placement`)."""
         if None in keys.values():
             return
         names = None
@@ -119,11 +138,11 @@ class PassMemo:
             names = Counter()
             for summary in summaries:
                 names.update(names_in(summary))
-        self._put(keys, parsed, findings, errors, names, frozenset(reached))
+        self._put(keys, parsed, findings, errors, names, frozenset(reached), placement)
 
-    def _put(self, keys, parsed, findings, errors, names: Counter, reached: frozenset) -> None:
+    def _put(self, keys, parsed, findings, errors, names: Counter, reached: frozenset, placement) -> None:
         self.cache.put_run(self.key, (dict(keys), dict(parsed), findings, errors,
-                                        {name: n for name, n in names.items() if n > 0}, reached))
+                                        {name: n for name, n in names.items() if n > 0}, reached, placement))
 
 
 def _recount(names: Counter, before: FileSummary, now: FileSummary) -> None:

@@ -36,6 +36,9 @@ class Candidate:
     when: str = ""
     # Inside a loop of its function: a break there makes Dynamo skip the rest of the frame.
     in_loop: bool = False
+    # Runs on every call of its function that meets `needs`: no loop, `try`, conditional expression
+    # or early exit around it, and no `if` but tests of the function's optional arguments.
+    every_call: bool = False
     # Boolean config attributes the `if`s around it need: (("is_encoder_decoder", True),).
     flags: Tuple[Tuple[str, bool], ...] = ()
     # Parameters defaulting to None that the `if`s around it need passed (`if ddp_data is not None:`).
@@ -75,8 +78,9 @@ class Call(tuple):
     def of(cls, kind: str, target: str, member: str, row: int, col: int, label: str,
            guards: Tuple[Guard, ...] = (), args: Optional[Tuple[int, Tuple[str, ...]]] = None,
            needs: Tuple[str, ...] = (), forwards: Tuple[Tuple[object, str], ...] = (),
-           tensors: Tuple[object, ...] = (), same: Tuple[Tuple[object, ...], ...] = ()) -> "Call":
-        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors, same))
+           tensors: Tuple[object, ...] = (), same: Tuple[Tuple[object, ...], ...] = (),
+           own_flags: Tuple[tuple, ...] = ()) -> "Call":
+        return cls((kind, target, member, row, col, label, guards, args, needs, forwards, tensors, same, own_flags))
 
     kind = property(itemgetter(0))
     target = property(itemgetter(1))
@@ -99,6 +103,9 @@ class Call(tuple):
     # Groups of arguments that are one and the same local name (`attn(x, x, x)`: ((0, 1, 2),)),
     # as positional indexes and keyword names: `query is key` is true in the callee.
     same = property(itemgetter(11))
+    # What the `if`s around the call need of the object's own attributes (`config_flags.own_flags`):
+    # reach follows the call only for receivers whose class defaults allow it.
+    own_flags = property(itemgetter(12))
 
     def unplaced(self) -> tuple:
         """The call without its row and column: what the graph key and `Project.callees` read."""

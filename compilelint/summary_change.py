@@ -12,6 +12,10 @@ two fields once, an equal but distinct one twice).
   differ (a `print` added to a helper nothing compiled calls): the pass reads a function's
   candidates only where it is reached (placing them, and the breaks that decide frames), and what
   it reaches depends on the call graph, compared with the rest.
+- `only_candidates`: besides rows, only the candidates of functions differ, reached or not (a
+  `print` added to a `forward`): the pass's result does not stand (its findings, frames and hooks
+  read them), but nothing that decides reach or answers a name reads a candidate, so the placement
+  of every other file's candidates does (`kept_placement`).
 - `only_unreachable_added`: functions added, and nothing else, when nothing in the project can
   reach them: each is a module-level function without decorators (no compile root), outside every
   file-wide candidate's lines, whose name no summary the pass read holds anywhere — not as a call,
@@ -86,6 +90,12 @@ def only_unreached_bodies(before: FileSummary, now: FileSummary, reached: frozen
     if summary_digest(before) == summary_digest(now):
         return Shift(0, 0)
     return only_moved(before, now)
+
+
+def only_candidates(before: FileSummary, now: FileSummary) -> Optional[Shift]:
+    """The shift of rows that makes `before` into `now` when, besides rows, only the candidates of
+    its functions differ (a null shift when no row moved)."""
+    return only_unreached_bodies(before, now, frozenset())
 
 
 def _reached_candidates_only(summary: FileSummary, kept: Set[str]) -> FileSummary:

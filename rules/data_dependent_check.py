@@ -4,6 +4,31 @@ from compilelint.rule import Rule
 
 FUNCTIONS = {"torch.equal": "equal", "torch.allclose": "allclose", "torch.is_nonzero": "is_nonzero"}
 METHODS = frozenset({"equal", "allclose", "is_nonzero"})
+CONTROL_FLOW = ("; no rewrite: the bool decides Python control flow (an `if` here or on the name it is bound to), "
+                "where a boolean tensor breaks again, and `(a == b).all()` is not `torch.equal` where the shapes "
+                "differ (a broadcast or an error instead of False)")
+TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _truth_tested_names(fn: ast.AST) -> set:
+    """Names read in the tests of the function's `if`/`while`/ternaries/asserts."""
+    return {n.id for t in ast.walk(fn) if isinstance(t, TESTS)
+            for n in ast.walk(t.test) if isinstance(n, ast.Name)}
+
+
+def decides_control_flow(ctx, node: ast.Call) -> bool:
+    """The call's bool is tested by an `if`/`while`/ternary/assert, directly or through the local
+    it is assigned to."""
+    stack = ctx.stack
+    for parent, child in zip(stack, stack[1:]):
+        if isinstance(parent, TESTS) and child is parent.test:
+            return True
+    stmt = ctx.statement()
+    fn = ctx.function_node
+    if fn is None or not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
+                          and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    return stmt.targets[0].id in _truth_tested_names(fn)
 
 
 class DataDependentCheck(Rule):
@@ -28,6 +53,11 @@ class DataDependentCheck(Rule):
     it through `torch.where(cond, a, b)` or `torch.cond`, or do the check outside the compiled
     region (tests, asserts in eager code).
 
+    There is no fix: `torch.equal(a, b)` is False where the shapes differ, where `(a == b).all()` broadcasts
+    or raises, so the rewrite is right only where the shapes are known equal, which the source rarely
+    shows; and where the bool decides Python control flow (`x1_eq_x2 = torch.equal(x1, x2)` then
+    `if x1_eq_x2:`), a boolean tensor breaks again at the `if`. The finding says so in that case.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0033.html
     """
@@ -49,8 +79,10 @@ class DataDependentCheck(Rule):
             what = f"Tensor.{func.attr}()"
         else:
             return
+        why_not = CONTROL_FLOW if decides_control_flow(self.ctx, node) else ""
         self.report(node, f"`{what}` reads tensor data into a Python bool and graph-breaks ({{gb}}): keep a "
-                          "boolean tensor (`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / torch.cond")
+                          "boolean tensor (`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / "
+                          f"torch.cond{why_not}")
 
     INVALID = [
         """

@@ -47,7 +47,11 @@ class NumpyValue(Rule):
 
     ## Use instead
     Use Python's `math` on Python numbers (`math.lcm`, `math.prod`, `sum`), compute the value once
-    in `__init__`, or keep tensor data in torch (`torch.randperm`, `torch.where`).
+    in `__init__`, or keep tensor data in torch (`torch.randperm`, `torch.where`). On arrays that are
+    NumPy's own (a space's bounds the module holds, not a tensor's `.numpy()`), the setting
+    `torch._dynamo.config.trace_numpy = False` runs NumPy in Python instead of tracing it (measured on
+    torch 2.13: `np.any(a != 0) or np.any(b != 255)` 3 breaks → 1, the array comparison itself
+    still breaks); NumPy on tensors then breaks instead, so `verify --try-settings` measures it.
 
     ## Fix safety
     Safe: a module-level function (not a method, not nested, no decorator, not handed to
@@ -64,7 +68,8 @@ class NumpyValue(Rule):
     name = "numpy-value"
     triggers = ("numpy",)
     message = ("a NumPy value in a condition is a traced tensor and graph-breaks ({gb} on torch 2.13): use Python's math "
-               "on Python numbers (math.lcm, sum), or compute it in __init__")
+               "on Python numbers (math.lcm, sum), or compute it in __init__; on arrays that are NumPy's own, "
+               "`torch._dynamo.config.trace_numpy = False` runs NumPy in Python (verify --try-settings measures it)")
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
                 "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
     gb_ids = {"2.13": ("GB0170", "GB0033", "GB0059", "GB0294", "GB0208")}  # measured on 2.13 CPU only

@@ -7,6 +7,7 @@ from compilelint.fix.assert_split import split_assert
 from compilelint.fix.notes import BOTH_BRANCHES, explained
 from compilelint.fix.paths import tensor_on_every_path
 from compilelint.fix.tensor_raise import raise_to_assert_async
+from compilelint.fix.buffer_flag import keep_python_flag
 from compilelint.fix.empty_mask import keep_empty_mask
 from compilelint.fix.warn_guard import guard_warning_check
 from compilelint.rule import Rule
@@ -25,7 +26,7 @@ RANDOM_SKIP = ("`{what}` on a random draw (a layer skipped at random, LayerDrop)
 
 
 BUFFER_FLAG = ("`{what}` on the buffer `self.{name}` reads its value on every call and graph-breaks ({{gb}}); no "
-               "rewrite keeps it: the flag is module state (in-place copies and load_state_dict change it), which "
+               "rewrite keeps it exactly: the flag is module state (in-place copies and load_state_dict change it), which "
                "neither torch.where nor a traced branch can read into Python control flow. Keep a plain Python "
                "bool beside it for the check, set where the buffer is set (Dynamo guards on it and recompiles "
                "once when it flips): an eager change")
@@ -162,9 +163,13 @@ class TensorBranch(Rule):
     its masked path with a mask that masks nothing: equal where it only applies the mask.
 
     A registered buffer read as a flag (`if self.initted: return`) has no rewrite that keeps its
-    meaning (module state that in-place copies and load_state_dict change); its finding says so and
-    names the eager change that avoids it: a plain Python bool beside it (measured on torch 2.13:
-    1 break → 0).
+    meaning exactly (module state that in-place copies and load_state_dict change). Where the class
+    registers it in `__init__` with `torch.tensor(<Python value>)`, writes it only with
+    `.copy_(torch.tensor(<Python value>))` / `.fill_(<Python value>)` and reads it only in `if` tests,
+    the unsafe fix keeps a Python bool beside it, set after each of those writes and by a
+    load_state_dict post hook (fix/buffer_flag.py; measured on torch 2.13: 1 break → 0, and 2 → 0
+    when the flag flips in the compiled call). Eager change: writes to the buffer from outside the
+    class no longer change what the check sees.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
@@ -192,7 +197,8 @@ class TensorBranch(Rule):
                 fix = explained(fix, BOTH_BRANCHES)
                 flag = buffer_flag(self.ctx, expr) if fix is None else ""
                 if flag:
-                    self.report(expr, BUFFER_FLAG.format(what=what, name=flag))
+                    self.report(expr, BUFFER_FLAG.format(what=what, name=flag),
+                                fix=keep_python_flag(self.ctx, expr) if what == "if" else None)
                     continue
                 self.report(expr, f"`{what}` on a tensor's value graph-breaks ({{gb}}): "
                                   "use torch.where(cond, a, b) or torch.cond", fix=fix)
@@ -349,7 +355,7 @@ class Codebook(nn.Module):
         self.register_buffer("codes", torch.zeros(n, 4))
 
     def initialise(self, x):
-        if self.ready:  # <- a buffer read as a flag: no fix, the message says why
+        if self.ready:  # <- a buffer read as a flag: the fix keeps a Python bool beside it
             return
         self.codes.copy_(x[: self.codes.shape[0]])
         self.ready.fill_(True)

@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.analysis import tensors as T
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
 from compilelint.rules.rng_state import SEEDING
@@ -22,7 +23,22 @@ def _breaking() -> dict:
     return found
 
 
+def _library_calls() -> dict:
+    """Calls into libraries outside the checked tree that break inside them (data/library_calls-<version>.json):
+    every spelling a row names (its dotted name and `exported_as`) → (the row's name, the versions
+    where it breaks, newest first, and the newest breaking version's row)."""
+    table = behaviours()["library-call"]
+    found: dict = {}
+    for version in sorted(KNOWN_TORCH_VERSIONS, key=version_key, reverse=True):
+        for name, row in measured_table(table["table"], version).items():
+            if row.get("verdict") == table["verdict"]:
+                found.setdefault(name, ([], row))[0].append(version)
+    return {spelling: (name, versions, row) for name, (versions, row) in found.items()
+            for spelling in (name, *row.get("exported_as", ()))}
+
+
 BREAKING = _breaking()
+LIBRARY_CALLS = _library_calls()
 # The breaking calls whose probe returned a sparse tensor: their result skips the frame where it is used.
 SPARSE = frozenset(name for name, (_, row) in BREAKING.items() if row.get("returns", "").startswith("Tensor(sparse"))
 
@@ -58,7 +74,12 @@ class UntraceableCall(Rule):
     (and the sequence functions of `torch.nn.utils.rnn`), then compiles a small call of each one whose arguments it can build and counts the graph breaks
     (twice, to see a recompile). Dynamo special-cases some functions of skipped files, so only a
     call whose probe broke is reported; the verdicts are `compilelint/data/untraceable-<torch>.json`,
-    read for the torch the findings speak of (`--torch-version`).
+    read for the torch the findings speak of (`--torch-version`). Calls into other libraries that
+    break inside them (a data-dependent branch in the library's body) are rows of
+    `compilelint/data/library_calls-<torch>.json`, each with the reason Dynamo gave and the run
+    that measured it; a row may name the calls that break (`when`: a keyword argument that is not
+    a constant, as a base class's constructor that sorts its keywords) and the other names the
+    library exports it under (`exported_as`); `super().__init__(...)` runs the first base's.
 
     ## Example
     ```python
@@ -105,6 +126,10 @@ class UntraceableCall(Rule):
 
     def visit_Call(self, node: ast.Call):
         name = self.ctx.resolve(node.func)
+        library = LIBRARY_CALLS.get(name or self._super_init(node))
+        if library is not None:
+            self._library_call(node, *library)
+            return
         measured = BREAKING.get(name) if name else None
         if measured is None or self.on_the_way_to_raise():
             return
@@ -130,6 +155,30 @@ class UntraceableCall(Rule):
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
         self.report(node, message, behaviour=behaviour)
+
+    def _super_init(self, node: ast.Call) -> str:
+        """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
+        (the constructor the call runs), else ""."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+            return ""
+        bases = self.ctx.cls.info.bases if self.ctx.cls is not None else []
+        return bases[0] if bases else ""
+
+    def _library_call(self, node: ast.Call, name: str, versions: list, row: dict):
+        """A call the measured table says breaks inside its library (on `versions`)."""
+        keyword_breaks = row.get("when") == "non-constant keyword"
+        if keyword_breaks and not any(kw.arg is not None and not isinstance(kw.value, ast.Constant)
+                                      and self.ctx.kind(kw.value) != T.SCALAR for kw in node.keywords):
+            return  # constant keywords only: the measured break needs a keyword that is not a constant
+        if self.on_the_way_to_raise():
+            return
+        behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
+        short = name.rsplit(".", 1)[-1]
+        what = f"constructing `{short}` with a keyword argument that is not a constant" if keyword_breaks else f"`{short}()`"
+        self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
+                          f"{row.get('where', name)}): call it outside the compiled region", behaviour=behaviour)
 
     def on_the_way_to_raise(self) -> bool:
         """The call's statement raises, or a `raise` follows it in its block: the path fails either

@@ -103,3 +103,31 @@ def test_each_version_imports_its_own_code(tmp_path, monkeypatch):
     assert {"torchish", "unrelated"} <= left and not {"pkg.mod", "pkg_copy", "examples"} & left
     assert "compilelint.verify.cost_child" in left
     assert not _loaded_from([str(copy)])
+
+
+def test_a_lazy_module_whose_import_fails_is_passed_over(tmp_path, monkeypatch):
+    """A lazy module loads itself on attribute access; one whose optional dependency is missing
+    raises ImportError even from `getattr(m, "__file__", None)`. Such a module has no file yet: the
+    child drops it with its package (or leaves it, if its package stays) and times the versions
+    (it used to fail every version)."""
+    import sys
+    import types
+
+    from compilelint.verify.cost_child import _forget, _loaded_from
+
+    class Lazy(types.ModuleType):
+        def __getattr__(self, name):
+            raise ImportError(f"lazy import of {self.__name__} failed")
+
+    mod = tmp_path / "proj" / "pkg.py"
+    mod.parent.mkdir()
+    mod.write_text("")
+    real = types.ModuleType("pkg")
+    real.__file__ = str(mod)
+    monkeypatch.setitem(sys.modules, "pkg", real)
+    monkeypatch.setitem(sys.modules, "pkg.optional", Lazy("pkg.optional"))
+    monkeypatch.setitem(sys.modules, "other.optional", Lazy("other.optional"))
+    assert not _loaded_from([str(tmp_path / "copy")])
+    _forget([str(tmp_path / "proj")], "examples")
+    # the dropped package's lazy submodule goes with it; another package's stays
+    assert "pkg" not in sys.modules and "pkg.optional" not in sys.modules and "other.optional" in sys.modules

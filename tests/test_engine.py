@@ -205,3 +205,22 @@ def test_classes_that_name_themselves_as_bases_are_walked_once(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[] ['CL103', 'CL301']"
+
+
+def test_an_edited_data_table_changes_the_cache_fingerprint():
+    """A measured table (compilelint/data/*.json, *.toml) decides findings as a rule does: editing
+    one must not let a run read entries cached under the old one."""
+    import os
+
+    import compilelint
+    from compilelint.cache import _code_fingerprint
+
+    before = _code_fingerprint()
+    table = os.path.join(os.path.dirname(compilelint.__file__), "data", "library_calls-2.13.json")
+    st = os.stat(table)
+    try:
+        os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        assert _code_fingerprint() != before
+    finally:
+        os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _code_fingerprint() == before

@@ -22,7 +22,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
-         ("buffer_local", "eval"), ("buffer_local", "train")]
+         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval")]
 
 
 def _load(path, name):
@@ -225,3 +225,28 @@ def test_guarded_module_conversion_still_converts():
         assert dtypes == [p.dtype for p in m1.parameters()] and torch.bfloat16 not in dtypes, (n, dtypes)
     for n, (m0, m1, args) in enumerate(built()):
         assert _compiled(m0, args, False)[1] > 0 and _compiled(m1, args, False)[1] > 0, n
+
+
+def test_python_flag_follows_the_buffer():
+    """The kept bool is set where the class sets the buffer and after load_state_dict (a lazily
+    initialised module loading an initialised one's state does not initialise again); it pickles."""
+    import io
+    import sys
+
+    fixed = _load(os.path.join(FIX_DIR, "buffer_flag.unsafe-fixed.py"), "fixture_buffer_flag_hook")
+    sys.modules[fixed.__name__] = fixed  # importable by name, as a pickled class must be
+    lazy = fixed.Codebook(lazy_init=True)
+    assert not lazy._ready_flag
+    x = torch.randn(8, 4)
+    lazy(x)
+    assert lazy._ready_flag and bool(lazy.ready) and torch.equal(lazy.codes, x)
+    fresh = fixed.Codebook(lazy_init=True)
+    fresh.load_state_dict(lazy.state_dict())
+    assert fresh._ready_flag
+    fresh(torch.randn(8, 4))
+    assert torch.equal(fresh.codes, x)  # not initialised again from the new input
+    buf = io.BytesIO()
+    try:
+        torch.save(fresh, buf)  # the hook is a method, not a lambda: the whole module still pickles
+    finally:
+        del sys.modules[fixed.__name__]

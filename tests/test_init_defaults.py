@@ -93,3 +93,38 @@ def test_a_class_built_outside_the_project_decides_nothing():
     # `Head` is built only by module-level code (or by the user): its options are unknown
     alone = MODEL.split("class Model")[0] + "\nhead = Head(4, debug=True)\n"
     assert {f.code for f in check_source(alone).findings} == {"CL101", "CL201"}
+
+
+def test_the_answers_do_not_keep_the_project_alive():
+    """The per-project answers are kept while the project index lives, and no longer: a strong
+    reference back from them kept the index and every summary to the end of the process (and
+    every later cyclic collection traversed them)."""
+    import gc
+    import weakref
+
+    from compilelint.analysis.init_defaults import constructor_defaults
+    from compilelint.engine import analyze_bytes
+    from compilelint.project_pass.regions import Project
+
+    status, summary = analyze_bytes("head.py", b"""
+class Head:
+    def __init__(self, looped=False):
+        self.looped = looped
+
+    def forward(self, x):
+        if self.looped:
+            print(x)
+        return x
+""")
+    assert status == "ok"
+    project = Project([summary])
+    constructor_defaults(project).at_default("head.Head.forward", "looped")
+    alive = weakref.ref(project)
+    enabled = gc.isenabled()
+    gc.disable()  # freed by its reference count, not by a collection
+    try:
+        del project
+        assert alive() is None
+    finally:
+        if enabled:
+            gc.enable()

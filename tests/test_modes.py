@@ -122,3 +122,16 @@ def test_a_break_needing_an_optional_argument_hides_nothing_that_does_not_need_i
     hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
     prompt, early, refine, refine_exit = rows
     assert hidden == {prompt: 0, early: 0, refine: 0, refine_exit: refine}
+
+
+def test_a_call_in_a_loop_of_a_function_that_always_breaks_hides_the_later_breaks():
+    """Dynamo cannot resume inside the loop, so the callee's break skips the caller's frame: the
+    caller's break after the call is hidden behind the call's line; outside a loop, or when the
+    callee's break needs an argument the call leaves out, nothing is hidden
+    (fixtures/precision/callee_break_in_loop.py; measured on torch 2.13)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "callee_break_in_loop.py")
+    lines = open(path, encoding="utf-8").read().splitlines()
+    call = next(i for i, line in enumerate(lines, 1) if "top = peak(row)" in line)
+    masks = [i for i, line in enumerate(lines, 1) if "# expect: CL302" in line]
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
+    assert [hidden[m] for m in masks] == [call, 0, 0]

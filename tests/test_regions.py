@@ -131,3 +131,17 @@ def test_entry_runs_the_class_a_helper_returns():
     path = os.path.join(REGIONS, "returned_class.py")
     report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Wrapper"]))
     assert sorted((f.span.row, f.code) for f in report.findings) == [(15, "CL301")]
+
+
+def test_the_entry_class_is_built_by_the_user_whatever_the_project_builds():
+    """`--entry ...:Block` compiles the user's Block, whose `looped` the user may pass, though the
+    project's only construction (`Stack`'s `Block(dim)`) leaves it out; the same for a subclass
+    running Block's `__init__` and for a class handing its own `looped` on (`Relay`). Entered
+    through the classes that build them with the option left out, the branch never runs."""
+    path = os.path.join(REGIONS, "entry_built_by_user.py")
+    rows = {}
+    for cls in ("Block", "LoopedBlock", "Relay", "Stack", "Outer"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
+    flagged = [(25, "CL104")]
+    assert rows == {"Block": flagged, "LoopedBlock": flagged, "Relay": flagged, "Stack": [], "Outer": []}

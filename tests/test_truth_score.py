@@ -203,3 +203,28 @@ def test_variants_files_are_read_beside_the_truth_file(tmp_path):
     assert list(loaded) == ["m"] and len(loaded["m"]) == 1
     rec, lines = loaded["m"][0]
     assert rec["variant"] == "fp16" and lines["eval"]["lines"] == {"minipkg/models.py": [30]}
+
+
+def test_a_class_is_clean_when_no_run_of_its_models_breaks_in_eval_default_or_variant():
+    score = _score_module()
+
+    def model(name, cls, eval_events=()):
+        return dict(_model(eval_events), name=name, file="minipkg/models.py", **{"class": cls})
+
+    option = [_finding(30)]  # a claim on an option every default model leaves off
+    looped = (_variant("looped", [_break(30)]), None)  # the option on: it breaks (no lines record: still a run)
+    scored = [score.score_model(model("a1", "A"), option, None, [looped]),
+              score.score_model(model("a2", "A"), option),
+              score.score_model(model("b1", "B"), option),
+              score.score_model(model("c1", "C"), []),
+              score.score_model(model("d1", "D", [_break(12)]), option),
+              score.score_model(model("e1", "E"), option, None, [(_variant("train_only", train_events=[_break(30)]), None)])]
+    total = score.totals(scored)
+    # the model-level figures are unchanged: five clean models, four of them alarmed
+    assert (total["clean_models"], total["clean_models_alarmed"]) == (5, 4)
+    # A breaks in its variant, D in its default run: not clean; B, C and E are (E breaks in train only)
+    assert (total["clean_classes"], total["clean_classes_alarmed"], total["clean_class_alarm_rate"]) == (3, 2, 66.7)
+    # a train-only finding alarms no class
+    train_claim = [_finding(30, mode="train")]
+    only = score.totals([score.score_model(model("b1", "B"), train_claim)])
+    assert (only["clean_classes"], only["clean_classes_alarmed"]) == (1, 0)

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from compilelint.config import Settings
+from compilelint.engine import check_paths
 from compilelint.rule import KNOWN_TORCH_VERSIONS
 from compilelint.rules.untraceable_call import OWNED_ELSEWHERE
 from compilelint.torch_version import holds, measured_table
@@ -31,7 +33,8 @@ def test_every_row_says_how_it_was_measured():
         for name, row in calls.items():
             assert row["verdict"] in ("breaks", "traces", "unprobed", "error") and row["measured"], (version, name)
             if row["verdict"] == "breaks":
-                assert row["gb_type"] and row["measured"].startswith("compiled probe"), (version, name)
+                # the probe's compiled call, or a truth record's run of real model code on that torch
+                assert row["gb_type"] and row["measured"].startswith(("compiled probe", "bench/truth")), (version, name)
 
 
 def test_the_verdict_decides_not_the_module():
@@ -85,9 +88,29 @@ def test_check_reads_the_table_without_importing_torch():
 def test_a_torch_function_dynamo_refuses_by_its_handler():
     """`torch.is_inference_mode_enabled` is in the graph by Dynamo's lookup, but its handler always
     breaks ("Encountered torch.is_inference_mode_enabled during tracing"): the probe measures it
-    (torch 2.13), so a branch on it in compiled code is reported there."""
+    (torch 2.13) and the truth records show it on 2.11, so a branch on it in compiled code is
+    reported on both."""
     source = "import torch\n\n@torch.compile\ndef f(x):\n    if torch.is_inference_mode_enabled():\n" \
              "        return x + 1\n    return x - 1\n"
-    assert CALLS["2.13"]["torch.is_inference_mode_enabled"]["verdict"] == "breaks"
-    rows = {f.span.row for f in check_source(source, select=["CL206"], torch_version="2.13").findings}
-    assert rows == {5}
+    for version in KNOWN_TORCH_VERSIONS:
+        assert CALLS[version]["torch.is_inference_mode_enabled"]["verdict"] == "breaks"
+        rows = {f.span.row for f in check_source(source, select=["CL206"], torch_version=version).findings}
+        assert rows == {5}, version
+
+
+def test_a_library_call_breaks_where_its_row_says():
+    """Calls into a library outside the checked tree, judged by data/library_calls-<torch>.json
+    (fixtures/precision/library_calls*.py, measured on torch 2.13): the Cholesky, and a subclass's
+    `super().__init__` given a keyword that is not a constant, break on both measured versions;
+    with constant keywords only, or a library function with no row, nothing is reported."""
+    flagged = os.path.join(FIXTURES, "precision", "library_calls.py")
+    clean = os.path.join(FIXTURES, "precision", "library_calls_clean.py")
+    with open(flagged, encoding="utf-8") as f:
+        text = f.read().splitlines()
+    want = {i for i, line in enumerate(text, 1) if line.rstrip().endswith("# expect: CL206")}
+    assert len(want) == 2
+    for version in KNOWN_TORCH_VERSIONS:
+        report = check_paths([flagged, clean], Settings(cache=False, named_alone=True, select=["CL206"],
+                                                        torch_version=version))
+        got = {(os.path.basename(f.path), f.span.row) for f in report.findings}
+        assert got == {("library_calls.py", row) for row in want}, version

@@ -45,3 +45,24 @@ def test_fix_proof_in_json_and_sarif(proof, fmt):
         [result] = data["runs"][0]["results"]
         assert result["properties"]["fix_proof"]["status"] == "proven"
     assert r.exit_code == 0
+
+
+def test_a_changed_output_says_which_run_and_by_how_much(tmp_path):
+    """`changed-output` alone leaves the user guessing whether it is rounding or a wrong rewrite:
+    the verdict carries the run, the side and the largest difference against the tolerance."""
+    from compilelint.finding import Report
+    from compilelint.verify.fix_judge import _judge
+    from compilelint.verify.prove import TargetRun
+
+    path = tmp_path / "m.py"
+    path.write_text("def f(x):\n    assert x.item() < 1\n    return x\n")
+    finding = _finding(path)
+    reached = {str(path): {2}}
+    before = {(0, "eval"): TargetRun(index=0, mode="eval", events=[], reached=reached)}
+    differs = {"equal": "differs", "what": "out", "max_abs": 3.1e-05, "rtol": 1.3e-06, "atol": 1e-05}
+    after = {(0, "eval"): TargetRun(index=0, mode="eval", events=[], reached=reached,
+                                    compare={"eager": {"equal": "allclose", "max_abs": 2e-6, "rtol": 1.3e-06,
+                                                       "atol": 1e-05}, "compiled": differs})}
+    [r] = _judge(Report(findings=[finding]), [finding], [finding], {}, before, after, [str(path)])
+    assert r.status == "changed-output"
+    assert r.message == "#0 eval compiled: differs (out, max |Δ| 3.1e-05, rtol 1.3e-06, atol 1e-05)"

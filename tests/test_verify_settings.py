@@ -94,3 +94,64 @@ def test_allow_rnn_is_measured_on_an_lstm_submodule(tmp_path):
     assert any(ln.startswith(f"    torch._dynamo.config.allow_rnn = True: removes {n} of {n} breaks (tagger.py:11)")
                and ln.endswith("outputs equal") for ln in lines), lines
     assert lines[-1] == f"suggested: torch._dynamo.config.allow_rnn = True removes {n} of {n} breaks; outputs equal", lines
+
+
+NUMPY_SOURCE = '''import numpy as np
+import torch
+
+
+class Bounds:
+    def __init__(self):
+        self.low = np.zeros((3, 4, 4), dtype=np.uint8)
+        self.high = np.full((3, 4, 4), 255, dtype=np.uint8)
+
+
+def scaled(bounds):
+    wide = np.any(bounds.low != 0) or np.any(bounds.high != 255)
+    return not wide
+
+
+class Policy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bounds = Bounds()
+        self.head = torch.nn.Linear(48, 2)
+
+    def forward(self, x):
+        if scaled(self.bounds):
+            x = x / 255.0
+        return self.head(x.flatten(1))
+
+
+def make():
+    torch.manual_seed(0)
+    return [(Policy().eval(), (torch.rand(2, 3, 4, 4) * 255,), {})]
+'''
+
+
+def test_a_break_on_a_numpy_line_points_to_trace_numpy():
+    assert pointed_to([], ["Data-dependent branching"], ["    wide = np.any(bounds.low != 0)\n"]) == ["trace_numpy"]
+    assert pointed_to([], ["Data-dependent branching"], ["    if x.sum() > 0:\n"]) == []
+    assert run_kwargs(["trace_numpy"]) == {"dynamo_config": {"trace_numpy": False}, "dynamic": None}
+    assert spelled("trace_numpy") == "torch._dynamo.config.trace_numpy = False"
+
+
+@pytest.mark.slow
+def test_trace_numpy_off_is_measured_on_a_branch_on_held_arrays(tmp_path):
+    """`np.any(...) or np.any(...)` on arrays the module holds: traced, the arrays are graph tensors and
+    the `or` and the `not` break (GB0170, GB0033: 3 on torch 2.13); not traced, NumPy runs in Python and
+    only the array comparison breaks (NumpyVariable has no richcompare: 1), outputs equal."""
+    pytest.importorskip("torch")
+    (tmp_path / "policy.py").write_text(NUMPY_SOURCE)
+    r = subprocess.run([sys.executable, "-m", "compilelint", "verify", "policy.py", "--example", "policy.py:make",
+                        "--try-settings", "--isolated", "--no-cache", "--device", "cpu"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    n = int(lines[0].split(", ")[1].split()[0])
+    assert n >= 2, lines
+    trial = next(ln for ln in lines if ln.startswith("    torch._dynamo.config.trace_numpy = False: removes "))
+    removed = int(trial.split("removes ")[1].split()[0])
+    assert 1 <= removed < n and trial.endswith("outputs equal"), lines
+    assert lines[-1] == (f"suggested: torch._dynamo.config.trace_numpy = False removes {removed} of {n} breaks; "
+                         "outputs equal"), lines

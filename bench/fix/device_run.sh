@@ -6,10 +6,13 @@
 #   bash bench/fix/device_run.sh 1/2     # the first half of the breaking models (about 6 minutes)
 #   bash bench/fix/device_run.sh 2/2     # the second half
 #   LIBS=e3nn,esm MODES=eval TAG=breadth bash bench/fix/device_run.sh   # other libraries, eval runs alone
+#   LIBS=breadth MODES=eval TAG=breadth-1of4 bash bench/fix/device_run.sh 1/4   # every breadth library (a quarter per call)
 # Results land in $OUT/truth-gpu-<i>of<n>.{json,md,diff} (or $OUT/truth-gpu-$TAG.*); merge the halves here with
 #   python bench/fix/truth.py --merge truth-gpu-1of2.json truth-gpu-2of2.json --tag truth-gpu
 set -u
 PART="${1:-1/1}"
+BREADTH=e3nn,encodec,esm,gpytorch,peft,sentence_transformers,speechbrain,stable_baselines3,torchmetrics,vector_quantize_pytorch,x_transformers
+[ "${LIBS:-}" = breadth ] && LIBS=$BREADTH
 TAG="truth-gpu-${TAG:-${PART/\//of}}"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site ${WHL:-.whl}/*.whl || exit 1
 # compilelint itself, installed editable as bench/verify/gpu_run.sh does: its rules ship as

@@ -42,6 +42,15 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   changes;
 - a model is *clean* when its eval run has no break; the clean-model alarm rate counts clean
   models with at least one break finding;
+- per class (the issue's "clean classes alarmed"): a model *class* is the `--entry` it is checked
+  as (defining file and class; the findings depend on it alone, not on the model's config). A class
+  is *clean* when no eval run of any of its models breaks, default or variant (every variant record
+  that ran, with or without a lines record: a break a variant shows is a config of the class that
+  breaks); it is *alarmed* when its findings hold a break finding that claims eval (the model-level
+  alarm). `clean_classes`, `clean_classes_alarmed` and `clean_class_alarm_rate` count them, next to
+  the model-level figures, which they leave unchanged: a claim about an option the default models
+  leave off (`looped=True`) alarms every clean model of the class, but not a clean class once a
+  variant shows that option breaking;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
   break finding" against the eval truth.
 """
@@ -210,6 +219,7 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
     break_sites = fsites["eval"] | fsites["train"]
     recompile_sites = rsites["eval"] | rsites["train"]
     eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
+    variant_eval_breaks = any(e["event"] in BREAKS for record, _ in variants for e in record["eval"]["events"])
     eval_findings = [f for f in findings if "eval" in finding_modes(f) and not is_recompile_finding(f)]
     judged_eval = [f for f in eval_findings if "eval" in modes and executed(lines, "eval", f)]
     return {
@@ -222,6 +232,8 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         "hidden_findings": sum(len(f.get("hidden") or ()) for f in findings),
         "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
+        "entry": f"{model.get('file', '')}:{model.get('class', model['name'])}",  # the class the findings are of
+        "clean_class_eval": not (eval_breaks or variant_eval_breaks),  # nor does any variant break in eval
         "alarm_eval": bool(eval_findings),
         "alarm_eval_judged": bool(judged_eval),
         **({"variant_runs": [r[0] for r in runs[1:]], "judged_by": judged_by,
@@ -243,6 +255,11 @@ def totals(scored: list) -> dict:
     alarmed = [s for s in clean if s["alarm_eval"]]
     alarmed_judged = [s for s in clean if s.get("alarm_eval_judged", s["alarm_eval"])]
     right = sum(1 for s in scored if s["alarm_eval"] == (not s["clean_eval"]))
+    classes = {}  # entry -> (clean: no run of any of its models breaks in eval, alarmed)
+    for s in scored:
+        was_clean, was_alarmed = classes.get(s["entry"], (True, False))
+        classes[s["entry"]] = (was_clean and s["clean_class_eval"], was_alarmed or s["alarm_eval"])
+    clean_classes = [alarmed_class for clean_class, alarmed_class in classes.values() if clean_class]
     pct = lambda a, b: round(100.0 * a / b, 1) if b else None  # noqa: E731
     return {
         "models": len(scored), "breaking_models": len(scored) - len(clean),
@@ -260,6 +277,8 @@ def totals(scored: list) -> dict:
         "clean_model_alarm_rate": pct(len(alarmed), len(clean)),
         "clean_model_judged_alarm_rate": pct(len(alarmed_judged), len(clean)),
         "model_accuracy": pct(right, len(scored)),
+        "clean_classes": len(clean_classes), "clean_classes_alarmed": sum(clean_classes),
+        "clean_class_alarm_rate": pct(sum(clean_classes), len(clean_classes)),
         **({"variant_runs": sum(len(s.get("variant_runs", ())) for s in scored),
             "judged_by_variants": sum(s.get("judged_by_variants", 0) for s in scored)}
            if any("variant_runs" in s for s in scored) else {}),
@@ -451,7 +470,8 @@ def render(per_lib, total, extra) -> str:
             "eval_precision", "train_precision", "judged_precision", "eval_judged_precision",
             "train_judged_precision", "unexercised_findings", "hidden_findings",
             "clean_model_alarm_rate", "clean_model_judged_alarm_rate", "model_accuracy", "findings", "true_findings", "break_sites",
-            "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed")
+            "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed",
+            "clean_classes", "clean_classes_alarmed", "clean_class_alarm_rate")
     keys += tuple(k for k in ("variant_runs", "judged_by_variants") if k in total)
     lines = ["# Truth score", "",
              "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target, walk
-from compilelint.analysis.facts import ClassFacts, FileFacts
+from compilelint.analysis.facts import ITEMS, ClassFacts, FileFacts
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import COMPILE_FUNCS
 
@@ -442,6 +442,8 @@ def self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False
     # Submodules `__init__` builds here, or that other code decides (`parts`: a builder's returns,
     # a constructor argument), which the project pass resolves.
     held = lambda attr: attr in cls.info.submodules or attr in cls.info.parts  # noqa: E731
+    if not direct and held(ITEMS) and _own_members(value):
+        return ITEMS  # `for layer in self.values()` of a container that holds its layers itself
     if direct:
         node = value.value if isinstance(value, ast.Subscript) else value
         if isinstance(node, ast.Attribute) and is_self(node.value) and held(node.attr):
@@ -451,3 +453,15 @@ def self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False
     found = [sub for sub in ast.walk(value)
              if isinstance(sub, ast.Attribute) and is_self(sub.value) and held(sub.attr)]
     return min(found, key=lambda n: (n.lineno, n.col_offset)).attr if found else None
+
+
+# The methods of a container of modules that iterate its own members (`nn.ModuleDict.values()`).
+MEMBER_ITERATORS = frozenset({"values", "children", "items"})
+
+
+def _own_members(value: ast.AST) -> bool:
+    """`self`, `self.values()`, `self.children()`, `self.items()`: the members of the object itself."""
+    if is_self(value):
+        return True
+    return value.__class__ is ast.Call and not value.args and value.func.__class__ is ast.Attribute and \
+        value.func.attr in MEMBER_ITERATORS and is_self(value.func.value)

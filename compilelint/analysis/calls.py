@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names
+from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
@@ -83,7 +84,9 @@ class CallRecorder:
         guards = tuple(scope.guards)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
-        forwards = forwarded_params(node, scope.node, self.facts.nodes) if args is not None else ()
+        own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
+        # kept with unknown arguments too (`f(x, flag=True, **kw)`): its keywords are still known
+        forwards = forwarded_params(node, scope.node, self.facts.nodes)
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
@@ -92,11 +95,11 @@ class CallRecorder:
                 continue  # never a function of the checked project
             given = tensors if passed is not None else ()
             alike = same if passed is not None else ()
-            key = (kind, target, member, guards, passed, needs, forwards, given, alike)
+            key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs, forwards, given, alike))
+                                                passed, needs, forwards, given, alike, own))
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass
@@ -135,7 +138,7 @@ class CallRecorder:
         if isinstance(func, ast.Name):
             if func.id in scope.module_locals:
                 attr = scope.module_locals[func.id]
-                return [("attr", attr, "forward", f"self.{attr}[i]")]
+                return [("attr", attr, "forward", _member(attr))]
             name = scope.resolve(func)
             if name and not name.startswith("builtins."):
                 return [("name", name, "", func.id)]
@@ -162,7 +165,7 @@ class CallRecorder:
             return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
-            return [("attr", attr, func.attr, f"self.{attr}[i].{func.attr}")]
+            return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
             return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
         name = scope.resolve(func)
@@ -274,6 +277,12 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _member(attr: str) -> str:
+    """How a reach path shows one member of a container: `self.layers[i]`, or `self[i]` for the
+    object's own members (`for layer in self.values()`)."""
+    return "self[i]" if attr == ITEMS else f"self.{attr}[i]"
 
 
 def _own_class(node: ast.AST, scope: "Scope") -> bool:

@@ -87,6 +87,48 @@ def condition_flags(conditions: List[Tuple[ast.AST, bool]], class_name: str = ""
     return tuple(out)
 
 
+def own_flags(conditions: List[Tuple[ast.AST, bool]]) -> Tuple[Flag, ...]:
+    """The attributes of the object itself (`self.<attr>`) that the plain `if`s around a node need
+    true or false, or compared with a number (`own_decides` reads them by the receiver's class):
+    `if self.full_update or self.sync: a() else: b()` makes `b()` need both false. `self.training`
+    is the mode, decided elsewhere."""
+    out: List[Flag] = []
+    for test, branch in conditions:
+        joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
+        for term in test.values if joined else [test]:
+            flag = _flag_term(term, branch, True, {})
+            if flag and flag[0] != "training" and _reads_self(term) and flag not in out:
+                out.append(flag)
+    return tuple(out)
+
+
+def _reads_self(term: ast.AST) -> bool:
+    """`self.x`, `not self.x`, `self.x > 0`: the term's attribute is read on `self` itself."""
+    while isinstance(term, ast.UnaryOp):
+        term = term.operand
+    if isinstance(term, ast.Compare):
+        term = term.left
+    return isinstance(term, ast.Attribute) and isinstance(term.value, ast.Name) and term.value.id == "self"
+
+
+def own_decides(project, cls: str, flags: Tuple[Flag, ...]) -> bool:
+    """Can an instance of `cls` take a path needing `flags` of its own attributes? No when the
+    class default of one (a class-level constant, or the one constant every method assigns,
+    through the bases: `flag_default`) fails its test, and no subclass of `cls` in the project
+    sets another (one whose reach is not told apart from `cls`'s)."""
+    subclasses = None
+    for flag in flags:
+        value = flag_default(project, cls, flag[0])
+        if value is None or holds(value, flag) == flag[1]:
+            continue
+        if subclasses is None:
+            from compilelint.analysis.init_defaults import constructor_defaults
+            subclasses = constructor_defaults(project).subclasses(cls)
+        if all(flag_default(project, sub, flag[0]) == value for sub in subclasses):
+            return False
+    return True
+
+
 def config_class(project, cls: str) -> Optional[str]:
     """The config class a model class declares (itself or a base): `config: Seq2SeqConfig`."""
     for c in project.mro(cls):

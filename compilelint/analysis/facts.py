@@ -473,7 +473,9 @@ class ClassCollector:
             self._config_copies(method, cls)
         if method.name == "forward":
             cls.forward_returns = T.annotation_kind(method.returns, self.facts.resolve_plain)
-        self.parts = Parts(self.facts, method, init=in_init, methods=cls.info.methods)
+        # Outside `__init__`, what a method's callers pass it may fill the object's own members
+        # (`def add(self, layer): self.add_module(name, layer)`): its parameters are references too.
+        self.parts = Parts(self.facts, method, init=in_init, methods=cls.info.methods, method_params=not in_init)
         for sub in self.facts.of_kinds(method, _RECORDING_NODES):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -483,7 +485,7 @@ class ClassCollector:
                     for attr, value in self_targets(t, sub.value):
                         self._record_attr(cls, attr, value, probe, in_init)
                     if isinstance(t, ast.Subscript) and is_self(t.value):  # self[f"expert_{i}"] = Expert()
-                        self._record_attr(cls, ITEMS, sub.value, probe, in_init)
+                        self._record_member(cls, sub.value, probe, in_init)
                     elif isinstance(t, ast.Subscript) and self_attr(t.value):  # self.routers[name] = build(cfg)
                         self._record_members(cls, self_attr(t.value), sub.value)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
@@ -509,6 +511,8 @@ class ClassCollector:
                     name = sub.args[0]
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
                         self._record_attr(cls, name.value, sub.args[1], probe, in_init)
+                    else:  # a name made at run time: one of the object's own members
+                        self._record_member(cls, sub.args[1], probe, in_init)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args \
                     and sub.func.attr in ("append", "extend", "insert") and self_attr(sub.func.value):
                 # `self.layer = nn.ModuleList(); self.layer.append(Block(...))`: members of the list.
@@ -579,6 +583,15 @@ class ClassCollector:
         if refs:
             kept = cls.info.parts.setdefault(attr, [])
             kept.extend(r for r in refs if r not in kept)
+
+    def _record_member(self, cls: ClassFacts, value: ast.AST, probe, in_init: bool):
+        """A module stored under a run-time name (`self[key] = m`, `self.add_module(name, m)`) in
+        any method: a member of the object (`ITEMS`). Its members are all it ever holds, so what a
+        method other than `__init__` stores there counts too (`part_flow`: what the object's own
+        calls of that method pass it)."""
+        self._record_attr(cls, ITEMS, value, probe, in_init)
+        if not in_init:
+            self._record_parts(cls, ITEMS, value)
 
     def _record_attr(self, cls: ClassFacts, attr: str, value: ast.AST, probe, in_init: bool):
         if in_init:

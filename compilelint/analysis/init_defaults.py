@@ -14,8 +14,10 @@ A class whose `__new__` picks the class to build (`def __new__(cls, kind, ignore
 own constructions gave. A class no function of the project constructs is built elsewhere (by the
 user, in a script's module-level code, from a configuration file) with arguments unknown: nothing
 is decided (a `--entry` model class is such a class: the truth corpus builds `BinaryConfusionMatrix(
-normalize="true")`, which the checked library does not show). An `__init__` parameter rebound in
-`__init__`, or an attribute any other method assigns, decides nothing.
+normalize="true")`, which the checked library does not show). So is the `--entry` class itself when
+the project builds it too: the instance compiled is the user's, whatever the project's own
+`Block(dim)` leaves out (`user_inits`: the constructors a call of the entry class runs). An
+`__init__` parameter rebound in `__init__`, or an attribute any other method assigns, decides nothing.
 """
 from __future__ import annotations
 
@@ -90,24 +92,32 @@ class ConstructorDefaults:
     project's calls (every function's, traced or not: constructions run in `__init__`s)."""
 
     def __init__(self, project):
-        self.project = project
+        # Weakly: `_DEFAULTS` keeps this object while its key, the project, lives, so a strong
+        # reference back would keep the project and every summary alive to the end of the process
+        # (and every later collection would traverse them).
+        self._project = weakref.ref(project)
         self._sites: Optional[Dict[str, List[tuple]]] = None
         self._subclasses: Optional[Dict[str, List[str]]] = None
-        self._given: Dict[Tuple[str, str], bool] = {}
-        self._memo: Dict[Tuple[str, str], bool] = {}
+        self._given: Dict[Tuple[str, str, frozenset], bool] = {}
+        self._memo: Dict[Tuple[str, str, frozenset], bool] = {}
 
-    def at_default(self, fid: str, attr: str) -> bool:
+    @property
+    def project(self):
+        return self._project()
+
+    def at_default(self, fid: str, attr: str, user_inits: frozenset = frozenset()) -> bool:
+        """`user_inits`: constructors the user calls with arguments unknown (the `--entry` class's)."""
         project = self.project
         cls = project.defining_class(fid) if fid in project.functions else None
         if cls is None:
             return False
-        key = (cls, attr)
+        key = (cls, attr, user_inits)
         if key not in self._memo:
             self._memo[key] = False  # a cycle decides nothing
-            self._memo[key] = self._decide(cls, attr)
+            self._memo[key] = self._decide(cls, attr, user_inits)
         return self._memo[key]
 
-    def _decide(self, cls: str, attr: str) -> bool:
+    def _decide(self, cls: str, attr: str, user_inits: frozenset) -> bool:
         project = self.project
         owners = [c for c in project.mro(cls) + self.subclasses(cls)
                   if c in project.classes and attr in project.classes[c][1].flags]
@@ -118,23 +128,24 @@ class ConstructorDefaults:
         init = f"{owner}.__init__"
         if param is None or init not in project.functions:
             return False
-        return not self.given(init, param)
+        return not self.given(init, param, user_inits)
 
-    def given(self, fid: str, param: str) -> bool:
+    def given(self, fid: str, param: str, user_inits: frozenset = frozenset()) -> bool:
         """Could a call in the project give `param` to function `fid`? For an `__init__`, calls
-        that construct its class; for another function, unknown callers (a method called through
-        `self`) could: only the constructors' chains are followed."""
-        key = (fid, param)
+        that construct its class (and the user, for one of `user_inits`); for another function,
+        unknown callers (a method called through `self`) could: only the constructors' chains are
+        followed."""
+        key = (fid, param, user_inits)
         if key in self._given:
             return self._given[key]
         self._given[key] = True  # a cycle: given
-        self._given[key] = self._any_site_gives(fid, param)
+        self._given[key] = self._any_site_gives(fid, param, user_inits)
         return self._given[key]
 
-    def _any_site_gives(self, fid: str, param: str) -> bool:
+    def _any_site_gives(self, fid: str, param: str, user_inits: frozenset) -> bool:
         from compilelint.analysis.passed_args import NONE, _handed_on, _offset, _slot
 
-        if not fid.endswith(CONSTRUCTORS):
+        if not fid.endswith(CONSTRUCTORS) or fid in user_inits:
             return True
         callee = self.project.functions[fid][1]
         sites = self.sites().get(fid, ())
@@ -147,7 +158,7 @@ class ConstructorDefaults:
             if slot is None and param not in callee.params and call.args[0] > len(callee.params) - _offset(call, callee):
                 return True  # extra positional arguments, which its `*args` may hand on
             if slot is None:
-                if _handed_on(call) and self.given(caller, param):
+                if _handed_on(call) and self.given(caller, param, user_inits):
                     return True  # its caller's own *args/**kwargs, handed on
                 continue
             own = next((name for at, name in call.forwards if at == slot), None)
@@ -156,9 +167,9 @@ class ConstructorDefaults:
             if own is None or own.startswith("="):
                 return True  # a value of the caller's own making, or a constant
             if own.startswith("self."):
-                if not self.at_default(caller, own[5:]):
+                if not self.at_default(caller, own[5:], user_inits):
                     return True
-            elif self.given(caller, own):
+            elif self.given(caller, own, user_inits):
                 return True
         return False
 

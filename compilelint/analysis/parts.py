@@ -10,8 +10,11 @@ whole project:
 - `@self:make_layer`: what the method of that name returns on this class (`self._make_layer(...)`);
 - `@cls:layer_classes`: the classes of a class-level dict of classes read by `cls.` or `self.`
   (`for kind, layer_cls in cls.layer_classes.items()`), in the MRO of the instance the method runs for.
+- `@selfarg:add:layer`: what the object's own calls of its method `add` pass for parameter `layer`
+  (`def add(self, layer): self.add_module(name, layer(...))`, called `self.add(Block)`).
 The same reading gives what a function returns (`returns`) and what each constructor call of a
-function passes (`constructor_calls`: `Detector(backbone, heads)`, `super().__init__(rpn, heads)`).
+function passes (`constructor_calls`: `Detector(backbone, heads)`, `super().__init__(rpn, heads)`,
+and a method's calls of the object's own methods: `self.add(Block, dim)`).
 """
 from __future__ import annotations
 
@@ -23,9 +26,11 @@ from compilelint.analysis import installs
 from compilelint.analysis.astutil import is_class_name, is_self, is_super_init, parameter_defaults, parameter_names, walk
 from compilelint.analysis.names import STDLIB
 
-ARG, RETURNS, SELF_RETURNS, CLASS_ATTR = "@arg:", "@ret:", "@self:", "@cls:"
+ARG, RETURNS, SELF_RETURNS, CLASS_ATTR, SELF_ARG = "@arg:", "@ret:", "@self:", "@cls:", "@selfarg:"
 # The callee of `super().__init__(...)` in a constructor call record: the next `__init__` in the MRO.
 SUPER = "super()"
+# The callee of `self.<method>(...)` in a constructor call record: "self." + the method's name.
+SELF_CALL = "self."
 # torch's containers of modules and Python's of values: what they are built from are their members.
 CONTAINERS = frozenset({
     "torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict",
@@ -41,14 +46,18 @@ def is_ref(part: str) -> bool:
 
 class Parts:
     """The parts of the values of one function (`method`; None at module level). `init`: the
-    function is a class's `__init__`, whose parameters its callers fill (`@arg:` references)."""
+    function is a class's `__init__`, whose parameters its callers fill (`@arg:` references).
+    Long because it is one reading of a function's values: what they construct, reference, name
+    as classes and return share the locals it works out once."""
 
-    def __init__(self, facts, method, init: bool = False, methods=None):
+    def __init__(self, facts, method, init: bool = False, methods=None, method_params: bool = False):
         self.facts = facts
         self.method = method
         self.init = init
-        # The parameters a part may be passed in: not those a number or a string fills.
-        self.params = _part_params(method.args) if init else frozenset()
+        # The parameters a part may be passed in: not those a number or a string fills. A method's
+        # (`method_params`) are filled by the object's own calls of it (`@selfarg:`).
+        self.params = _part_params(method.args) if init or method_params else frozenset()
+        self.arg_ref = ARG if init else f"{SELF_ARG}{method.name}:" if method_params else ""
         self.methods = methods  # the class's own methods (`self.m(...)` calls one of them), None: any
         # What the function's locals hold, worked out when first asked (most functions never
         # construct a module: a forward's locals are not worth a walk)
@@ -229,7 +238,7 @@ class Parts:
                 self._refs(v, out)
         elif kind is ast.Name and node.ctx.__class__ is ast.Load:
             if node.id in self.params:
-                _add(out, ARG + node.id)  # self.heads = heads
+                _add(out, self.arg_ref + node.id)  # self.heads = heads
             for r in self.local_refs().get(node.id, ()):
                 _add(out, r)
         elif kind is ast.Call:
@@ -238,7 +247,7 @@ class Parts:
     def _call_refs(self, call: ast.Call, out: List[str]):
         func = call.func
         if isinstance(func, ast.Name) and func.id in self.params:
-            _add(out, ARG + func.id)  # a class passed in, built here: `self.block = block_cls(dim)`
+            _add(out, self.arg_ref + func.id)  # a class passed in, built here: `self.block = block_cls(dim)`
             return
         if self.registry_of(func) or isinstance(func, ast.Name) and func.id in self.class_names():
             return  # a class of a registry or a local name: constructed_classes has it
@@ -292,6 +301,9 @@ class Parts:
         out = self.value_parts(value)
         for c in self.classes_of(value):
             _add(out, c)
+        if value.__class__ is ast.Name:
+            for c in self.class_names().get(value.id, ()):
+                _add(out, c)  # a parameter defaulting to a class: `self.add(block_cls)`, `block_cls=Block`
         return out
 
     def returns(self) -> Tuple[Tuple[str, ...], ...]:
@@ -317,6 +329,8 @@ class Parts:
             func = sub.func
             if self.init and is_super_init(func):
                 callee = SUPER
+            elif func.__class__ is ast.Attribute and is_self(func.value) and self.methods:
+                callee = SELF_CALL + func.attr  # self.add(Block, dim): a method of the object itself
             else:
                 leaf = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else ""
                 if not leaf[:1].isupper():

@@ -384,8 +384,8 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
 
 
 def _plain_constant(node: ast.AST) -> bool:
-    """A string or number constant (not None, not a bool: those a truth test reads)."""
-    return node.__class__ is ast.Constant and type(node.value) in (str, int, float)
+    """A string, number or bool constant (not None: NONE says that one)."""
+    return node.__class__ is ast.Constant and type(node.value) in (str, int, float, bool)
 
 
 def _equals_one_of(constant: str, values: str) -> bool:
@@ -453,7 +453,17 @@ def _same(call: Call, callee: FunctionInfo, a: str, b: str) -> bool:
     return slot_a is not None and slot_b is not None and any(slot_a in group and slot_b in group for group in call.same)
 
 
-def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
+def _true_constant(given: Optional[str]) -> bool:
+    """Is this entry of a call's `forwards` a constant that tests true (`=True`, `=2`, `='x'`)?"""
+    if not given or not given.startswith(VALUE):
+        return False
+    try:
+        return bool(ast.literal_eval(given[len(VALUE):]))
+    except (ValueError, SyntaxError):
+        return False
+
+
+def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     """Does this call surely give `param` a value: passed, neither None nor an optional parameter
     of the caller handed on?"""
     if call.args is None:
@@ -465,8 +475,11 @@ def _fills(call: Call, callee: FunctionInfo, param: str) -> bool:
 class Incoming:
     """The calls reaching each function from traced code, built on first use."""
 
-    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False):
+    def __init__(self, project, reached: Dict[str, object], root_ids, calls, lenient: bool = False,
+                 user_inits: frozenset = frozenset()):
         self.project = project
+        # The constructors the user calls (the `--entry` class's): what they give is unknown.
+        self.user_inits = user_inits
         # A root's own `**kwargs` handed on may give anything (its decorators may fill arguments in).
         self.lenient = lenient
         self._lenient_twin: Optional["Incoming"] = None
@@ -484,7 +497,7 @@ class Incoming:
         given a value by every one)."""
         if not needs:
             return False
-        if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:]) for p in needs):
+        if any(p.startswith("self.") and self.defaults.at_default(fid, p[5:], self.user_inits) for p in needs):
             return True  # every instance holds the constructor's default there
         needs = tuple(p for p in needs if not p.startswith("self."))
         if getattr(self.reached.get(fid), "as_wrapper", False):  # the decorator's own tests ran when it decorated
@@ -496,7 +509,7 @@ class Incoming:
         if not calls:  # reached only through calls that never run (or, with no calls, as a root)
             return bool(incoming)
         callee = self.project.functions[fid][1]
-        return any(all(_fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
+        return any(all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
                    all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 
@@ -539,7 +552,8 @@ class Incoming:
         function is left out only where no argument the user adds could reach it (a decorator
         on the compiled `forward` may fill in `use_cache` from the config)."""
         if self._lenient_twin is None:
-            self._lenient_twin = Incoming(self.project, self.reached, self.roots, self.calls, lenient=True)
+            self._lenient_twin = Incoming(self.project, self.reached, self.roots, self.calls, lenient=True,
+                                          user_inits=self.user_inits)
             self._lenient_twin._calls = self._incoming()
         return self._lenient_twin
 
@@ -552,6 +566,21 @@ class Incoming:
         callee = self.project.functions[fid][1]
         return bool(calls) and all(call.args is not None and _slot(call, callee, p) in call.tensors
                                    for call in calls for p in params)
+
+    def passes_true_constants(self, fid: str, needs: Tuple[str, ...]) -> bool:
+        """True when some live traced call of `fid` gives every parameter of `needs` as a true
+        constant (`self.inner(x, flat=True)`): a branch testing them runs whenever that call does,
+        a deprecation branch too."""
+        if not needs or any(p[:1] in ("-", "!") or p.startswith(("self.", KEY)) or VALUE in p for p in needs):
+            return False
+        callee = self.project.functions[fid][1]
+        for caller, call in self._incoming().get(fid, []):
+            if not self.live(caller, call):
+                continue
+            given = dict(call.forwards)  # with unknown arguments (`**kw` handed on), by keyword only
+            if all(_true_constant(given.get(_slot(call, callee, p) if call.args is not None else p)) for p in needs):
+                return True
+        return False
 
     def _gives(self, caller: str, call: Call, callee: FunctionInfo, param: str) -> bool:
         """Does this call give `param`: passed, and not an optional parameter of the caller that
@@ -573,7 +602,7 @@ class Incoming:
         if own is not None and own.startswith(VALUE):
             return not values or _equals_one_of(own[len(VALUE):], values)  # `f(x, mode="nan")`
         if own is not None and own.startswith("self."):
-            return not self.defaults.at_default(caller, own[5:])
+            return not self.defaults.at_default(caller, own[5:], self.user_inits)
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

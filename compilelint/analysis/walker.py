@@ -33,6 +33,10 @@ from compilelint.summary import TRAINING, Candidate, FileSummary, FunctionInfo
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # The nodes `_visit` walks in a way of its own (branches, short circuits, scopes, loops).
+# Constructs that may leave out code inside them on a call (`_every_call`).
+_MAY_SKIP = frozenset((ast.IfExp, ast.BoolOp, ast.ExceptHandler, ast.Try, ast.comprehension, ast.Lambda, ast.ClassDef)
+                      + FUNCS + LOOPS + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+                      + ((ast.match_case,) if hasattr(ast, "match_case") else ()))
 _SPECIAL = frozenset((ast.If, ast.BoolOp, ast.IfExp, ast.ClassDef) + FUNCS + LOOPS)
 # The node classes without fields that hold nodes (`Constant`, `Name`, `alias`, `Eq`, `Pass`).
 _CHILDLESS = tuple(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
@@ -339,6 +343,15 @@ class FileAnalyzer(Conditions, RuleContext):
         return Span(row, src.char_col(row, node.col_offset) + 1, end_row,
                     src.char_col(end_row, node.end_col_offset if node.end_col_offset is not None else node.col_offset) + 1)
 
+    def _every_call(self, path, tests) -> bool:
+        """Does the node run on every call of its function that gives what `needs` asks: no
+        construct that may skip it around it, and each `if` test (or early exit) above it one that
+        names an optional argument of the function (`if minlength is None:`)."""
+        fn = self.scope.node
+        if fn.__class__ not in FUNCS or any(n.__class__ in _MAY_SKIP and n is not fn for n in self.scope.stack + path):
+            return False
+        return all(needed_params([test], fn, self.facts.nodes, self.facts.none_tests) for test in tests)
+
     def _path_to(self, node: ast.AST) -> List[ast.AST]:
         """Ancestors of `node` from the enclosing statement down to it (the node itself last)."""
         stack = self.scope.stack
@@ -379,7 +392,9 @@ class FileAnalyzer(Conditions, RuleContext):
         # what the path needs of config flags and arguments, `x is not None and x.any()` included
         conditions = list(self.scope.conditions) + bound + self._short_circuit_conditions(path) + \
             [(e, True) for e in breaks_if]
+        every_call = self.scope.loops == 0 and self._every_call(path, self.scope.exits + conditions)
         candidate = Candidate(rule.code, message, self.span(node), fix, guards, condition, when, self.scope.loops > 0,
+                              every_call=every_call,
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
                               needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes,

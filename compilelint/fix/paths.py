@@ -22,6 +22,9 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if not names:
         return True
+    names -= {n for n in names if _tensor_just_before(ctx, func, n, expr)}
+    if not names:
+        return True
     defaults = {a.arg: d for a, d in parameter_defaults(func.args)}
     for name, default in defaults.items():
         if name in names and not (isinstance(default, ast.Constant) and default.value is None):
@@ -38,6 +41,46 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
                 (a.asname or a.name.split(".")[0]) in names for a in node.names):
             return False
     return True
+
+
+def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
+    """`name = <tensor>` is an earlier statement of the block holding `expr`'s statement, and no
+    statement between them binds `name`: straight-line code, so that is the value `expr` reads,
+    whatever other bindings of `name` elsewhere in the function are (`a, b = helper(x)` in one
+    branch, `a = torch.cat([z, a])` right before the test)."""
+    up = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
+    up.update({id(c): func for c in func.body})
+    stmt = expr
+    while not isinstance(stmt, ast.stmt):
+        if id(stmt) not in up:
+            return False
+        stmt = up[id(stmt)]
+    parent = up.get(id(stmt))
+    block = next((b for f in ("body", "orelse", "finalbody") for b in [getattr(parent, f, None)]
+                  if isinstance(b, list) and stmt in b), None)
+    if block is None:
+        return False
+    for earlier in reversed(block[:block.index(stmt)]):
+        if name in _declared(earlier):
+            return False  # a def, class, import, global or nonlocal of the name
+        binds = [n for n in ast.walk(earlier) if isinstance(n, ast.Name) and n.id == name
+                 and not isinstance(n.ctx, ast.Load)]
+        if not binds:
+            continue
+        return (isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and earlier.targets[0] is binds[0]
+                and len(binds) == 1 and ctx.is_tensor(earlier.value))
+    return False
+
+
+def _declared(stmt: ast.stmt) -> set:
+    """Names a statement binds other than by assignment: defs, classes, imports, global/nonlocal."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in stmt.names}
+    if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+        return set(stmt.names)
+    return set()
 
 
 def _own_nodes(func):

@@ -62,6 +62,11 @@ def _branch_assignments(stmts: Sequence[ast.stmt]) -> Optional[List[Tuple[str, a
     return out or None
 
 
+def _not_a_number(value: ast.AST) -> bool:
+    """A constant torch.where cannot take as a side (None, a string)."""
+    return isinstance(value, ast.Constant) and type(value.value) not in (bool, int, float)
+
+
 def _bound_before(ctx, name: str, row: int) -> bool:
     func = ctx.function_node
     if func is None:
@@ -139,6 +144,8 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         return None
     if not all(ctx.is_tensor(true[n]) or ctx.is_tensor(false[n]) for n in names):
         return None
+    if any(_not_a_number(v) for v in [*true.values(), *false.values()]):
+        return None  # `torch.where(c, t, None)` raises: a side is a tensor or a Python number
     keep = [ft.span(cond)] + [ft.span(v) for v in true.values()]
     if node.orelse:
         keep += [ft.span(v) for v in false.values()]

@@ -7,7 +7,12 @@ construct them itself (`parts`): constructor-argument flow, builder returns, con
   builds the parts and hands them to its base). What a call passes may itself be a parameter of
   the caller's own `__init__`, followed the same way.
 - `@ret:f` / `@self:m`: what the returns of that function (or method, on the class) build;
-- `@cls:name`: the classes of the class-level dict of classes `name` nearest in the MRO.
+- `@cls:name`: the classes of the class-level dict of classes `name` nearest in the MRO;
+- `@selfarg:m:p`: what the object's own calls `self.m(...)` pass for parameter `p` of its method
+  `m` — the calls written in the classes of the receiver's MRO, the instance whose members are
+  asked about (a base's `add(self, layer)` that builds and stores the layer it is handed, called
+  `self.add(Block)` in a subclass's `__init__`). These fill one container, so what every such
+  call passes counts (no agreement asked).
 A parameter given different parts by different calls answers nothing (the reached function cannot
 tell which instance it runs on), nor does a builder whose return sites build different parts (the
 caller's values pick one); a return under a false module-level constant does not count (`parts`);
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.parts import ARG, CLASS_ATTR, RETURNS, SELF_RETURNS, SUPER
+from compilelint.analysis.parts import ARG, CLASS_ATTR, RETURNS, SELF_ARG, SELF_CALL, SELF_RETURNS, SUPER
 
 
 class PartFlow:
@@ -26,13 +31,18 @@ class PartFlow:
 
     def __init__(self):
         self._sites: Optional[Dict[str, List[Tuple[Optional[str], tuple]]]] = None
+        self._self_sites: Dict[str, List[Tuple[str, tuple]]] = {}  # method name → (calling class, arguments)
         self._memo: Dict[Tuple[str, str], List[str]] = {}
 
-    def resolve(self, project, context: Optional[str], parts) -> List[str]:
-        """The classes `parts` stand for, read in the code of class `context` (None: a module function)."""
+    def resolve(self, project, context: Optional[str], parts, receiver: Optional[str] = None) -> List[str]:
+        """The classes `parts` stand for, read in the code of class `context` (None: a module
+        function) run for an instance of `receiver` (None: of `context`)."""
         out: List[str] = []
         for part in parts:
-            if part.startswith(ARG):
+            if part.startswith(SELF_ARG):
+                method, _, param = part[len(SELF_ARG):].partition(":")
+                found = self._self_passed(project, receiver or context, method, param) if context else []
+            elif part.startswith(ARG):
                 found = self._param(project, context, part[len(ARG):]) if context else []
             elif part.startswith(RETURNS):
                 found = self._returns(project, project.canonical(part[len(RETURNS):]))
@@ -95,12 +105,35 @@ class PartFlow:
                     out = out or found
         return out
 
+    def _self_passed(self, project, receiver: str, method: str, param: str) -> List[str]:
+        """What the calls `self.<method>(...)` written in the receiver's classes pass for `param`."""
+        fid = project.method(receiver, method)
+        if fid is None:
+            return []
+
+        def work():
+            self.sites(project)
+            params = project.functions[fid][1].params
+            chain = set(project.mro(receiver))
+            out: List[str] = []
+            for context, args in self._self_sites.get(method, ()):
+                if context not in chain:
+                    continue  # a sibling class's calls fill its own instances
+                for slot, parts in args:
+                    if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
+                        out.extend(c for c in self.resolve(project, context, parts, receiver) if c not in out)
+            return out
+        return self._remembered((f"{receiver}:{method}", param), work)
+
     def sites(self, project) -> Dict[str, List[Tuple[Optional[str], tuple]]]:
         """`__init__` function id → (calling class or None, arguments) of the calls that run it."""
         if self._sites is None:
             self._sites = {}
             for summary in project.summaries:
                 for callee, context, args in summary.constructions:
+                    if callee.startswith(SELF_CALL):
+                        self._self_sites.setdefault(callee[len(SELF_CALL):], []).append((context, args))
+                        continue
                     if callee == SUPER:  # the next `__init__` after the calling class's
                         known = context in project.classes
                         init = project.method(context, "__init__", skip_first=True) if known else None

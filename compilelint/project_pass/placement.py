@@ -3,7 +3,8 @@
 A candidate (what a rule saw in a function) becomes a finding when its function is reached by
 torch.compile in a mode its guards allow, its config flags and optional arguments can hold for the
 compiled model, and its condition is met (CUDA graphs). A break that Dynamo meets only after one
-it cannot resume from (a break in a loop, a `skips_frame` rule's) is kept, marked hidden by it.
+it cannot resume from (a break in a loop, a `skips_frame` rule's, a call in a loop of a function
+that always breaks: `callee_skips`) is kept, marked hidden by it.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import List
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
+from compilelint.project_pass.callee_skips import loop_call_skips
 from compilelint.project_pass.regions import Project, edge_mode, meet
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
@@ -21,17 +23,35 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.summary import FileSummary
 
 
+def user_inits(project: Project, roots) -> frozenset:
+    """The constructors a call of each `--entry` class runs: the user builds the model that is
+    compiled, with arguments the project does not show."""
+    out = set()
+    for fid, via, *rest in roots:
+        receiver = rest[-1] if rest else None
+        cls = receiver or (project.defining_class(fid) if fid in project.functions else None)
+        if via == "--entry" and cls:
+            out.update(m for m in (project.method(cls, "__init__"), project.method(cls, "__new__")) if m)
+    return frozenset(out)
+
+
 def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
           builder: FindingBuilder, calls: ResolvedCalls) -> None:
     """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
-    incoming = passed_args.Incoming(project, reached, root_ids.values(), calls)
+    incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
 
     def only_items(fid: str, region_root: str) -> bool:
         if (fid, region_root) not in items_memo:
             items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
         return items_memo[fid, region_root]
+
+    def given_misuse(fid: str, c) -> bool:
+        """A misuse branch (a deprecated flag) that traced code takes itself: dead by its misuse
+        guard alone, and a traced call passes what its test needs as true constants."""
+        return (MISUSE, True) in c.guards and not project.dead(tuple(g for g in c.guards if g[0] != MISUSE)) \
+            and incoming.passes_true_constants(fid, c.needs)
 
     for summary in summaries:
         for qual, info in summary.with_candidates():  # most functions have nothing to place
@@ -43,9 +63,11 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 first, last = info.wrapper
                 candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
             skips = frame_skips(candidates, builder.rules)
+            if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
+                skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
                 mode = meet(r.mode, edge_mode(c.guards))
-                if mode == "never" or project.dead(c.guards):
+                if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none

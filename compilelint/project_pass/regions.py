@@ -71,6 +71,9 @@ class Reach:
     # Reached as the wrapper a decorator returns: only the nested `def`'s body (`FunctionInfo.wrapper`)
     # runs in the region, its calls and candidates.
     as_wrapper: bool = False
+    # The subclasses it runs for as a method of a base (`Project.receiver`), told apart by reach:
+    # their `self.m(...)` calls run their own methods (`ResolvedCalls.callers` reads them).
+    receivers: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -199,7 +202,7 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
-                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr]) if x not in out)
+                out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr], cls) if x not in out)
         if not out:  # `q_net: QNet` in the class body, set in a method the reading did not follow
             for c in self.mro(cls):
                 entry = self.classes.get(c)
@@ -616,6 +619,9 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                 mode = meet(here.mode, edge_mode(call.guards))
                 if mode == "never" or project.dead(call.guards):
                     continue
+                if call.own_flags and not config_flags.own_decides(
+                        project, receiver or project.defining_class(current) or "", call.own_flags):
+                    continue  # `else: self._fast_path()` under `if self.full_update:` of a class setting it
                 for callee in callees:
                     flags = project.call_flags(current, call, callee)
                     if flags and not config_flags.decide(project, fid, flags)[0]:
@@ -657,6 +663,12 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                         if old is None or (explicit and not old.explicit):
                             reached[callee] = states[state]
                         queue.append(state)
+    receivers: Dict[str, set] = {}
+    for fid, receiver in states:
+        if receiver is not None and fid in reached:
+            receivers.setdefault(fid, set()).add(receiver)
+    for fid, found in receivers.items():
+        reached[fid] = replace(reached[fid], receivers=tuple(sorted(found)))
     return reached, disabled
 
 

@@ -25,6 +25,7 @@ class ResolvedCalls:
         self._by_receiver: Dict[Tuple[str, str], Tuple[List[Call], List[Tuple[Call, List[str]]]]] = {}
         self._callers = Inverse(_by_callee)  # the calls reaching each function, kept between passes
         self._callers_over = (None, None)  # the (project, reached) `_callers` was last brought up to date for
+        self._merged: Dict[str, tuple] = {}  # fid → (the answers merged, the merged answer): `_for_receivers`
 
     def of(self, project, fid: str, receiver: Optional[str] = None) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order; with `receiver`, for
@@ -62,7 +63,25 @@ class ResolvedCalls:
         if self._callers_over[0] is project and self._callers_over[1] is reached:
             return self._callers.by_target
         self._callers_over = (project, reached)
-        return self._callers.over(reached, ((caller, self.of(project, caller)) for caller in reached)).by_target
+        return self._callers.over(reached, ((caller, self._for_receivers(project, caller, reached[caller]))
+                                            for caller in reached)).by_target
+
+    def _for_receivers(self, project, fid: str, reach) -> List[Tuple[Call, List[str]]]:
+        """`of`, each call's callees for the function's own class and for every subclass it was
+        reached for (`Reach.receivers`): a base's `forward` calling `self.update(x)` reaches each
+        subclass's `update`. The same object while its parts are."""
+        answer = self.of(project, fid)
+        receivers = getattr(reach, "receivers", ())
+        if not receivers:
+            return answer
+        parts = [answer] + [self.of(project, fid, r) for r in receivers]
+        kept = self._merged.get(fid)
+        if kept is not None and len(kept[0]) == len(parts) and all(a is b for a, b in zip(kept[0], parts)):
+            return kept[1]
+        merged = [(call, list(dict.fromkeys(c for part in parts for c in part[i][1])))
+                  for i, (call, _) in enumerate(answer)]
+        self._merged[fid] = (parts, merged)
+        return merged
 
 
 def _by_callee(answer):

@@ -51,20 +51,38 @@ def _forget(roots, factory_module: str) -> None:
             part in ("site-packages", "dist-packages") or part.startswith(".") for part in
             real[len(root) + 1:].split(os.sep)[:-1])
 
+    fileless, dropped = [], set()
     for name, mod in list(sys.modules.items()):
-        path = getattr(mod, "__file__", None) or ""
+        path = module_file(mod)
         real = os.path.realpath(path) if path else ""
-        if real.startswith(own + os.sep):
+        if not real:
+            fileless.append(name)
+        elif real.startswith(own + os.sep):
             continue
         if name == factory_module or (real and any(under(real, r) for r in roots)):
             del sys.modules[name]
+            dropped.add(name.partition(".")[0])
+    # A package's lazy submodules (no file until loaded) go with it: left behind, they would be the
+    # old version's objects inside the next version's package.
+    for name in fileless:
+        if "." in name and name.partition(".")[0] in dropped:
+            sys.modules.pop(name, None)
 
 
 def _loaded_from(folders) -> bool:
     """Whether any module now imported comes from one of `folders` (a fixed copy)."""
     folders = [os.path.realpath(f) for f in folders]
     return any(os.path.realpath(path).startswith(tuple(f + os.sep for f in folders))
-               for path in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if path)
+               for path in (module_file(m) for m in list(sys.modules.values())) if path)
+
+
+def module_file(mod) -> str:
+    """The file a module was loaded from, or "". A lazy module loads itself on attribute access,
+    which raises when an optional dependency it needs is missing: such a module has no file yet."""
+    try:
+        return getattr(mod, "__file__", None) or ""
+    except Exception:  # noqa: BLE001 (whatever the lazy import raised)
+        return ""
 
 
 def _factory_module(example: str) -> str:

@@ -16,7 +16,7 @@ from compilelint.finding import Finding, Report
 from compilelint.verify import match as M
 from compilelint.verify.fix_after import After
 from compilelint.verify.fix_before import reaches
-from compilelint.verify.prove import EQUAL, TargetRun
+from compilelint.verify.prove import EQUAL, TargetRun, verdict_text
 
 STATUSES = ("proven", "changed-output", "new-break", "no-effect", "not-reached", "error", "slower")
 
@@ -114,9 +114,10 @@ def _judge(report, fixes, applied, maps, before, after, files, unstable=frozense
             r.status, r.message = "new-break", f"{mine[0]['gb_type']} at line {mine[0]['line']}"
         elif reached and all(k in unstable for k in reached):
             r.status, r.message = "error", "the original's outputs differ from run to run: not comparable"
-        elif any(v.get(side, {}).get("equal") not in EQUAL + ("nondeterministic",) for _, v in r.outputs
-                 for side in ("eager", "compiled")):
-            r.status = "changed-output"
+        elif changed := [f"{label} {side}: {verdict_text(v[side])}" for label, v in r.outputs
+                         for side in ("eager", "compiled")
+                         if v.get(side, {}).get("equal") not in EQUAL + ("nondeterministic",)]:
+            r.status, r.message = "changed-output", changed[0]  # by how much: the user judges the tolerance
         elif r.before == 0 or r.after > 0:
             r.status = "no-effect"
         else:

@@ -7,17 +7,7 @@ from typing import Optional
 
 from compilelint.finding import Report
 from compilelint.verify.fix_judge import STATUSES, FixResult
-
-
-def _verdict(v: dict) -> str:
-    eq = v.get("equal") or "not compared"
-    if eq == "allclose":
-        return f"allclose (max |Δ| {v['max_abs']:.3g}, rtol {v['rtol']:g}, atol {v['atol']:g})"
-    if eq in ("differs", "mismatch"):
-        extra = f", max |Δ| {v['max_abs']:.3g}" if v.get("max_abs") is not None else ""
-        tol = f", rtol {v['rtol']:g}, atol {v['atol']:g}" if v.get("rtol") is not None else ""
-        return f"{eq} ({v.get('what', '')}{extra}{tol})"
-    return eq + (f" ({v['zero_grads']} gradients zero instead of None)" if v.get("zero_grads") else "")
+from compilelint.verify.prove import verdict_text
 
 
 def proof_dict(r: FixResult) -> dict:
@@ -64,8 +54,8 @@ def render(proof, cwd: Optional[str] = None) -> str:
             head += f"; {r.message}"
         lines.append(head)
         for label, v in r.outputs:
-            lines.append(f"    {label}: eager {_verdict(v.get('eager') or {})}; "
-                         f"compiled {_verdict(v.get('compiled') or {})}")
+            lines.append(f"    {label}: eager {verdict_text(v.get('eager') or {})}; "
+                         f"compiled {verdict_text(v.get('compiled') or {})}")
         lines += [f"    {t.text()}" for t in r.timings if not (r.status == "slower" and t.text() == r.message)]
         lines.append(f"    fix ({f.fix.applicability}): {f.fix.message}")
     counts = {s: sum(r.status == s for r in proof.results) for s in STATUSES}

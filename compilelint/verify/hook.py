@@ -89,7 +89,10 @@ def install() -> None:
     finder = _Finder()
     sys.meta_path.insert(0, finder)
     for module in list(sys.modules.values()):  # anything imported before us (rare)
-        origin = getattr(module, "__file__", None)
+        try:
+            origin = getattr(module, "__file__", None)
+        except Exception:  # noqa: BLE001 (a lazy module whose deferred import fails has no file yet)
+            continue
         if origin and _norm(origin) in _SPEC["roots"]:
             _patch(module, _norm(origin))
     script = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""

@@ -3,13 +3,15 @@
 Many breaks vanish with a setting instead of a code change: `.item()` with
 `capture_scalar_outputs`, `nonzero()`/masks with `capture_dynamic_output_shape_ops`, print and
 `warnings.warn` with `reorderable_logging_functions`, nn.LSTM/GRU/RNN submodules with `allow_rnn`,
-recompiles with `dynamic=True`. The settings tried are the ones the findings (by rule) or the observed breaks (by gb_type) point to. Each target
+recompiles with `dynamic=True`, branches on NumPy arrays the code holds (a space's bounds) with
+`trace_numpy = False`. The settings tried are the ones the findings (by rule) or the observed breaks (by gb_type) point to. Each target
 runs once with none of them (the reference: its eager outputs), then with each setting alone, then
 greedily with the best ones together; a setting counts only when the compiled outputs still equal
 the reference. The suggestion is the smallest set that removes the most breaks.
 """
 from __future__ import annotations
 
+import linecache
 import os
 import shutil
 import tempfile
@@ -29,7 +31,16 @@ KNOBS: Dict[str, Tuple[frozenset, Tuple[str, ...]]] = {
     # GB0014: nn.RNN/GRU/LSTM submodules (CL216) are traced, as one `aten.lstm`/`gru` op, only with this
     "allow_rnn": (frozenset({"CL216"}), ("wrap RNN",)),
     "dynamic": (frozenset({"CL401", "CL402", "CL403", "CL405"}), ()),
+    # NumPy arrays in traced code become tensors in the graph, so `np.any(a != 0) or ...` on an array the
+    # module holds is data-dependent (GB0170: nothing in the break says NumPy; the line does). Not
+    # traced, NumPy calls run in Python (measured on torch 2.13: 3 breaks -> 1, the array comparison
+    # itself still breaks; outputs equal). NumPy on tensors then breaks instead: measured per target.
+    "trace_numpy": (frozenset({"CL106"}), ()),
 }
+# the value a setting is set to (True unless named here)
+VALUES = {"trace_numpy": False}
+# words of the breaking line's source that point to a setting
+SOURCE_WORDS = {"trace_numpy": ("np.", "numpy.")}
 
 
 def spelled(knob: str) -> str:
@@ -37,23 +48,32 @@ def spelled(knob: str) -> str:
         return "torch.compile(..., dynamic=True)"
     if knob == "reorderable_logging_functions":
         return "torch._dynamo.config.reorderable_logging_functions = {print, warnings.warn}"
-    return f"torch._dynamo.config.{knob} = True"
+    return f"torch._dynamo.config.{knob} = {VALUES.get(knob, True)}"
 
 
 def run_kwargs(knobs: Sequence[str]) -> dict:
     """The child's `dynamo_config` and `dynamic` for a set of settings."""
-    config = {k: True for k in knobs if k not in ("dynamic", "reorderable_logging_functions")}
+    config = {k: VALUES.get(k, True) for k in knobs if k not in ("dynamic", "reorderable_logging_functions")}
     if "reorderable_logging_functions" in knobs:
         config["reorderable_logging_functions"] = ["builtins.print", "warnings.warn"]
     return {"dynamo_config": config, "dynamic": True if "dynamic" in knobs else None}
 
 
-def pointed_to(codes: Sequence[str], gb_types: Sequence[str]) -> List[str]:
+def pointed_to(codes: Sequence[str], gb_types: Sequence[str], sources: Sequence[str] = ()) -> List[str]:
+    """The settings the findings' rule codes, the breaks' gb_types or the breaking lines' source
+    text (`sources`) point to."""
     out = []
     for knob, (rules, words) in KNOBS.items():
-        if set(codes) & rules or any(w.lower() in g.lower() for g in gb_types for w in words):
+        if set(codes) & rules or any(w.lower() in g.lower() for g in gb_types for w in words) \
+                or any(w in line for line in sources for w in SOURCE_WORDS.get(knob, ())):
             out.append(knob)
     return out
+
+
+def source_lines(events) -> List[str]:
+    """The source text of the lines the breaks are at."""
+    return [linecache.getline(e["file"], e["line"]) for e in events
+            if e.get("event") != "recompile" and e.get("file") and e.get("line")]
 
 
 @dataclass
@@ -90,7 +110,8 @@ def try_settings(example: str, codes: Sequence[str], *, trace_files: Sequence[st
         base_runs = [first] + [run_target(example, i, "eval", save=os.path.join(tmp, f"{i}.pt"), **kw)
                                for i in range(1, count)]
         baseline = _trial((), base_runs, under)
-        knobs = pointed_to(codes, [e["gb_type"] for r in base_runs for e in r.events])
+        events = [e for r in base_runs for e in r.events]
+        knobs = pointed_to(codes, [e.get("gb_type", "") for e in events], source_lines(events))
         done = [0]
 
         def trial(ks: Tuple[str, ...]) -> Trial:

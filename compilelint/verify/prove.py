@@ -16,6 +16,18 @@ from compilelint.verify.runner import _env, run_child
 EQUAL = ("bitwise", "allclose")
 
 
+def verdict_text(v: dict) -> str:
+    """One comparison verdict of a child (`prove_child.compare`) in words, with its numbers."""
+    eq = v.get("equal") or "not compared"
+    if eq == "allclose":
+        return f"allclose (max |Δ| {v['max_abs']:.3g}, rtol {v['rtol']:g}, atol {v['atol']:g})"
+    if eq in ("differs", "mismatch"):
+        extra = f", max |Δ| {v['max_abs']:.3g}" if v.get("max_abs") is not None else ""
+        tol = f", rtol {v['rtol']:g}, atol {v['atol']:g}" if v.get("rtol") is not None else ""
+        return f"{eq} ({v.get('what', '')}{extra}{tol})"
+    return eq + (f" ({v['zero_grads']} gradients zero instead of None)" if v.get("zero_grads") else "")
+
+
 @dataclass
 class TargetRun:
     """What one child observed for one (target, mode)."""

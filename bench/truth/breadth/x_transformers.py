@@ -199,6 +199,39 @@ def _one_token_looped(model, config, inputs):
     return model, {**out, "looped_inference": True}
 
 
+# Options of the training wrappers that their default models leave off, each opening the path a
+# clean class's findings claim (added 2026-11-28, run on torch 2.13 CPU: see bench/truth/README.md):
+# an `AutoregressiveWrapper` over a looped net (its looped loss, `exit_loss[exit_loss_mask]`) or over
+# a net with a continuous prediction head (`cont_loss[mask]`); `ContinuousAutoregressiveWrapper`
+# called with `rollout_steps=2` (the rollout loss); `XLAutoregressiveWrapper` with test-time training
+# on one feedforward projection (`tbptt_steps=2`: its `update_ttt` between chunks).
+def _rewrap_autoregressive(**net_kw):
+    """The model's `AutoregressiveWrapper` rebuilt around a `TransformerWrapper` with `net_kw` on
+    the same attention layers (its own options kept)."""
+
+    def prepare(model, config, inputs):
+        import x_transformers as xt
+
+        net = xt.TransformerWrapper(num_tokens=TOKENS, max_seq_len=SEQ * 2, attn_layers=model.net.attn_layers, **net_kw)
+        return xt.AutoregressiveWrapper(net, mask_prob=model.mask_prob), inputs
+
+    return prepare
+
+
+def _rollout(model, config, inputs):
+    return model, {**inputs, "rollout_steps": 2}
+
+
+def _test_time_training(model, config, inputs):
+    """`XLAutoregressiveWrapper(net, tbptt_steps=2, ttt_module_paths=(<the last feedforward's output
+    projection>,))` over the same net: two chunks of 8, the fast weights updated after the first."""
+    import torch
+    import x_transformers as xt
+
+    path = [name for name, m in model.net.named_modules() if isinstance(m, torch.nn.Linear)][-2]
+    return xt.XLAutoregressiveWrapper(model.net, tbptt_steps=2, ttt_module_paths=(path,)), inputs
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     drop = Variant("layer_dropout 0.5 with rotary embeddings: layers skipped in train, the rotary path",
@@ -208,4 +241,13 @@ def variants(Variant):
     out = {name: {"layer_dropout_rotary": drop} for name in DROPOUT_MODELS}
     for name in LOOPED_MODELS:
         out.setdefault(name, {})["looped_inference"] = looped
+    for name in ("autoregressive", "autoregressive_mask_prob"):
+        out[name] = {
+            "looped": Variant("a looped net (pre_and_post_norm layers): the looped loss over every step's logits",
+                              config=dict(pre_and_post_norm=True), prepare=_rewrap_autoregressive(looped=True)),
+            "continuous_pred_head": Variant("a net with a continuous prediction head: the next-embedding loss",
+                                            prepare=_rewrap_autoregressive(add_continuous_pred_head=True))}
+    out["continuous_autoregressive"] = {"rollout": Variant("rollout_steps=2: the rollout loss", prepare=_rollout)}
+    out["xl_autoregressive"] = {"ttt": Variant("test-time training of one feedforward projection, two chunks",
+                                               prepare=_test_time_training)}
     return out
