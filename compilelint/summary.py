@@ -167,6 +167,14 @@ class FunctionInfo:
     # A decorator's wrapper: the (first row, last row), counted from `row`, of the nested `def` it
     # returns that calls the decorated function (`analysis/wrappers.py`); () when there is none.
     wrapper: Tuple[int, ...] = ()
+    # Modules it installs into another object (`setattr(parent, name, m)`, `parent.add_module(name,
+    # m)`, `parent._modules[name] = m`): their parts, `@param:<name>` for a parameter installed; and
+    # its calls of methods by `self.`/`cls.` that pass parts, as (method, ((position or keyword,
+    # parts), ...)): `analysis/installs.py`, joined per class by `project_pass/installed.py`.
+    installs: Tuple[str, ...] = ()
+    # A property's getter returning `self.<attr>` plainly (`return bool(self.items)`): that attr.
+    returns_attr: str = ""
+    self_calls: Tuple[Tuple[str, tuple], ...] = ()
 
 
 @dataclass
@@ -196,6 +204,15 @@ class ClassInfo:
     # self.<attr> → what `__init__` stores there that other code decides (`parts`): the arguments
     # of a parameter (`@arg:heads`), a builder's returns (`@ret:pkg.build_head`, `@self:_make_layer`).
     parts: Dict[str, List[str]] = field(default_factory=dict)
+    # Class-level dicts of classes (`layer_classes = {nn.Linear: ScaledLinear, ...}`): what a method
+    # reading `cls.<name>` / `self.<name>` picks from, in the MRO of the instance it runs for.
+    registries: Dict[str, List[str]] = field(default_factory=dict)
+    # Its state (`analysis/state.py`): the truth of each class-level constant, of each constant
+    # `__init__` stores in `self.<attr>` (None: something else), and attr → the other methods
+    # storing into or filling it.
+    state_defaults: Dict[str, bool] = field(default_factory=dict)
+    init_state: Dict[str, Optional[bool]] = field(default_factory=dict)
+    state_changes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
@@ -223,6 +240,8 @@ class FileSummary:
     # Constructor calls here that pass parts: (class called or "super()", the calling class or "",
     # ((positional index or keyword, the parts passed), ...)), joined by the project pass (`part_flow`).
     constructions: List[Tuple[str, str, tuple]] = field(default_factory=list)
+    # Attributes its functions store on objects other than `self` (`module.flag = True`): `state`.
+    foreign_stores: Tuple[str, ...] = ()
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
     graph_key: str = ""
@@ -250,18 +269,20 @@ class FileSummary:
             self.module,
             sorted((q, tuple(f.decorators), f.is_generator, tuple(c.unplaced() for c in f.calls), f.params,
                     tuple(f.returns_predicates), f.returns_only_predicates, tuple(f.or_returns), f.marks_constant,
-                    f.returns_parts, f.wrapper)
+                    f.returns_parts, f.wrapper, f.installs, f.self_calls, f.returns_attr)
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
                     sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
-                    sorted(c.init_defaults.items()))
+                    sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
+                    sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()))
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
             sorted(self.opaque),
             self.swap_default_eager,
             self.constructions,
+            self.foreign_stores,
         )
         return hashlib.blake2b(repr(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

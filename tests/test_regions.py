@@ -101,6 +101,38 @@ def test_entry_runs_the_call_its_class_writes():
     assert rows == {"Scale": [(13, "CL203")], "Plain": [(24, "CL201")], "Model": [(13, "CL203")]}
 
 
+def test_entry_runs_the_modules_its_class_installs():
+    """`--entry file.py:NoisyWrapper`: the wrapper's base installs adapters into the model it is
+    handed (`setattr(parent, name, new)`, the class from the subclass's class-level dict), and its
+    forward calls that model: NoisyAdapter runs (measured: snippets_installed_modules.out), and
+    only for the wrapper that installs it."""
+    path = os.path.join(REGIONS, "installed_modules.py")
+    rows = {}
+    for cls in ("NoisyWrapper", "QuietWrapper", "Wrapper"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
+    assert rows == {"NoisyWrapper": [(18, "CL104")], "QuietWrapper": [], "Wrapper": []}
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:NoisyWrapper"]))
+    assert [f.region.reason for f in report.findings] == ["Wrapper.forward → self.model → NoisyAdapter.forward"]
+
+
+def test_entry_runs_the_members_a_method_stores():
+    """`--entry file.py:Holder`: `add` stores what `build` returns into the ModuleDict and the
+    forward calls each item: Router runs (measured: snippets_container_items_stored.out); Spare,
+    built and never stored, does not."""
+    path = os.path.join(REGIONS, "container_items_stored.py")
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Holder"]))
+    assert sorted((f.span.row, f.code) for f in report.findings) == [(11, "CL101")]
+
+
+def test_entry_runs_the_class_a_helper_returns():
+    """`--entry file.py:Wrapper`: `_make` instantiates the class `pick_class` returns (`layer_cls =
+    Fast ... return layer_cls`): Fast runs (measured: snippets_returned_class.out), Unpicked not."""
+    path = os.path.join(REGIONS, "returned_class.py")
+    report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:Wrapper"]))
+    assert sorted((f.span.row, f.code) for f in report.findings) == [(15, "CL301")]
+
+
 def test_the_entry_class_is_built_by_the_user_whatever_the_project_builds():
     """`--entry ...:Block` compiles the user's Block, whose `looped` the user may pass, though the
     project's only construction (`Stack`'s `Block(dim)`) leaves it out; the same for a subclass

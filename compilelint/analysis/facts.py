@@ -22,6 +22,7 @@ from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
 from compilelint.analysis.parts import Parts, false_constants
 from compilelint.analysis.passed_args import none_tests
+from compilelint.analysis.state import class_state, returned_attr
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -37,6 +38,8 @@ PREDICATE_NAME = re.compile("|".join(["compil|script|trac|dynamo|export"] +
                                      [re.escape(name) for name in libraries.OPT_IN_PREDICATES]), re.I)
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
+# torch's containers of parameters: an item is a tensor (a dict's by key, a list's by index).
+TENSOR_CONTAINERS = {"torch.nn.ParameterDict": T.DICT, "torch.nn.ParameterList": T.SEQ}
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
 # Hooks that pick the implementation a swap decorator puts in place (`data/libraries.toml`); a
@@ -276,6 +279,8 @@ class FileFacts:
             params=tuple(a.arg for a in node.args.posonlyargs + node.args.args),
         )
         self._predicate_returns(node, info)
+        if cls is not None and any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in info.decorators):
+            info.returns_attr = returned_attr(node)  # a state flag's getter (`state`)
         nodes = self.nodes(node)
         info.marks_constant = self._marks_constants and marks_constant(nodes)
         for n in self.of_kinds(node, LOOPS):  # its loops (`frames`)
@@ -397,6 +402,7 @@ class ClassCollector:
                     info.built_under = built_under(method, info.row)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
+        info.state_defaults, info.init_state, info.state_changes = class_state(node, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls
@@ -442,6 +448,10 @@ class ClassCollector:
                 typed = annotation_class(value, resolve)
             if typed:
                 info.attr_types[target.id] = typed
+            if isinstance(value, ast.Dict) and value.values:  # `layer_classes = {nn.Linear: ScaledLinear}`
+                classes = [self.facts.imports.resolve(v) or "" for v in value.values]
+                if all(is_class_name(c) for c in classes):
+                    info.registries[target.id] = classes
         assigned: Dict[str, set] = {}
         for method in self.node.body:
             if not isinstance(method, FUNCS):
@@ -476,6 +486,8 @@ class ClassCollector:
                         self._record_attr(cls, attr, value, probe, in_init)
                     if isinstance(t, ast.Subscript) and is_self(t.value):  # self[f"expert_{i}"] = Expert()
                         self._record_member(cls, sub.value, probe, in_init)
+                    elif isinstance(t, ast.Subscript) and self_attr(t.value):  # self.routers[name] = build(cfg)
+                        self._record_members(cls, self_attr(t.value), sub.value)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str):
@@ -510,6 +522,15 @@ class ClassCollector:
                         members.append(c)
                 if in_init:
                     self._record_parts(cls, self_attr(sub.func.value), sub.args[-1])
+
+    def _record_members(self, cls: ClassFacts, attr: str, value: ast.AST):
+        """`self.routers[name] = Router(cfg)` / `= build(cfg)` in any method: the container's
+        members are those classes, and what the builder returns (`parts`)."""
+        classes = self._constructed_classes(value)
+        if classes:
+            members = cls.info.submodules.setdefault(attr, [])
+            members.extend(c for c in classes if c not in members)
+        self._record_parts(cls, attr, value)
 
     def _config_copies(self, init, cls: ClassFacts):
         """`self.layerdrop = config.encoder_layerdrop`: the attribute holds the config's value (an
@@ -595,6 +616,9 @@ class ClassCollector:
             return
         if is_logger_factory(value, self.facts.imports):
             kinds.add(T.LOGGER)
+            return
+        if isinstance(value, ast.Call) and self.facts.resolve_plain(value.func) in TENSOR_CONTAINERS:
+            kinds.add(TENSOR_CONTAINERS[self.facts.resolve_plain(value.func)])  # self.scales[name]: a tensor
             return
         kind = probe.kind(value)
         if kind in T.TENSORISH:  # nn.Parameter(...), torch.zeros(...)

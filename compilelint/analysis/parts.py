@@ -8,6 +8,8 @@ whole project:
   (`self.heads = heads`, `self.block = block_cls(dim)`, `nn.ModuleList(layers)`);
 - `@ret:pkg.mod.build_head`: what that function returns (`self.head = build_head(cfg)`);
 - `@self:make_layer`: what the method of that name returns on this class (`self._make_layer(...)`);
+- `@cls:layer_classes`: the classes of a class-level dict of classes read by `cls.` or `self.`
+  (`for kind, layer_cls in cls.layer_classes.items()`), in the MRO of the instance the method runs for.
 - `@selfarg:add:layer`: what the object's own calls of its method `add` pass for parameter `layer`
   (`def add(self, layer): self.add_module(name, layer(...))`, called `self.add(Block)`).
 The same reading gives what a function returns (`returns`) and what each constructor call of a
@@ -20,10 +22,11 @@ import ast
 import sys
 from typing import Dict, List, Optional, Tuple
 
+from compilelint.analysis import installs
 from compilelint.analysis.astutil import is_class_name, is_self, is_super_init, parameter_defaults, parameter_names, walk
 from compilelint.analysis.names import STDLIB
 
-ARG, RETURNS, SELF_RETURNS, SELF_ARG = "@arg:", "@ret:", "@self:", "@selfarg:"
+ARG, RETURNS, SELF_RETURNS, CLASS_ATTR, SELF_ARG = "@arg:", "@ret:", "@self:", "@cls:", "@selfarg:"
 # The callee of `super().__init__(...)` in a constructor call record: the next `__init__` in the MRO.
 SUPER = "super()"
 # The callee of `self.<method>(...)` in a constructor call record: "self." + the method's name.
@@ -43,7 +46,9 @@ def is_ref(part: str) -> bool:
 
 class Parts:
     """The parts of the values of one function (`method`; None at module level). `init`: the
-    function is a class's `__init__`, whose parameters its callers fill (`@arg:` references)."""
+    function is a class's `__init__`, whose parameters its callers fill (`@arg:` references).
+    Long because it is one reading of a function's values: what they construct, reference, name
+    as classes and return share the locals it works out once."""
 
     def __init__(self, facts, method, init: bool = False, methods=None, method_params: bool = False):
         self.facts = facts
@@ -84,6 +89,7 @@ class Parts:
 
     def class_names(self) -> Dict[str, List[str]]:
         if self._class_names is None:
+            self._class_names = {}  # a name read while the names are worked out holds no class yet
             self._class_names = self._class_valued_names(self.method) if self.method is not None else {}
         return self._class_names
 
@@ -148,28 +154,42 @@ class Parts:
         return {k: v for k, v in out.items() if v}
 
     def registry_of(self, node) -> List[str]:
-        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`)."""
+        """The classes of a module-level dict of classes indexed here (`CLASSES[cfg.impl]`, `.get(...)`),
+        or the reference to a class-level one (`cls.CLASSES[kind]`, `type(self).CLASSES.get(kind)`)."""
         registries = self.facts.class_registries
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            return registries.get(node.value.id, [])
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
-                isinstance(node.func.value, ast.Name):
-            return registries.get(node.func.value.id, [])
-        return []
+        if isinstance(node, ast.Subscript):
+            held = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            held = node.func.value
+        else:
+            return []
+        return registries.get(held.id, []) if isinstance(held, ast.Name) else class_level_registry(held)
 
     def _class_valued_names(self, method) -> Dict[str, List[str]]:
-        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters
-        and `cls = A if cond else B`."""
+        """Names in a method that hold a class: `layer_type: type = LlamaDecoderLayer` parameters,
+        `cls = A if cond else B`, the name a loop over a dict of classes binds, what a project
+        function returns (`returned_by_call`), and a name copied from one of those."""
         out: Dict[str, List[str]] = {}
         for arg, default in parameter_defaults(method.args):
             found = self.classes_of(default)
             if found:
                 out[arg.arg] = found
-        for sub in self.facts.of_kinds(method, _ASSIGN):
-            if len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                found = self.classes_of(sub.value)
+        copies = []
+        for sub in self.facts.of_kinds(method, _ASSIGN_OR_LOOP):
+            if sub.__class__ is ast.For:
+                name, found = iterated_classes(self.facts, sub)
+                if found:
+                    out.setdefault(name, []).extend(found)
+            elif len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                found = self.classes_of(sub.value) or returned_by_call(self.facts, sub.value)
                 if found:
                     out.setdefault(sub.targets[0].id, []).extend(found)
+                elif sub.value.__class__ is ast.Name:
+                    copies.append((sub.targets[0].id, sub.value.id))
+        for name, source in copies:  # after every loop and assignment: the walk is breadth first
+            for c in out.get(source, ()):
+                if c not in out.setdefault(name, []):
+                    out[name].append(c)
         return out
 
     def classes_of(self, expr) -> List[str]:
@@ -180,7 +200,11 @@ class Parts:
             return list(self.registry_of(expr))
         if isinstance(expr, (ast.Name, ast.Attribute)):
             name = self.facts.imports.resolve(expr)
-            return [name] if name and is_class_name(name) else []
+            if name and is_class_name(name):
+                return [name]
+            if expr.__class__ is ast.Name and self.method is not None:
+                return list(self.class_names().get(expr.id, ()))  # `return layer_cls` after `layer_cls = Linear`
+            return []
         return []
 
     # ----- references to other code -------------------------------------------------------------
@@ -332,12 +356,48 @@ class Parts:
 
 # The kinds of nodes each look over a function's nodes reads (`FileFacts.of_kinds`).
 _ASSIGN = frozenset((ast.Assign,))
+_ASSIGN_OR_LOOP = frozenset((ast.Assign, ast.For))
 _CALL = frozenset((ast.Call,))
 _CALL_OR_RETURN = frozenset((ast.Call, ast.Return))
 _ASSIGNS_AND_FILLS = frozenset((ast.Assign, ast.Call, ast.AugAssign))  # `x = ...`, `xs.append(...)`, `xs += ...`
 
 # Annotations of parameters that hold no part.
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "tuple", "Tuple", "complex"})
+
+
+def iterated_classes(facts, loop) -> Tuple[Optional[str], List[str]]:
+    """(the name bound to each class, the classes) of a loop over a dict of classes:
+    `for kind, layer_cls in cls.CLASSES.items()`, `for layer_cls in self.CLASSES.values()`,
+    `for layer_cls in CLASSES.values()` (module level); (None, []) otherwise."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+        return None, []
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    elif it.func.attr != "values":
+        return None, []
+    if not isinstance(target, ast.Name):
+        return None, []
+    held = it.func.value
+    if isinstance(held, ast.Name):
+        return target.id, list(facts.class_registries.get(held.id, ()))
+    if isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id in ("cls", "self"):
+        return target.id, [CLASS_ATTR + held.attr]
+    return None, []
+
+
+def class_level_registry(held) -> List[str]:
+    """`cls.CLASSES` / `type(self).CLASSES`: the reference to that class-level dict of classes."""
+    owner = held.value if isinstance(held, ast.Attribute) else None
+    if isinstance(owner, ast.Name) and owner.id == "cls" or is_call_to_type_of_self(owner):
+        return [CLASS_ATTR + held.attr]
+    return []
+
+
+def is_call_to_type_of_self(node) -> bool:
+    """`type(self)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
+        len(node.args) == 1 and is_self(node.args[0])
 
 
 def _part_params(args: ast.arguments) -> frozenset:
@@ -374,6 +434,10 @@ def record(facts, node, owner: str, info, summary, methods=None):
         info.returns_parts = parts.returns()
     for callee, args in parts.constructor_calls():
         summary.constructions.append((sys.intern(callee), sys.intern(owner), args))
+    if owner:  # what it installs elsewhere, and hands its own methods (`self.m` of any class of the MRO)
+        anywhere = Parts(facts, node, init=parts.init)
+        info.installs = installs.installs(facts, node, anywhere)
+        info.self_calls = installs.self_calls(facts, node, anywhere)
 
 
 def _may_build(facts, node) -> bool:
@@ -388,12 +452,36 @@ def _may_build(facts, node) -> bool:
             leaf = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else ""
             if func.__class__ is ast.Subscript or leaf[:1].isupper() or func.__class__ is ast.Name and leaf in params:
                 return True
+        elif kind is ast.Return and sub.value.__class__ is ast.Name and _assigns_class(facts, node, sub.value.id):
+            return True  # `layer_cls = Linear ... return layer_cls`
         elif kind is ast.Return and sub.value.__class__ is ast.Call:
             func = sub.value.func
             if func.__class__ is ast.Name and func.id not in params:
                 return True
             name = facts.imports.resolve(func) if func.__class__ is ast.Attribute else None
             if name and not name.startswith(NOT_BUILDERS):  # `return layers.make(cfg)`, not `x.view(...)`
+                return True
+    return False
+
+
+def returned_by_call(facts, value) -> List[str]:
+    """What a call of a project function returns, as a reference (`layer_cls =
+    pick_layer_class(target)`, then `layer_cls(...)` builds what it returns)."""
+    if value.__class__ is ast.Call and value.func.__class__ is ast.Name:
+        name = facts.imports.resolve(value.func)
+        if name and not is_class_name(name) and not name.startswith(NOT_BUILDERS) and \
+                name.split(".", 1)[0] == facts.top_package:
+            return [RETURNS + name]
+    return []
+
+
+def _assigns_class(facts, node, name: str) -> bool:
+    """Does the function bind `name` to a name with a capital leaf (`layer_cls = Linear`)?"""
+    for sub in facts.of_kinds(node, _ASSIGN):
+        if len(sub.targets) == 1 and sub.targets[0].__class__ is ast.Name and sub.targets[0].id == name:
+            v = sub.value
+            leaf = v.id if v.__class__ is ast.Name else v.attr if v.__class__ is ast.Attribute else ""
+            if leaf[:1].isupper():
                 return True
     return False
 

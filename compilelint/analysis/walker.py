@@ -22,6 +22,7 @@ from compilelint.analysis.facts import ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis import self_items
 from compilelint.analysis.parts import record as record_parts
+from compilelint.analysis.state import foreign_stores, state_guards
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.stops import is_stop_decorator
 from compilelint.analysis.wrappers import returned_wrapper
@@ -40,6 +41,15 @@ _SPECIAL = frozenset((ast.If, ast.BoolOp, ast.IfExp, ast.ClassDef) + FUNCS + LOO
 # The node classes without fields that hold nodes (`Constant`, `Name`, `alias`, `Eq`, `Pass`).
 _CHILDLESS = tuple(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
                    and c._fields is not None and not child_fields(c) and c not in _SPECIAL)
+
+
+def _functions(top):
+    """The module's functions and its classes' methods (nested functions are in their nodes)."""
+    for stmt in top:
+        if isinstance(stmt, FUNCS):
+            yield stmt
+        elif isinstance(stmt, ast.ClassDef):
+            yield from (m for m in stmt.body if isinstance(m, FUNCS))
 
 
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
@@ -113,6 +123,8 @@ class FileAnalyzer(Conditions, RuleContext):
                 for item in stmt.body:
                     if isinstance(item, FUNCS):
                         self.walk_function(item, facts.classes[stmt.name])
+        self.summary.foreign_stores = tuple(sorted({a for fn in _functions(self.facts.top)
+                                                    for a in foreign_stores(fn, self.facts.of_kinds)}))
         self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
@@ -145,7 +157,7 @@ class FileAnalyzer(Conditions, RuleContext):
             self._visit(stmt)
             # `if is_compiling(): return ...` makes the rest of the block eager-only (and vice versa).
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and exits(stmt.body[-1]):
-                guards = self._branch_guards(stmt.test, False)
+                guards = self._branch_guards(stmt.test, False) + self._state_guards(stmt.test, False)
                 self.scope.guards.extend(guards)
                 pushed += len(guards)
                 # `if not check: return True`: the rest runs only when the test is false.
@@ -229,8 +241,13 @@ class FileAnalyzer(Conditions, RuleContext):
             self._walk_block(node.orelse)
         scope.stack.pop()
 
+    def _state_guards(self, test, branch: bool):
+        """The module's own state flags the branch needs (`if self.is_folded:`): `state.py`."""
+        cls = self.scope.cls
+        return state_guards(test, branch, f"{self.module}.{cls.info.qualname}") if cls is not None else []
+
     def _guarded(self, test, branch: bool, body):
-        guards = self._branch_guards(test, branch)
+        guards = self._branch_guards(test, branch) + self._state_guards(test, branch)
         stateful = any(name == TRAINING for name, _ in self.scope.guards) or \
             any(self._reads_self(outer) for outer, _ in self.scope.conditions)
         if misuse_branch(test, branch, body, self.scope.node, stateful):

@@ -6,7 +6,8 @@ construct them itself (`parts`): constructor-argument flow, builder returns, con
   and the `super().__init__(...)` of each subclass whose next `__init__` it is (a subclass that
   builds the parts and hands them to its base). What a call passes may itself be a parameter of
   the caller's own `__init__`, followed the same way.
-- `@ret:f` / `@self:m`: what the returns of that function (or method, on the class) build.
+- `@ret:f` / `@self:m`: what the returns of that function (or method, on the class) build;
+- `@cls:name`: the classes of the class-level dict of classes `name` nearest in the MRO;
 - `@selfarg:m:p`: what the object's own calls `self.m(...)` pass for parameter `p` of its method
   `m` — the calls written in the classes of the receiver's MRO, the instance whose members are
   asked about (a base's `add(self, layer)` that builds and stores the layer it is handed, called
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.parts import ARG, RETURNS, SELF_ARG, SELF_CALL, SELF_RETURNS, SUPER
+from compilelint.analysis.parts import ARG, CLASS_ATTR, RETURNS, SELF_ARG, SELF_CALL, SELF_RETURNS, SUPER
 
 
 class PartFlow:
@@ -48,6 +49,8 @@ class PartFlow:
             elif part.startswith(SELF_RETURNS):
                 method = project.method(context, part[len(SELF_RETURNS):]) if context else None
                 found = self._returns(project, method) if method else []
+            elif part.startswith(CLASS_ATTR):
+                found = project.class_registry(context, part[len(CLASS_ATTR):]) if context else []
             else:
                 found = [project.canonical(part)]
             out.extend(c for c in found if c not in out)

@@ -16,9 +16,12 @@ from typing import Dict, List, Optional, Tuple
 from compilelint.analysis import config_flags, libraries
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.project_pass.installed import Installed
 from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
 from compilelint.project_pass.resolved_calls import ResolvedCalls
+from compilelint.project_pass.state_flags import StateFlags
+from compilelint.analysis.state import STATE
 from compilelint.rule import DEFAULT_TORCH_VERSION
 from compilelint.analysis.self_items import ANY_PART
 from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
@@ -111,6 +114,8 @@ class Project:
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow()
+        self.installed = Installed()
+        self.state_flags = StateFlags()
 
     # ----- names ----------------------------------------------------------------------------------
     def canonical(self, dotted: str, depth: int = 0) -> str:
@@ -168,8 +173,8 @@ class Project:
     def receiver(self, fid: str, receiver: Optional[str]) -> Optional[str]:
         """The class `self` is an instance of while method `fid` runs, as reach tells receivers
         apart: None (the defining class) unless `receiver` is a subclass whose own classes before
-        the defining one in its MRO define a method or a submodule (only they can make a `self.m`
-        call resolve elsewhere) or whose MRO after them is not the defining class's (where `super()`
+        the defining one in its MRO define a method, a submodule or a class-level dict of classes
+        (only they can make a `self.m` call, or what `cls.<dict>` picks, resolve elsewhere) or whose MRO after them is not the defining class's (where `super()`
         goes), so reaching `Base.forward` for such a subclass is a reach of its own."""
         cls = self.defining_class(fid)
         if cls is None or receiver is None or receiver == cls:
@@ -178,7 +183,8 @@ class Project:
         if key not in self._receiver_memo:
             chain = self.mro(receiver)
             before = chain[:chain.index(cls)] if cls in chain else []
-            own = any(self.classes[c][1].methods or self.classes[c][1].submodules for c in before if c in self.classes)
+            own = any(self.classes[c][1].methods or self.classes[c][1].submodules or self.classes[c][1].registries
+                      for c in before if c in self.classes)
             own = own or chain[len(before):] != self.mro(cls)  # `super()` goes elsewhere (a mixin's order)
             self._receiver_memo[key] = receiver if own else None
         return self._receiver_memo[key]
@@ -206,6 +212,20 @@ class Project:
                         out.append(declared)
                     break
         return out
+
+    def class_registry(self, cls: str, name: str) -> List[str]:
+        """The classes of the class-level dict of classes `name` that `cls` sees: the nearest
+        class of its MRO that declares it."""
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry and name in entry[1].registries:
+                return [self.canonical(x) for x in entry[1].registries[name]]
+        return []
+
+    def held_classes(self, cls: str, attr: str) -> List[str]:
+        """The classes calling `self.<attr>` may run: its submodules, else (a model the project
+        does not know, passed in from outside) the modules `cls` installs into what it holds."""
+        return self.submodule_classes(cls, attr) or self.installed.classes(self, cls)
 
     def call_flags(self, fid: str, call: Call, callee: str) -> tuple:
         """The config flags a call into a submodule needs to reach `callee` (`self.adapter(x)` →
@@ -283,8 +303,13 @@ class Project:
 
     def dead(self, guards) -> bool:
         """True when the code only runs if a compile predicate has the value it lacks under Dynamo,
-        or only on a caller's misuse of an argument (unless those paths are followed)."""
+        or only on a caller's misuse of an argument (unless those paths are followed), or only
+        when the module's own state is not what its construction left (`state_flags`)."""
         for name, needed in guards:
+            if name.startswith(STATE):
+                if self.state_flags.ruled_out(self, [(name, needed)]):
+                    return True
+                continue
             if name == MISUSE:
                 if not self.follow_misuse:
                     return True
@@ -406,7 +431,7 @@ class Project:
             if method:
                 return [method]
             if not call.member or call.member == "forward":  # `self.kernel(x)`
-                return [m for c in self.submodule_classes(cls, call.target) for m in self.called(c)]
+                return [m for c in self.held_classes(cls, call.target) for m in self.called(c)]
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         if call.kind == "attr":
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
@@ -421,7 +446,8 @@ class Project:
             return [self.receiver(callee, cls)]  # `self` stays the caller's: a base's method run for its subclass
         if call.kind in ("self", "attr"):
             member = call.member or "forward"
-            out = [self.receiver(callee, c) for c in self.submodule_classes(cls, call.target)
+            classes = self.held_classes(cls, call.target) if call.kind == "self" else self.submodule_classes(cls, call.target)
+            out = [self.receiver(callee, c) for c in classes
                    if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
             return list(dict.fromkeys(out)) or [None]
         if call.kind in ("name", "method"):
@@ -452,7 +478,7 @@ class Project:
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
 _CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "torch_version",
                       "modules", "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
-                      "part_flow"})
+                      "part_flow", "installed", "state_flags"})
 
 
 def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: List[FileSummary]) -> Optional[Project]:
@@ -473,6 +499,7 @@ def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: L
         if out.functions[key][0] is old:  # else another file of the same module name wins
             out.functions[key] = (new, info)
     out._receiver_memo = {}  # a receiver's own methods and submodules are read from the summaries
+    out.state_flags = StateFlags()  # what a forward runs is read from the calls
     out.classes = dict(project.classes)
     for qualname, cls in new.classes.items():
         key = f"{new.module}.{qualname}"

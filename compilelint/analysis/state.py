@@ -1,0 +1,144 @@
+"""A module's own state flags: what construction leaves in `self.<attr>`, and which methods change it.
+
+`if self.bypassed:` (a property returning `self._bypassed`, declared `_bypassed: bool = False`
+on the class) or `if self.is_folded:` (`bool(self.folded)`, a list only `fold()` fills) test state
+that a method the user calls turns on (`bypass()`, `fold()`). Unless such a method runs inside
+the compiled code, the compiled module holds what its construction gave: the branch needing the
+other value never runs, as a branch under a config flag that defaults off (`config_flags`). The file analysis records, per class: the truth of each
+class-level constant (`flag = False`, `items = []`), of each constant `__init__` stores (None for
+anything else it stores), the methods that store into or fill each attribute, and, per property,
+the attribute its getter returns; per file, the attributes stored on other objects (state set
+from outside the class: never decided); the project pass (`project_pass/state_flags.py`) decides.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from compilelint.analysis.astutil import FUNCS, is_self
+
+# The pseudo-predicate of a state test: `STATE + "<dotted class>:<attr>"` in a node's guards.
+STATE = "@state:"
+# Methods that fill a container in place.
+FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
+_STORES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))  # of_kinds keeps these apart
+
+
+def constant_truth(value) -> Optional[bool]:
+    """The truth of a constant (`False`, `0`, `None`, `""`) or an empty or literal container; None otherwise."""
+    kind = value.__class__
+    if kind is ast.Constant:
+        return bool(value.value)
+    if kind in (ast.List, ast.Tuple, ast.Set):
+        return bool(value.elts)
+    if kind is ast.Dict:
+        return bool(value.keys)
+    if kind is ast.Call and value.func.__class__ is ast.Name and value.func.id in ("list", "dict", "set", "tuple") \
+            and not value.args and not value.keywords:
+        return False
+    return None
+
+
+def class_state(class_node: ast.ClassDef, of_kinds) -> Tuple[Dict[str, bool], Dict[str, Optional[bool]],
+                                                               Dict[str, Tuple[str, ...]]]:
+    """(class-level constants' truth, `__init__`'s stores' truth (None: not a constant), attribute →
+    the other methods storing into or filling `self.<attr>`). `of_kinds`: `FileFacts.of_kinds`."""
+    defaults: Dict[str, bool] = {}
+    for stmt in class_node.body:
+        target = stmt.target if stmt.__class__ is ast.AnnAssign else \
+            stmt.targets[0] if stmt.__class__ is ast.Assign and len(stmt.targets) == 1 else None
+        if target.__class__ is ast.Name and stmt.value is not None:
+            truth = constant_truth(stmt.value)
+            if truth is not None:
+                defaults[target.id] = truth
+    init: Dict[str, Optional[bool]] = {}
+    changed: Dict[str, List[str]] = {}
+    for method in class_node.body:
+        if not isinstance(method, FUNCS):
+            continue
+        for attr, value in _stores(method, of_kinds):
+            if method.name == "__init__":
+                truth = constant_truth(value) if value is not None else None
+                init[attr] = truth if attr not in init or init[attr] == truth else None
+            elif method.name not in changed.setdefault(attr, []):
+                changed[attr].append(method.name)
+    return defaults, init, {k: tuple(v) for k, v in changed.items()}
+
+
+def _stores(method, of_kinds):
+    """(attr, value or None) of each store into, fill of or `setattr` on `self` in a method
+    (`setattr(self, name, v)` under a name not constant: attr "*")."""
+    for sub in of_kinds(method, _STORES):
+        kind = sub.__class__
+        if kind is ast.Call:
+            func = sub.func
+            if func.__class__ is ast.Attribute and func.attr in FILLS and func.value.__class__ is ast.Attribute \
+                    and is_self(func.value.value):
+                yield func.value.attr, None  # self.items.append(x)
+            elif func.__class__ is ast.Name and func.id == "setattr" and len(sub.args) == 3 and is_self(sub.args[0]):
+                name = sub.args[1]
+                yield (name.value if name.__class__ is ast.Constant and isinstance(name.value, str) else "*"), sub.args[2]
+            continue
+        targets = sub.targets if kind is ast.Assign else [sub.target]
+        for t in targets:
+            if t.__class__ is ast.Subscript:
+                t = t.value  # self.items[k] = v
+                value = None
+            else:
+                value = sub.value if kind is ast.Assign or kind is ast.AnnAssign else None
+            if t.__class__ is ast.Attribute and is_self(t.value):
+                yield t.attr, value
+            elif t.__class__ in (ast.Tuple, ast.List):
+                for e in t.elts:
+                    if e.__class__ is ast.Attribute and is_self(e.value):
+                        yield e.attr, None
+
+
+def foreign_stores(fn, of_kinds) -> List[str]:
+    """Attributes a function stores on objects other than `self` (`module.flag = True`,
+    `setattr(module, "flag", on)`): state that code outside the class sets, never decided."""
+    out: List[str] = []
+    for sub in of_kinds(fn, _STORES):
+        kind = sub.__class__
+        if kind is ast.Call:
+            func = sub.func
+            if func.__class__ is ast.Name and func.id == "setattr" and len(sub.args) == 3 and \
+                    not is_self(sub.args[0]) and sub.args[1].__class__ is ast.Constant and isinstance(sub.args[1].value, str):
+                out.append(sub.args[1].value)
+            continue
+        for t in sub.targets if kind is ast.Assign else [sub.target]:
+            for e in t.elts if t.__class__ in (ast.Tuple, ast.List) else [t]:
+                if e.__class__ is ast.Attribute and not is_self(e.value):
+                    out.append(e.attr)
+    return out
+
+
+def returned_attr(fn) -> str:
+    """The `self` attribute a getter returns plainly: `return self._flag`, `return bool(self.items)`,
+    `return len(self.items) > 0`; "" otherwise."""
+    body = [s for s in fn.body if not (s.__class__ is ast.Expr and s.value.__class__ is ast.Constant)]
+    if len(body) != 1 or body[0].__class__ is not ast.Return or body[0].value is None:
+        return ""
+    value = body[0].value
+    if value.__class__ is ast.Compare and len(value.ops) == 1 and value.ops[0].__class__ is ast.Gt and \
+            value.comparators[0].__class__ is ast.Constant and value.comparators[0].value == 0:
+        value = value.left
+    if value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in ("bool", "len") and \
+            len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return value.attr if value.__class__ is ast.Attribute and is_self(value.value) else ""
+
+
+def state_guards(test, branch: bool, owner: str) -> List[Tuple[str, bool]]:
+    """The state guards of one branch of `if test:` in a method of class `owner` (dotted): a bare
+    `self.<attr>` (not `self.training`), under `not`, and the operands of an `and` taken (an `or`
+    not taken)."""
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+        return state_guards(test.operand, not branch, owner)
+    if test.__class__ is ast.BoolOp:
+        if (test.op.__class__ is ast.And) == branch:
+            return [g for v in test.values for g in state_guards(v, branch, owner)]
+        return []
+    if test.__class__ is ast.Attribute and is_self(test.value) and test.attr != "training":
+        return [(f"{STATE}{owner}:{test.attr}", branch)]
+    return []
