@@ -127,7 +127,10 @@ def test_a_lazy_module_whose_import_fails_is_passed_over(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pkg", real)
     monkeypatch.setitem(sys.modules, "pkg.optional", Lazy("pkg.optional"))
     monkeypatch.setitem(sys.modules, "other.optional", Lazy("other.optional"))
+    # an extension's submodule has no file and cannot be imported again: it stays
+    monkeypatch.setitem(sys.modules, "pkg._ext", types.ModuleType("pkg._ext"))
     assert not _loaded_from([str(tmp_path / "copy")])
     _forget([str(tmp_path / "proj")], "examples")
     # the dropped package's lazy submodule goes with it; another package's stays
     assert "pkg" not in sys.modules and "pkg.optional" not in sys.modules and "other.optional" in sys.modules
+    assert "pkg._ext" in sys.modules

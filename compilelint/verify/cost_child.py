@@ -51,20 +51,23 @@ def _forget(roots, factory_module: str) -> None:
             part in ("site-packages", "dist-packages") or part.startswith(".") for part in
             real[len(root) + 1:].split(os.sep)[:-1])
 
-    fileless, dropped = [], set()
+    lazy, dropped = [], set()
     for name, mod in list(sys.modules.items()):
-        path = module_file(mod)
+        try:
+            path = getattr(mod, "__file__", None) or ""
+        except Exception:  # noqa: BLE001 (a lazy module whose deferred import fails: no file yet)
+            lazy.append(name)
+            continue
         real = os.path.realpath(path) if path else ""
-        if not real:
-            fileless.append(name)
-        elif real.startswith(own + os.sep):
+        if real.startswith(own + os.sep):
             continue
         if name == factory_module or (real and any(under(real, r) for r in roots)):
             del sys.modules[name]
             dropped.add(name.partition(".")[0])
-    # A package's lazy submodules (no file until loaded) go with it: left behind, they would be the
-    # old version's objects inside the next version's package.
-    for name in fileless:
+    # A package's failing lazy submodules go with it: left behind, they would be the old version's
+    # objects inside the next version's package. (Other file-less modules, such as an extension's
+    # submodules, stay: they cannot be imported again.)
+    for name in lazy:
         if "." in name and name.partition(".")[0] in dropped:
             sys.modules.pop(name, None)
 
