@@ -10,9 +10,10 @@ CONTROL_FLOW = ("; no rewrite: the bool decides Python control flow (an `if` her
 TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
-def _truth_tested_names(fn: ast.AST) -> set:
-    """Names read in the tests of the function's `if`/`while`/ternaries/asserts."""
-    return {n.id for t in ast.walk(fn) if isinstance(t, TESTS)
+def _truth_tested_names(ctx, fn: ast.AST) -> set:
+    """Names read in the tests of the function's `if`/`while`/ternaries/asserts (the file's shared
+    walk of the function, not another)."""
+    return {n.id for t in ctx.nodes(fn) if isinstance(t, TESTS)
             for n in ast.walk(t.test) if isinstance(n, ast.Name)}
 
 
@@ -28,7 +29,7 @@ def decides_control_flow(ctx, node: ast.Call) -> bool:
     if fn is None or not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
                           and isinstance(stmt.targets[0], ast.Name)):
         return False
-    return stmt.targets[0].id in _truth_tested_names(fn)
+    return stmt.targets[0].id in _truth_tested_names(ctx, fn)
 
 
 class DataDependentCheck(Rule):
