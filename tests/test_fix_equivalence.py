@@ -22,7 +22,8 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
-         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval")]
+         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
+         ("equal_shortcut", "eval")]
 
 
 def _load(path, name):
@@ -250,3 +251,14 @@ def test_python_flag_follows_the_buffer():
         torch.save(fresh, buf)  # the hook is a method, not a lambda: the whole module still pickles
     finally:
         del sys.modules[fixed.__name__]
+
+
+def test_equal_shortcut_still_taken_in_eager():
+    """Eager evaluates `torch.equal` as before: equal inputs take the shortcut (an exact zero diagonal)."""
+    module, (x, x2), _ = _targets("equal_shortcut", ".unsafe-fixed")[0]
+    fixed = _load(os.path.join(FIX_DIR, "equal_shortcut.unsafe-fixed.py"), "fixture_equal_shortcut_eager")
+    calls = []
+    original = fixed.squared_distances
+    fixed.squared_distances = lambda a, b, same=False: calls.append(same) or original(a, b, same)
+    fixed.Similarity()(x, x2)
+    assert calls == [True]
