@@ -262,3 +262,16 @@ def test_equal_shortcut_still_taken_in_eager():
     fixed.squared_distances = lambda a, b, same=False: calls.append(same) or original(a, b, same)
     fixed.Similarity()(x, x2)
     assert calls == [True]
+
+
+def test_data_loop_runs_eagerly_with_one_break_a_call():
+    """`@torch.compiler.disable` on the looping functions: Dynamo breaks once at each call (two
+    functions), where it broke at the `.tolist()` and in the iterations before; outputs equal."""
+    (m0, args0, _), = _targets("data_loop", "")
+    (m1, args1, _), = _targets("data_loop", ".fixed")
+    ref = _values(m0, args0, False)
+    assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    _, n_before = _compiled(m0, args0, False)
+    got, n_after = _compiled(m1, args1, False)
+    assert n_after == 2 < n_before, (n_before, n_after)
+    assert compare(ref, got)["equal"] == "bitwise"
