@@ -275,3 +275,18 @@ def test_data_loop_runs_eagerly_with_one_break_a_call():
     got, n_after = _compiled(m1, args1, False)
     assert n_after == 2 < n_before, (n_before, n_after)
     assert compare(ref, got)["equal"] == "bitwise"
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_masked_write_leaves_only_the_write_break(n):
+    """The `if valid.any():` break goes; the boolean-mask write still breaks unless
+    capture_dynamic_output_shape_ops is on, so both run with it: breaks before, none after; outputs
+    equal with some and with no valid entry (#1: all-False mask, the write writes nothing)."""
+    (m0, args0, _), (m1, args1, _) = _targets("masked_write", "")[n], _targets("masked_write", ".unsafe-fixed")[n]
+    ref = _values(m0, args0, False)
+    assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        _, n_before = _compiled(m0, args0, False)
+        got, n_after = _compiled(m1, args1, False)
+    assert n_before > 0 and n_after == 0, (n_before, n_after)
+    assert compare(ref, got)["equal"] == "bitwise"
