@@ -23,7 +23,8 @@ CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_ass
          ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
-         ("equal_shortcut", "eval"), ("numpy_constant", "eval")]
+         ("equal_shortcut", "eval"), ("numpy_constant", "eval"),
+         ("raise_negated_and", "eval")]
 
 
 def _load(path, name):
@@ -290,3 +291,12 @@ def test_masked_write_leaves_only_the_write_break(n):
         got, n_after = _compiled(m1, args1, False)
     assert n_before > 0 and n_after == 0, (n_before, n_after)
     assert compare(ref, got)["equal"] == "bitwise"
+
+
+def test_negated_and_raises_as_before():
+    """The Python operand still raises the original exception; the tensor one raises RuntimeError."""
+    module, (x, _), _ = _targets("raise_negated_and", ".unsafe-fixed")[0]
+    with pytest.raises(RuntimeError, match="the diagonal needs"):
+        module(x, x[:2])
+    with pytest.raises(RuntimeError):
+        module(x, x + 1)
