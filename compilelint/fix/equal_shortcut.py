@@ -96,4 +96,4 @@ def skip_equal_under_compile(ctx, node: ast.Call) -> Optional[Fix]:
     span = ft.span(node)
     text = f"not {tname}.compiler.is_compiling() and {ft.segment(span)}"
     return Fix("unsafe", MESSAGE, imports + (Edit(text if bare else f"({text})", span),),
-               title="Skip the equality shortcut under torch.compile")
+               title="Skip the equality shortcut under compile")

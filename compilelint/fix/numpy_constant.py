@@ -73,4 +73,4 @@ def assume_numpy_answer_constant(ctx) -> Optional[Fix]:
     tname, imports = t
     edit = Edit(f"@{tname}.compiler.assume_constant_result{newline(ctx)}", Span(func.lineno, 1, func.lineno, 1))
     return Fix("unsafe", MESSAGE.format(name=func.name, torch=tname), imports + (edit,),
-               title="Take the helper's answer as a constant: `@compiler.assume_constant_result`")
+               title="Take the answer as a constant under compile")
