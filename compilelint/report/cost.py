@@ -85,7 +85,7 @@ def render_text(data: dict) -> str:
         if t.get("kept"):
             lines.append(f"    {kept_text(t['kept'])}")
     if data["ranking"]:
-        lines.append("ranking: the time each proven fix wins alone (compiled as is → with that fix)")
+        lines.append("ranking: the time each proven fix, and the settings, win alone (compiled as is → with that change)")
     for row in data["ranking"]:
         first = row["findings"][0]
         more = f" (+ {', '.join(f['where'] + ' ' + f['code'] for f in row['findings'][1:])})" \
@@ -97,14 +97,19 @@ def render_text(data: dict) -> str:
         verdict = "confirmed" if c["confirmed"] else "NOT confirmed"
         detail = (f"{ms(c['before']['median'])} → {ms(c['after']['median'])}, {change(c)}"
                   if c.get("before") else c.get("error") or c["verdict"])
-        lines.append(f"#{c['target']}: its top fix ({c['fix']}, saved {ms(c['first_saving'])}) {verdict} by a "
-                     f"second run of that fix alone: {detail}")
+        lines.append(f"#{c['target']}: its top {change_name(c)} (saved {ms(c['first_saving'])}) {verdict} by a "
+                     f"second run of that change alone: {detail}")
     for r in data["not_proven"]:
         why = f"; {r['message']}" if r["message"] else ""
         lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}{why}")
     if data.get("error"):
         lines.append(f"error: {data['error']}")
     return "\n".join(lines) + "\n"
+
+
+def change_name(c: dict) -> str:
+    """A confirmation's change in words: a fix by its number, or the settings (verify/cost.py's SETTINGS, 0)."""
+    return "change (the settings)" if c["fix"] == 0 else f"fix ({c['fix']})"
 
 
 def render_json(data: dict) -> str:
