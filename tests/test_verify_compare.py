@@ -43,3 +43,21 @@ def test_one_differing_value_is_not_hidden_by_another_within_the_allowance():
     got = {"a": torch.full((8,), 6e-5), "b": torch.full((8,), 6e-5)}
     assert compare(ref, got, compiled=compiled)["equal"] == "differs"
     assert compare(ref, {"a": got["a"], "b": ref["b"]}, compiled=compiled)["equal"] == "as-compiled"
+
+
+def test_as_accurate_as_the_original_against_a_float64_run():
+    """A fix that sums in another order (a dense expert loop) rounds differently in float32: when
+    its error from the float64 run is no more than 2× the original's (+ tol / 10), it computes the
+    same thing, as torch's accuracy check decides; a real change is far outside that bound."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(4096, dtype=torch.float64, generator=gen)
+    fp64 = {"out": x * 1e3}
+    ref = {"out": (x * 1e3).float()}
+    rounded = {"out": ((x * 1e3).float().double() + torch.randn(4096, dtype=torch.float64, generator=gen)
+                       * 3e-5).float()}
+    v = compare(ref, rounded, fp64=fp64)
+    assert v["equal"] == "as-accurate" and v["equal"] in EQUAL
+    assert "as accurate (rmse from a float64 run" in verdict_text(v)
+    changed = {"out": ref["out"] + 1e-2}
+    assert compare(ref, changed, fp64=fp64)["equal"] == "differs"
+    assert compare(ref, rounded)["equal"] == "differs"  # no float64 run: allclose alone decides

@@ -11,10 +11,11 @@ mkdir -p "$OUT"
 for model in $COST_MODELS; do
     (
         start=$(date +%s)
-        kwargs_var="COST_KWARGS_$model"
+        kwargs_var="COST_KWARGS_${model//-/_}"
+        dir=${model//-/_}  # the model type (nllb-moe) → its module's folder (nllb_moe)
         TRUTH_LIB=transformers TRUTH_NAME=$model TRUTH_SIZE=moderate TRUTH_KWARGS=${!kwargs_var:-} \
         TORCHINDUCTOR_COMPILE_THREADS=${COST_THREADS:-4} timeout ${COST_TIMEOUT:-540} python -m compilelint verify \
-            /tmp/site/transformers/models/$model/modeling_$model.py --example bench/fix/truth_models.py:targets \
+            /tmp/site/transformers/models/$dir/modeling_$dir.py --example bench/fix/truth_models.py:targets \
             --cost --unsafe-fixes --no-cache --device cuda --output-format json -o "$OUT/cost-$model.json" \
             2> "$OUT/cost-$model.stderr.log"
         echo "$model: verify --cost exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/times.txt"

@@ -75,7 +75,7 @@ def render_text(data: dict) -> str:
                 extra = (f"  compile {v['compile_s']:.2f} s, first call {v['first_call_s']:.2f} s, "
                          f"{v['frames']} frames, {v['breaks']} breaks, {v['recompiles']} recompiles")
                 eq = (v.get("outputs") or {}).get("equal")
-                if eq and eq not in ("bitwise", "allclose", "as-compiled"):
+                if eq and eq not in ("bitwise", "allclose", "as-accurate", "as-compiled"):
                     extra += f"; outputs {eq} ({v['outputs'].get('what', '')})"
             lines.append(f"    {version_name(name):<34}{_lat(v)}{extra}")
         for key, label in (("compiled_vs_eager", "compiled vs eager"), ("fixed_vs_compiled", "fixed vs compiled"),
