@@ -165,5 +165,5 @@ def test_the_settings_are_ranked_and_confirmed_like_a_fix():
     assert row["breaks_removed"] == 11 and row["findings"][0]["code"] == "setting"
     text = render_text(data)
     assert "1. torch._dynamo.config.capture_scalar_outputs = True: setting: 1.80x faster" in text
-    assert "#0: its top change (the settings) (saved 8 ms) confirmed by a second run of that change alone" in text
-    assert "its top change (the settings) confirmed" in render_html(data)
+    assert "#0: its top change (rank 1: the settings) (saved 8 ms) confirmed by a second run of that change alone" in text
+    assert "its top change (rank 1: the settings) confirmed" in render_html(data)

@@ -97,7 +97,7 @@ def render_text(data: dict) -> str:
         verdict = "confirmed" if c["confirmed"] else "NOT confirmed"
         detail = (f"{ms(c['before']['median'])} → {ms(c['after']['median'])}, {change(c)}"
                   if c.get("before") else c.get("error") or c["verdict"])
-        lines.append(f"#{c['target']}: its top {change_name(c)} (saved {ms(c['first_saving'])}) {verdict} by a "
+        lines.append(f"#{c['target']}: its top {change_name(c, data['ranking'])} (saved {ms(c['first_saving'])}) {verdict} by a "
                      f"second run of that change alone: {detail}")
     for r in data["not_proven"]:
         why = f"; {r['message']}" if r["message"] else ""
@@ -107,9 +107,15 @@ def render_text(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def change_name(c: dict) -> str:
-    """A confirmation's change in words: a fix by its number, or the settings (verify/cost.py's SETTINGS, 0)."""
-    return "change (the settings)" if c["fix"] == 0 else f"fix ({c['fix']})"
+def change_name(c: dict, ranking: list) -> str:
+    """A confirmation's change in words: by its ranking row's rank and first finding (the settings:
+    their code is "setting")."""
+    row = next((r for r in ranking if r["fix"] == c["fix"]), None)
+    if row is None:
+        return f"fix ({c['fix']})"
+    first = row["findings"][0]
+    what = "the settings" if first["code"] == "setting" else f"{first['where']} {first['code']}"
+    return f"change (rank {row['rank']}: {what})"
 
 
 def render_json(data: dict) -> str:

@@ -81,7 +81,7 @@ def render_html(data: dict) -> str:
     for c in data.get("confirmations") or []:
         cls, word = ("ok", "confirmed") if c["confirmed"] else ("bad", "not confirmed")
         detail = change(c) if c.get("before") else (c.get("error") or c["verdict"])
-        parts.append(f'<p class="{cls}">#{c["target"]}: its top {change_name(c)} {word} by a second run of that '
+        parts.append(f'<p class="{cls}">#{c["target"]}: its top {escape(change_name(c, data["ranking"]))} {word} by a second run of that '
                      f'change alone: {escape(detail)}.</p>')
 
     for t in data["targets"]:
