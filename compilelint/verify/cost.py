@@ -216,6 +216,20 @@ def comparison(target: dict, before: str, after: str) -> Optional[dict]:
     return compare(a, b) if a is not None and b is not None else None
 
 
+def outputs_changed(target: dict, compiled: str, name: str) -> str:
+    """"outputs <verdict>" when version `name` computes something else than `compiled` (the code as
+    it is) on this target: its outputs differ from the eager run's and `compiled`'s do not (a
+    difference both have is the compiler's, not the change's); else ""."""
+    from compilelint.verify.prove import EQUAL
+
+    def equal(version: str) -> bool:
+        return ((target["versions"].get(version) or {}).get("outputs") or {}).get("equal", "bitwise") in EQUAL
+
+    if equal(compiled) and not equal(name):
+        return f"outputs {target['versions'][name]['outputs']['equal']}"
+    return ""
+
+
 def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[str] = ()) -> dict:
     """What verify keeps on this target against the code as it is (`compiled`): the first of
     `preferred` (the fixes with every setting) that qualifies, else the fastest of `alone` (the
@@ -224,10 +238,6 @@ def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[
     run's, or `compiled`'s differ too: that difference is the compiler's, not the change's), and is
     not slower beyond the spread (timing.compare). Returns {"version": name or None, "compare":
     compiled → kept (None when nothing is kept), "rejected": {name: why}}."""
-    from compilelint.verify.prove import EQUAL
-
-    base = target["versions"].get(compiled) or {}
-    base_equal = (base.get("outputs") or {}).get("equal", "bitwise") in EQUAL
     rejected: Dict[str, str] = {}
 
     def why_not(name: str) -> str:
@@ -239,9 +249,8 @@ def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[
         c = comparison(target, compiled, name)
         if c is None:
             return "not timed"
-        eq = (v.get("outputs") or {}).get("equal", "bitwise")
-        if base_equal and eq not in EQUAL:
-            return f"outputs {eq}"
+        if changed := outputs_changed(target, compiled, name):
+            return changed
         if c["verdict"] == SLOWER:
             return f"slower ({c['speedup']:.2f}x)"
         return ""
@@ -287,7 +296,7 @@ def _ranked(cost: Cost) -> List[dict]:
     for number, version in _changes(cost):
         per = []
         for t in cost.targets:
-            c = comparison(t, "compiled", version)
+            c = _judged(t, version)
             if c is not None:
                 per.append(dict(c, target=t["index"], breaks_removed=_removed(t, version)))
         best = max((p for p in per if p["verdict"] == FASTER), key=lambda p: p["saving"], default=None)
@@ -296,6 +305,14 @@ def _ranked(cost: Cost) -> List[dict]:
                      "target": pick["target"], "targets": per, "breaks_removed": pick.get("breaks_removed", 0)})
     rows.sort(key=lambda r: (r["verdict"] != FASTER, -r["saving"] if r["verdict"] == FASTER else 0, r["fix"]))
     return rows
+
+
+def _judged(target: dict, version: str) -> Optional[dict]:
+    """compiled → `version` on this target (None: not timed); a version that computes something
+    else (outputs_changed) wins nothing: its verdict says how its outputs differ."""
+    c = comparison(target, "compiled", version)
+    changed = outputs_changed(target, "compiled", version)
+    return dict(c, verdict=changed, saving=0.0) if c is not None and changed else c
 
 
 def _removed(target: dict, version: str) -> int:
@@ -308,7 +325,7 @@ def _top_on(cost: Cost, target: dict) -> Optional[dict]:
     """The change that saves most on this target, measurably; None when none does."""
     best = None
     for number, version in _changes(cost):
-        c = comparison(target, "compiled", version)
+        c = _judged(target, version)
         if c is not None and c["verdict"] == FASTER and (best is None or c["saving"] > best["saving"]):
             best = dict(c, fix=number, target=target["index"])
     return best
