@@ -183,5 +183,11 @@ def reach_key(entries, settings, summaries) -> str:
     return "reach-" + h.hexdigest()
 
 
+def edges_key(entries, settings, summaries) -> str:
+    """A key for the frames' call edges of the reached functions (`frames.FramesMemo.kept_edges`):
+    what decides reach, and the torch whose behaviour decides which calls are live."""
+    return "edges-" + reach_key(entries, settings, summaries)[len("reach-"):] + "-" + str(settings.torch_version)
+
+
 def default_directory(project_root: Optional[str]) -> str:
     return os.path.join(project_root or os.getcwd(), ".compilelint_cache")

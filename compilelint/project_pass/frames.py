@@ -84,6 +84,12 @@ class FramesMemo:
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
         self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
         self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
+        # fid → (its reach mode, {mode: ((index of the call in its calls, callee), ...)}): each
+        # part's edges as a previous process made them over the same call graph, set by `check`
+        # (`kept_edges`; None: not kept, as in the language server, whose graph changes under
+        # one memo); `kept_grew`: a part was made here that the table lacked.
+        self.kept_edges: Optional[Dict[str, tuple]] = None
+        self.kept_grew = False
         # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
         # every pass over one memo, as the parts kept are made with them).
         self.break_codes: frozenset = frozenset()
@@ -96,14 +102,25 @@ class FramesMemo:
         if entry is not None and entry[0] is info and entry[1] == (mode_reached, project.torch_version):
             return entry[2]
         out = {mode: ([], []) for mode in MODES}
-        for call, callees in self.calls.of(project, fid):
-            m = meet(mode_reached, edge_mode(call.guards))
-            if m == "never" or project.dead(call.guards):
-                continue
-            targets = [(callee, call) for callee in callees if callee != fid]
+        kept = self.kept_edges.get(fid) if self.kept_edges is not None else None
+        if kept is not None and kept[0] == mode_reached:  # the call graph as then: the same edges
+            calls = info.calls
             for mode in MODES:
-                if _runs_in(m, mode):
-                    out[mode][0].extend(targets)
+                out[mode][0].extend((callee, calls[i]) for i, callee in kept[1][mode])
+        else:
+            indexed: Dict[str, list] = {mode: [] for mode in MODES}
+            for i, (call, callees) in enumerate(self.calls.of(project, fid)):
+                m = meet(mode_reached, edge_mode(call.guards))
+                if m == "never" or project.dead(call.guards):
+                    continue
+                targets = [callee for callee in callees if callee != fid]
+                for mode in MODES:
+                    if _runs_in(m, mode):
+                        out[mode][0].extend((callee, call) for callee in targets)
+                        indexed[mode].extend((i, callee) for callee in targets)
+            if self.kept_edges is not None:
+                self.kept_edges[fid] = (mode_reached, {mode: tuple(edges) for mode, edges in indexed.items()})
+                self.kept_grew = True
         for c in info.candidates:
             if c.code not in self.break_codes or not project.on_torch(c):
                 continue
