@@ -325,7 +325,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     placed: list = []
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
                                 kept_placement=memo.kept_placement if memo is not None else None,
-                                placed_out=placed, edges_store=cache)
+                                placed_out=placed, edges_store=cache, content_keys=keyed.keys)
     if memo is not None:
         memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
         if trees.kept_grew:  # the defs the pass asked for, for the next pass to answer from
@@ -365,7 +365,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                      judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
                      frames_memo: Optional[FramesMemo] = None, reached_out: Optional[set] = None,
                      kept_placement: Optional[tuple] = None, placed_out: Optional[list] = None,
-                     edges_store: Optional[Cache] = None) -> List[Finding]:
+                     edges_store: Optional[Cache] = None, content_keys: Optional[Dict[str, str]] = None) -> List[Finding]:
     """The project pass (`compilelint.project_pass`) over the summaries. `cache`: where roots and
     reach are kept between runs (`cache.Store`). `project`: one built before from the same
     summaries and settings (reused across entries). `judges`: `FindingBuilder.judge`'s answers,
@@ -376,7 +376,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `kept_placement`: (a pass's placement, the files changed since, in candidates only), reused
     where reach is the same (`kept_placement`); `placed_out`: given this pass's placement.
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and the frames'
-    edges are kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_edges`)."""
+    edges are kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_edges`), and what the
+    frames took from each reached function, by its file's content key in `content_keys`
+    (`FramesMemo.kept_frames`)."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
@@ -391,7 +393,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     kept_key = None
     if edges_store is not None:  # the calls and edges a process before resolved over this call graph
         kept_key = edges_key(entries, settings, summaries)
-        frames_memo.calls.kept, frames_memo.kept_edges = edges_store.get(kept_key) or ({}, {})
+        frames_memo.calls.kept, frames_memo.kept_edges, frames_memo.kept_frames = \
+            edges_store.get(kept_key) or ({}, {}, {})
+        frames_memo.file_keys = content_keys or {}
     roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
         reached_out.update(reached)
@@ -410,5 +414,5 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             if rule.project_phase == phase:
                 rule.check_project(context)
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew):
-        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_edges))
+        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_edges, frames_memo.kept_frames))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
