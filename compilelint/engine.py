@@ -375,10 +375,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `reached_out`: filled with the ids of the functions the compiled code reaches.
     `kept_placement`: (a pass's placement, the files changed since, in candidates only), reused
     where reach is the same (`kept_placement`); `placed_out`: given this pass's placement.
-    `edges_store`: the on-disk cache, where the reached functions' calls resolved and the frames'
-    edges are kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_edges`), and what the
-    frames took from each reached function, by its file's content key in `content_keys`
-    (`FramesMemo.kept_frames`)."""
+    `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
+    frames took from each reached function (by its file's content key in `content_keys`) are
+    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`)."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
@@ -393,8 +392,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     kept_key = None
     if edges_store is not None:  # the calls and edges a process before resolved over this call graph
         kept_key = edges_key(entries, settings, summaries)
-        frames_memo.calls.kept, frames_memo.kept_edges, frames_memo.kept_frames = \
-            edges_store.get(kept_key) or ({}, {}, {})
+        frames_memo.calls.kept, frames_memo.kept_frames = edges_store.get(kept_key) or ({}, {})
         frames_memo.file_keys = content_keys or {}
     roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
@@ -414,5 +412,5 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             if rule.project_phase == phase:
                 rule.check_project(context)
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew):
-        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_edges, frames_memo.kept_frames))
+        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell

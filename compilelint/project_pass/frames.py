@@ -27,7 +27,10 @@ is kept while the function's summary entry is the same object, it is reached in 
 and the project index answers as before (the server starts a new memo when it rebuilds the
 index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
 skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is
-reached reuses them too. Loops, the tests around a break and which branch of `__init__` builds
+reached reuses them too. `check` keeps instead, on disk per call graph, what the frames took from
+each reached function (its edges within reach, the rows of its breaks that run by default) with
+its file's content key: a later process looks again only at the functions of files that changed.
+Loops, the tests around a break and which branch of `__init__` builds
 which submodule come with the file summaries; the few questions about a call's own arguments parse
 its function through `trees.Trees` (the server's in-memory modules).
 """
@@ -84,12 +87,6 @@ class FramesMemo:
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
         self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
         self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
-        # fid → (its reach mode, {mode: ((index of the call in its calls, callee), ...)}): each
-        # part's edges as a previous process made them over the same call graph, set by `check`
-        # (`kept_edges`; None: not kept, as in the language server, whose graph changes under
-        # one memo); `kept_grew`: a part was made here that the table lacked.
-        self.kept_edges: Optional[Dict[str, tuple]] = None
-        self.kept_grew = False
         # fid → (the content key of its file, its reach mode, {mode: (its edges within reach, the
         # rows of its breaks that run by default)}): what a previous process's frames took from
         # each reached function over the same call graph, set by `check` with `file_keys` (path →
@@ -97,6 +94,7 @@ class FramesMemo:
         # its breaks are the same candidates, asked the same questions of the same graph.
         self.kept_frames: Optional[Dict[str, tuple]] = None
         self.file_keys: Dict[str, Optional[str]] = {}
+        self.kept_grew = False  # a function was looked at that the table lacked: worth writing again
         # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
         # every pass over one memo, as the parts kept are made with them).
         self.break_codes: frozenset = frozenset()
@@ -109,25 +107,14 @@ class FramesMemo:
         if entry is not None and entry[0] is info and entry[1] == (mode_reached, project.torch_version):
             return entry[2]
         out = {mode: ([], []) for mode in MODES}
-        kept = self.kept_edges.get(fid) if self.kept_edges is not None else None
-        if kept is not None and kept[0] == mode_reached:  # the call graph as then: the same edges
-            calls = info.calls
+        for call, callees in self.calls.of(project, fid):
+            m = meet(mode_reached, edge_mode(call.guards))
+            if m == "never" or project.dead(call.guards):
+                continue
+            targets = [(callee, call) for callee in callees if callee != fid]
             for mode in MODES:
-                out[mode][0].extend((callee, calls[i]) for i, callee in kept[1][mode])
-        else:
-            indexed: Dict[str, list] = {mode: [] for mode in MODES}
-            for i, (call, callees) in enumerate(self.calls.of(project, fid)):
-                m = meet(mode_reached, edge_mode(call.guards))
-                if m == "never" or project.dead(call.guards):
-                    continue
-                targets = [callee for callee in callees if callee != fid]
-                for mode in MODES:
-                    if _runs_in(m, mode):
-                        out[mode][0].extend((callee, call) for callee in targets)
-                        indexed[mode].extend((i, callee) for callee in targets)
-            if self.kept_edges is not None:
-                self.kept_edges[fid] = (mode_reached, {mode: tuple(edges) for mode, edges in indexed.items()})
-                self.kept_grew = True
+                if _runs_in(m, mode):
+                    out[mode][0].extend(targets)
         for c in info.candidates:
             if c.code not in self.break_codes or not project.on_torch(c):
                 continue
@@ -226,7 +213,7 @@ def _kept_frames(project, reached, memo: FramesMemo, breaking_rows) -> List[tupl
         by_mode = {mode: (part[mode][0], breaking_rows(fid, r, part[mode][1], mode) if part[mode][1] else [])
                    for mode in MODES}
         if entry is None:
-            memo.kept_grew = True  # a function the table lacked: worth writing again
+            memo.kept_grew = True
         if key is not None:
             kept[fid] = (key, r.mode, by_mode)
         out.append((fid, by_mode))
