@@ -357,6 +357,23 @@ def _one_class(model, config, inputs):
     return model, dict(inputs, preds=one)
 
 
+def _two_classes(how):
+    """Two-class inputs (scores of shape (N, 2)): every prediction class 0 (`one_class`) or every
+    prediction wrong (`all_wrong`)."""
+    def prepare(model, config, inputs):
+        import torch
+
+        target = torch.arange(N) % 2
+        label = torch.zeros_like(target) if how == "one_class" else 1 - target
+        return model, dict(inputs, preds=torch.nn.functional.one_hot(label, 2).float(), target=target)
+    return prepare
+
+
+def _all_wrong(model, config, inputs):
+    """Every binary prediction wrong: scores 0.9 where the target is 0, 0.1 where it is 1."""
+    return model, dict(inputs, preds=0.9 - 0.8 * inputs["target"].float())
+
+
 def _ignored_targets(model, config, inputs):
     """Every fifth target value set to the ignored -1 (retrieval's boolean targets as integers)."""
     target = inputs["target"].long().clone()
@@ -413,6 +430,12 @@ def variants(Variant):
         config=dict(num_classes=None, input_format="one-hot"), prepare=_one_hot_segments, fresh=True)
     table.setdefault("RootMeanSquaredErrorUsingSlidingWindow", {})["fresh"] = Variant(
         "compiled fresh: the error map is built on the first update", fresh=True)
+    # the binary confusion-matrix branches of the Matthews coefficient: a 2-class multiclass metric too
+    table.setdefault("BinaryMatthewsCorrCoef", {})["all_wrong"] = Variant("every prediction wrong", prepare=_all_wrong)
+    for how in ("one_class", "all_wrong"):
+        table.setdefault("MulticlassMatthewsCorrCoef", {})[f"two_classes_{how}"] = Variant(
+            f"num_classes=2, {how.replace('_', ' ')} predictions", config=dict(num_classes=2),
+            prepare=_two_classes(how))
     table.setdefault("BinaryStatScores", {})["global"] = Variant(
         "multidim_average='global' (the default): tensor states, not lists", config=dict(multidim_average="global"))
     return table
