@@ -334,7 +334,7 @@ ONE_CLASS_MODELS = ["BinaryMatthewsCorrCoef", "MulticlassMatthewsCorrCoef"]
 # The l2 calibration norm, the Tweedie powers of the other distributions, and states a metric sets
 # on its first update (compiled fresh: no eager call first).
 L2_MODELS = ["BinaryCalibrationError", "MulticlassCalibrationError"]
-TWEEDIE_POWERS = {"poisson": 1.0, "gamma": 2.0, "power3": 3.0}
+TWEEDIE_POWERS = {"poisson": 1.0, "gamma": 2.0, "power3": 3.0, "negative": -1.0}
 
 
 def _one_hot_segments(model, config, inputs):
@@ -436,6 +436,13 @@ def variants(Variant):
         table.setdefault("MulticlassMatthewsCorrCoef", {})[f"two_classes_{how}"] = Variant(
             f"num_classes=2, {how.replace('_', ' ')} predictions", config=dict(num_classes=2),
             prepare=_two_classes(how))
+    table.setdefault("MulticlassHingeLoss", {})["one_vs_all"] = Variant(
+        "multiclass_mode='one-vs-all'", config=dict(multiclass_mode="one-vs-all"))
+    table.setdefault("MultilabelAUROC", {})["micro_ignore"] = Variant(
+        "average='micro', ignore_index=-1 with every fifth target ignored",
+        config=dict(average="micro", ignore_index=-1), prepare=_ignored_targets)
+    table.setdefault("KendallRankCorrCoef", {})["tau_c_t_test"] = Variant(
+        "variant='c' with the t-test", config=dict(variant="c", t_test=True))
     table.setdefault("BinaryStatScores", {})["global"] = Variant(
         "multidim_average='global' (the default): tensor states, not lists", config=dict(multidim_average="global"))
     return table
