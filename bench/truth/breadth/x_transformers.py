@@ -174,6 +174,12 @@ DROPOUT_MODELS = ["cross_attender", "decoder", "decoder_alibi", "decoder_cope", 
                   "wrapper_output_heads", "wrapper_recycling", "wrapper_scaled_sinu", "wrapper_tied_l2norm"]
 
 
+# Layer dropout alone on the wrappers whose attention layers are a typed constructor argument
+# (`attn_layers: AttentionLayers`): their layers' `random() < layer_dropout` skip in train.
+WRAPPER_DROPOUT_MODELS = ["belief_state", "continuous", "continuous_autoregressive", "continuous_probabilistic", "dpo",
+                          "multi_input", "vit", "xval", "xval_autoregressive"]
+
+
 # Looped inference (`TransformerWrapper(looped=True)` over layers with `pre_and_post_norm`, which it
 # requires, called with `looped_inference=True`): one token of
 # one sequence, the case where each step tests its exit probability (`if looped_inference and
@@ -250,4 +256,8 @@ def variants(Variant):
     out["continuous_autoregressive"] = {"rollout": Variant("rollout_steps=2: the rollout loss", prepare=_rollout)}
     out["xl_autoregressive"] = {"ttt": Variant("test-time training of one feedforward projection, two chunks",
                                                prepare=_test_time_training)}
+    wrapped_drop = Variant("layer_dropout 0.5 in the wrapped attention layers: layers skipped in train",
+                           config=dict(layer_dropout=0.5))
+    for name in WRAPPER_DROPOUT_MODELS:
+        out.setdefault(name, {})["layer_dropout"] = wrapped_drop
     return out
