@@ -7,6 +7,9 @@ table) becomes a traced tensor, and testing it breaks ("Data-dependent branching
 helper runs eagerly, in Python, while Dynamo traces, and its answer goes into the graph as a
 constant: no break.
 
+Only on torch 2.13 and later (`assume-constant-result-takes-objects`): on 2.11 the call with such
+objects fails to compile.
+
 Unsafe (said in its message): the compiled code keeps the answer while the same objects are passed.
 Measured on torch 2.13 CPU: another object passed recompiles and answers again, but an in-place change
 to an array the object holds is not seen. Eager behaviour is unchanged (the decorator only marks the
@@ -73,4 +76,4 @@ def assume_numpy_answer_constant(ctx) -> Optional[Fix]:
     tname, imports = t
     edit = Edit(f"@{tname}.compiler.assume_constant_result{newline(ctx)}", Span(func.lineno, 1, func.lineno, 1))
     return Fix("unsafe", MESSAGE.format(name=func.name, torch=tname), imports + (edit,),
-               title="Take the answer as a constant under compile")
+               title="Take the answer as a constant under compile", behaviour="assume-constant-result-takes-objects")
