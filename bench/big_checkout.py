@@ -54,8 +54,8 @@ def timed(python: str, checkout: str, path: str, cache: str) -> tuple:
 EDITS = {"comment": "# edit {i} {t}\n", "code": "\n\ndef _bench_edit_{i}(x):\n    return x + {i}\n",
          "body": "_bench_local_{i} = {i}", "break": "print('bench edit {i}')",
          "reached-break": "print('bench edit {i}')"}
-# The cache entries a fresh pass must not find: kept passes, whole runs, reach.
-NOT_FRESH = ("pass-", "run-", "reach-")
+# The cache entries a fresh pass must not find: kept passes, whole runs, reach, frames' edges, parsed defs.
+NOT_FRESH = ("pass-", "run-", "reach-", "edges-", "defs-")
 
 
 def edited(text: bytes, kind: str, i: int, function: str) -> bytes:

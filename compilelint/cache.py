@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import io
 import os
 import pickle
 import shutil
@@ -13,6 +14,7 @@ import tempfile
 from typing import Dict, Iterable, Optional, Tuple
 
 from compilelint import __version__
+from compilelint.summary import ClassInfo, FunctionInfo, packed_record
 
 # Bump when the summary format changes in a way the version number would not show.
 FORMAT = "1"
@@ -99,7 +101,12 @@ class Cache(Store):
         return found, unpacked
 
     def put_pack(self, pack: str, entries: Dict[str, object]) -> None:
-        self.put_run("pack-" + pack, entries)
+        """Keep `entries` (summaries) in one file, their function and class records each pickled
+        apart, unpickled on first use (`summary.Unpacked`)."""
+        out = io.BytesIO()
+        _PackPickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(entries)
+        self.put_pickled("pack-" + pack, out.getvalue())
+        self._keep_newest("pack-" + pack)
 
     def put(self, key: str, value) -> None:
         self.put_pickled(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
@@ -120,6 +127,9 @@ class Cache(Store):
     def put_run(self, key: str, value) -> None:
         """A whole run's (or project pass's) result; only the newest few of a kind are kept."""
         self.put(key, value)
+        self._keep_newest(key)
+
+    def _keep_newest(self, key: str) -> None:
         folder = os.path.join(self.directory, key[:2])
         try:
             prefix = key.split("-", 1)[0] + "-"  # "run-…", "reach-…", "pack-…"
@@ -143,6 +153,19 @@ class Cache(Store):
             with open(ignore, "w") as f:
                 f.write("# Automatically created by compilelint.\n*\n")
         self._ready = True
+
+
+class _PackPickler(pickle.Pickler):
+    """Writes each function and class record as its fields pickled apart (`summary.packed_record`)."""
+
+    def reducer_override(self, obj):
+        if type(obj) is FunctionInfo or type(obj) is ClassInfo:
+            state = obj.__dict__
+            fields = state["_packed"] if len(state) == 1 and "_packed" in state else None  # read from a pack, unused since
+            if fields is None:
+                fields = pickle.dumps(obj.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL)
+            return packed_record, (type(obj), fields)
+        return NotImplemented
 
 
 def files_key(paths, prefilter: bool) -> str:
@@ -181,6 +204,12 @@ def reach_key(entries, settings, summaries) -> str:
     for summary in summaries:
         h.update(f"{summary.path}\0{summary.graph_key}\0".encode("utf-8", "surrogateescape"))
     return "reach-" + h.hexdigest()
+
+
+def edges_key(entries, settings, summaries) -> str:
+    """A key for the frames' call edges of the reached functions (`frames.FramesMemo.kept_edges`):
+    what decides reach, and the torch whose behaviour decides which calls are live."""
+    return "edges-" + reach_key(entries, settings, summaries)[len("reach-"):] + "-" + str(settings.torch_version)
 
 
 def default_directory(project_root: Optional[str]) -> str:

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze
 from compilelint.analysis.names import module_name_for
-from compilelint.cache import Cache, Store, default_directory, files_key, judging, run_key
+from compilelint.cache import Cache, Store, default_directory, edges_key, files_key, judging, run_key
 from compilelint.config import Settings
 from compilelint.discover import discover
 from compilelint.finding import FileError, Finding, Report
@@ -319,14 +319,17 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
             keyed.save(cache)
             return reused
     summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
-    trees = _trees(stdin)
+    defs_key = "defs-" + memo.key[len("pass-"):] if memo is not None else None
+    trees = _trees(stdin, cache.get(defs_key) if defs_key else None)
     reached: set = set()
     placed: list = []
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
                                 kept_placement=memo.kept_placement if memo is not None else None,
-                                placed_out=placed)
+                                placed_out=placed, edges_store=cache, content_keys=keyed.keys)
     if memo is not None:
         memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
+        if trees.kept_grew:  # the defs the pass asked for, for the next pass to answer from
+            cache.put_run(defs_key, trees.kept_defs())
     return findings, errors
 
 
@@ -346,11 +349,12 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
     return hit
 
 
-def _trees(stdin: Optional[Tuple[str, bytes]]) -> Trees:
+def _trees(stdin: Optional[Tuple[str, bytes]], kept_defs: Optional[dict] = None) -> Trees:
     """The project pass's parsed modules: stdin's text in place of its file's; without stdin,
-    noting what the pass read of them (`text_read`, for the pass's memo)."""
+    noting what the pass read of them (`text_read`, for the pass's memo), and answering from the
+    defs an earlier pass asked of the same texts (`kept_defs`)."""
     if stdin is None:
-        return ReadTrees()
+        return ReadTrees(kept_defs)
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)
@@ -360,7 +364,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                      cache: Optional[Store] = None, project: Optional[Project] = None,
                      judges: Optional[Dict[str, tuple]] = None, trees: Optional[Trees] = None,
                      frames_memo: Optional[FramesMemo] = None, reached_out: Optional[set] = None,
-                     kept_placement: Optional[tuple] = None, placed_out: Optional[list] = None) -> List[Finding]:
+                     kept_placement: Optional[tuple] = None, placed_out: Optional[list] = None,
+                     edges_store: Optional[Cache] = None, content_keys: Optional[Dict[str, str]] = None) -> List[Finding]:
     """The project pass (`compilelint.project_pass`) over the summaries. `cache`: where roots and
     reach are kept between runs (`cache.Store`). `project`: one built before from the same
     summaries and settings (reused across entries). `judges`: `FindingBuilder.judge`'s answers,
@@ -369,7 +374,10 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     (frames, calls resolved), over a project index answering name questions as `project` does.
     `reached_out`: filled with the ids of the functions the compiled code reaches.
     `kept_placement`: (a pass's placement, the files changed since, in candidates only), reused
-    where reach is the same (`kept_placement`); `placed_out`: given this pass's placement."""
+    where reach is the same (`kept_placement`); `placed_out`: given this pass's placement.
+    `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
+    frames took from each reached function (by its file's content key in `content_keys`) are
+    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`)."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
     project.follow_swapped = settings.follow_swapped
@@ -381,6 +389,11 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
             raise UsageError(f"--entry {entry}: no such function or class among the checked files")
         entries.extend(resolved)
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
+    kept_key = None
+    if edges_store is not None:  # the calls and edges a process before resolved over this call graph
+        kept_key = edges_key(entries, settings, summaries)
+        frames_memo.calls.kept, frames_memo.kept_frames = edges_store.get(kept_key) or ({}, {})
+        frames_memo.file_keys = content_keys or {}
     roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
         reached_out.update(reached)
@@ -398,4 +411,6 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         for rule in hooked:
             if rule.project_phase == phase:
                 rule.check_project(context)
+    if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew):
+        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell

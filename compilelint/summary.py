@@ -8,6 +8,7 @@ candidate findings inside them) and the compile roots written in it. The project
 from __future__ import annotations
 
 import hashlib
+import pickle
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Dict, List, Optional, Tuple
@@ -129,8 +130,41 @@ class Root:
     self_attr_of: Optional[str] = None
 
 
+class Unpacked:
+    """A record (function or class) read from the cache's pack keeps its fields pickled until one
+    is asked for: a pass after an edit reads a few hundred of a big project's tens of thousands of
+    functions, and unpickling all of them was most of loading the summaries. Anything that reads a
+    field — an attribute, `==`, `repr`, pickling, `copy` — sees the record as it was written."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):  # only for a name the object does not hold: a packed record's fields
+        if not self._unpack():
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self, name)
+
+    def __getstate__(self):
+        self._unpack()
+        return self.__dict__
+
+    def _unpack(self) -> bool:
+        packed = self.__dict__.pop("_packed", None)
+        if packed is None:
+            return False
+        self.__dict__.update(pickle.loads(packed))  # into an empty dict: the fields in their order
+        return True
+
+
+def packed_record(cls, fields: bytes):
+    """A record of class `cls` whose fields (its `__dict__`, pickled) are unpickled on first use
+    (`Unpacked`; the pack's pickler writes records this way: `cache.put_pack`)."""
+    record = cls.__new__(cls)
+    record.__dict__["_packed"] = fields
+    return record
+
+
 @dataclass
-class FunctionInfo:
+class FunctionInfo(Unpacked):
     qualname: str  # inside the module: "Llama.forward", "rotate_half"
     row: int
     end_row: int
@@ -178,7 +212,7 @@ class FunctionInfo:
 
 
 @dataclass
-class ClassInfo:
+class ClassInfo(Unpacked):
     qualname: str
     row: int
     bases: List[str] = field(default_factory=list)  # dotted names
@@ -188,6 +222,9 @@ class ClassInfo:
     submodules: Dict[str, List[str]] = field(default_factory=dict)
     # Class-level annotations and assignments naming a class (`config: Seq2SeqConfig`, `config_class = X`).
     attr_types: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> → the class an `__init__` parameter stored there is annotated with (`base: Encoder`,
+    # `*blocks: Block` into a ModuleList): what it holds where no constructor call says.
+    param_types: Dict[str, str] = field(default_factory=dict)
     # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)
     # self.<attr> → {class → the config flags `__init__` builds it under} (`X(config) if config.use_x else None`).
@@ -273,7 +310,7 @@ class FileSummary:
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
-                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
+                    sorted(c.param_types.items()), sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
                     sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
                     sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()))

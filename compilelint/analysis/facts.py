@@ -20,7 +20,7 @@ from compilelint.analysis.astutil import (
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
-from compilelint.analysis.parts import Parts, false_constants
+from compilelint.analysis.parts import CONTAINERS, Parts, false_constants
 from compilelint.analysis.passed_args import none_tests
 from compilelint.analysis.state import class_state, returned_attr
 from compilelint.analysis.types import annotation_class
@@ -363,6 +363,26 @@ def or_operands(expr: ast.AST) -> List[ast.AST]:
     return [expr]
 
 
+def _annotated_params(args: ast.arguments, resolve) -> Dict[str, str]:
+    """{parameter: the project class its annotation names} of an `__init__` (`base: Encoder`,
+    `*blocks: Block`: each item of the tuple a vararg collects)."""
+    out = {}
+    for arg in args.posonlyargs + args.args[1:] + args.kwonlyargs + [a for a in (args.vararg,) if a]:
+        typed = annotation_class(arg.annotation, resolve)
+        if typed:
+            out[arg.arg] = typed
+    return out
+
+
+def _stored_param(value: ast.AST, resolve) -> Optional[str]:
+    """The parameter a value stores as it is (`base`) or as the items of a container built from it
+    (`nn.ModuleList(blocks)`, `list(blocks)`): its annotation types what `self.<attr>` holds where
+    no constructor call in the project says (`Project.submodule_classes`)."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and resolve(value.func) in CONTAINERS:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
+
+
 class ClassCollector:
     """One class's facts: its bases and decorators, and what its methods assign to `self`."""
 
@@ -575,11 +595,17 @@ class ClassCollector:
         args = init.args
         params = [a.arg for a in (args.posonlyargs + args.args)[1:] + args.kwonlyargs]
         cls.init_params = params
+        typed = _annotated_params(args, self.facts.resolve_plain)
         for sub in self.facts.of_kinds(init, _ASSIGN_OR_CALL):
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
                 for t in sub.targets:
                     if isinstance(t, ast.Attribute) and is_self(t.value):
                         cls.param_attrs[sub.value.id] = t.attr
+            if isinstance(sub, ast.Assign) and typed:
+                stored = _stored_param(sub.value, self.facts.resolve_plain)
+                for t in sub.targets if stored in typed else ():
+                    if isinstance(t, ast.Attribute) and is_self(t.value):
+                        cls.info.param_types[t.attr] = typed[stored]
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str) and isinstance(sub.args[2], ast.Name) and sub.args[2].id in params:

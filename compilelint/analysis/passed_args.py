@@ -8,7 +8,9 @@ verbose=False)` logs only `if ... and verbose:`, and no model's call passes `ver
 such a parameter compared with a true constant: `def safe_div(num, den, on_zero=0.0)` checks
 `if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes, nor a call
 giving another constant (`safe_div(a, b, on_zero="nan")`, or a caller handing on its own
-parameter that its callers give so). At walk time a
+parameter that its callers give so; a caller handing on a parameter annotated as a number,
+`on_zero: float = 0`, which equals no string; a caller handing on a parameter without a default,
+whose own callers pass other constants). At walk time a
 finding keeps the parameters (defaulting to None, or tested bare or against true constants and
 defaulting to False, 0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
@@ -336,11 +338,16 @@ VARARGS = "*"
 # What follows it in a need is the constants the test needs the parameter to equal (`p == "warn"`:
 # "p='warn'", tab-separated); in a call's `forwards`, the constant an argument is (`zero_division="nan"`).
 VALUE = "="
+# Before a parameter handed on in a call's `forwards`: the caller annotates it as a number; it has
+# no default (the call always gives a value: only a test for given constants asks the callers which).
+NUMBER = "#"
+REQUIRED = "^"
 # A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
 # or handing on its own `**kwargs`, gives it.
 KEY = "**"
 _KWARGS: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
+_PARAMS: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()  # (names, number-annotated)
 
 
 def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tuple[object, str], ...]:
@@ -376,11 +383,59 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     optional = _OPTIONAL.get(fn)
     if optional is None:  # once per function: asked for each of its calls
         optional = _OPTIONAL[fn] = _optional_params(fn)
-    out = [(slot, name) for slot, name in names if name in optional]
+    params, numbers = _PARAMS.get(fn) or _PARAMS.setdefault(fn, (parameter_names(fn.args), _number_params(fn)))
+    out = [(slot, name if name in optional else REQUIRED + name) for slot, name in names if name in params]
     if out:
         rebound = _rebound(fn, nodes)
-        out = [(slot, name) for slot, name in out if name not in rebound]
+        out = [(slot, NUMBER + own if handed_name(own) in numbers else own) for slot, own in out
+               if handed_name(own) not in rebound]
     return tuple(out + nones)
+
+
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})
+
+
+def _number_params(fn: ast.AST) -> frozenset:
+    """The parameters annotated as numbers (`p: float = 0`, `Optional[int]`, `int | None`,
+    `Literal[0, 1]`): a value handed on from one equals no string (`p == "warn"` fails)."""
+    args = fn.args
+    return frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
+                     if a.annotation is not None and _number_annotation(a.annotation))
+
+
+def _number_annotation(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _NUMBER_TYPES
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _number_annotation(node.left) and _number_annotation(node.right)
+    if isinstance(node, ast.Subscript):
+        head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in ("Optional", "Union"):
+            return all(_number_annotation(item) for item in items)
+        if head == "Literal":
+            return all(isinstance(item, ast.Constant) and type(item.value) in (int, float, bool) for item in items)
+    return False
+
+
+def handed_name(own: str) -> str:
+    """The caller's parameter a `forwards` entry hands on (without the NUMBER and REQUIRED marks)."""
+    return own.lstrip(NUMBER + REQUIRED)
+
+
+def _required(own: str) -> bool:
+    """Is this `forwards` entry a parameter without a default handed on?"""
+    return own.lstrip(NUMBER).startswith(REQUIRED)
+
+
+def _all_strings(values: str) -> bool:
+    """Are a need's constants (tab-separated reprs) all strings?"""
+    try:
+        return all(isinstance(ast.literal_eval(v), str) for v in values.split("\t"))
+    except (ValueError, SyntaxError):
+        return False
 
 
 def _plain_constant(node: ast.AST) -> bool:
@@ -469,7 +524,8 @@ def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return False
     slot = _slot(call, callee, param)
-    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) for at, name in call.forwards)
+    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) or _required(name)
+                                    for at, name in call.forwards)
 
 
 class Incoming:
@@ -603,6 +659,14 @@ class Incoming:
             return not values or _equals_one_of(own[len(VALUE):], values)  # `f(x, mode="nan")`
         if own is not None and own.startswith("self."):
             return not self.defaults.at_default(caller, own[5:], self.user_inits)
+        if own is not None and own.startswith(NUMBER):
+            if values and _all_strings(values):
+                return False  # `p: float` handed on to a test `p == "warn"`: a number equals no string
+            own = own[len(NUMBER):]
+        if own is not None and own.startswith(REQUIRED):
+            if not values:
+                return True  # a parameter without a default: always a value
+            own = own[len(REQUIRED):]  # which constants its callers give decides `p == "warn"`
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

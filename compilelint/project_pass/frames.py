@@ -27,7 +27,10 @@ is kept while the function's summary entry is the same object, it is reached in 
 and the project index answers as before (the server starts a new memo when it rebuilds the
 index); only the cheap assembly of the whole (which callees are reached, paths to breaks,
 skipped frames, which breaks run by default) runs on every pass, so an edit that changes what is
-reached reuses them too. Loops, the tests around a break and which branch of `__init__` builds
+reached reuses them too. `check` keeps instead, on disk per call graph, what the frames took from
+each reached function (its edges within reach, the rows of its breaks that run by default) with
+its file's content key: a later process looks again only at the functions of files that changed.
+Loops, the tests around a break and which branch of `__init__` builds
 which submodule come with the file summaries; the few questions about a call's own arguments parse
 its function through `trees.Trees` (the server's in-memory modules).
 """
@@ -84,6 +87,14 @@ class FramesMemo:
         self.call_orders: Dict[str, Dict[str, tuple]] = {mode: {} for mode in MODES}  # Frames.call_order
         self._edges = {mode: Inverse(_edge_pairs) for mode in MODES}  # the reached functions' edges, their callers
         self._roots: tuple = (None, None, None)  # (roots, the root each display names, one root per config)
+        # fid → (the content key of its file, its reach mode, {mode: (its edges within reach, the
+        # rows of its breaks that run by default)}): what a previous process's frames took from
+        # each reached function over the same call graph, set by `check` with `file_keys` (path →
+        # content key now). A function whose file has the same content is not looked at again:
+        # its breaks are the same candidates, asked the same questions of the same graph.
+        self.kept_frames: Optional[Dict[str, tuple]] = None
+        self.file_keys: Dict[str, Optional[str]] = {}
+        self.kept_grew = False  # a function was looked at that the table lacked: worth writing again
         # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
         # every pass over one memo, as the parts kept are made with them).
         self.break_codes: frozenset = frozenset()
@@ -163,22 +174,49 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], break_
     roots = [f for f in roots if f in reached]
     incoming = Incoming(project, reached, roots, memo.calls)
     root_of, config_roots = memo.root_facts(project, roots)
-    parts = memo.reached_parts(project, reached)
+
+    def breaking_rows(fid, r, breaks, mode) -> List[int]:
+        return [c.span.row for c in breaks
+                if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
+
+    if memo.kept_frames is not None:
+        taken = _kept_frames(project, reached, memo, breaking_rows)
+    else:
+        taken = [(fid, {mode: (part[mode][0], breaking_rows(fid, r, part[mode][1], mode) if part[mode][1] else [])
+                        for mode in MODES}) for fid, r, part in memo.reached_parts(project, reached)]
     out = {}
     for mode in MODES:
-        edges = memo.edges(mode, reached, ((fid, part[mode][0]) for fid, _, part in parts))
+        edges = memo.edges(mode, reached, ((fid, by_mode[mode][0]) for fid, by_mode in taken))
         out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
-    for fid, r, part in parts:
+    for fid, by_mode in taken:
         for mode in MODES:
-            breaks = part[mode][1]
-            if breaks:
-                rows = [c.span.row for c in breaks
-                        if runs_by_default(project, fid, c, root_of.get(r.root, ""), mode, incoming, config_roots)]
-                if rows:
-                    breaking[mode][fid] = rows
+            if by_mode[mode][1]:
+                breaking[mode][fid] = by_mode[mode][1]
     for mode in MODES:
         _assemble(project, out[mode], roots, breaking[mode], reached)
+    return out
+
+
+def _kept_frames(project, reached, memo: FramesMemo, breaking_rows) -> List[tuple]:
+    """(fid, {mode: (its edges within reach, its breaking rows)}) for every reached function: from
+    `memo.kept_frames` where its file's content is the same, else made (and kept)."""
+    kept, keys, functions = memo.kept_frames, memo.file_keys, project.functions
+    out = []
+    for fid, r in reached.items():
+        key = keys.get(functions[fid][0].path)
+        entry = kept.get(fid)
+        if entry is not None and key is not None and entry[0] == key and entry[1] == r.mode:
+            out.append((fid, entry[2]))
+            continue
+        part = memo.reached_part(project, fid, r.mode, reached)
+        by_mode = {mode: (part[mode][0], breaking_rows(fid, r, part[mode][1], mode) if part[mode][1] else [])
+                   for mode in MODES}
+        if entry is None:
+            memo.kept_grew = True
+        if key is not None:
+            kept[fid] = (key, r.mode, by_mode)
+        out.append((fid, by_mode))
     return out
 
 

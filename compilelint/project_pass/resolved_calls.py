@@ -26,6 +26,12 @@ class ResolvedCalls:
         self._callers = Inverse(_by_callee)  # the calls reaching each function, kept between passes
         self._callers_over = (None, None)  # the (project, reached) `_callers` was last brought up to date for
         self._merged: Dict[str, tuple] = {}  # fid → (the answers merged, the merged answer): `_for_receivers`
+        # fid or (fid, receiver) → each call's callees, in order, as a previous process resolved
+        # them over the same call graph, set by `check` (None: not kept, as in the language
+        # server, whose graph changes under one memo); `kept_grew`: an answer was made here that
+        # the table lacked.
+        self.kept: Optional[Dict[object, tuple]] = None
+        self.kept_grew = False
 
     def of(self, project, fid: str, receiver: Optional[str] = None) -> List[Tuple[Call, List[str]]]:
         """(call, its callees) for every call of function `fid`, in order; with `receiver`, for
@@ -41,8 +47,20 @@ class ResolvedCalls:
                 answer = [(call, callees) for call, (_, callees) in zip(calls, entry[1])]
                 self._by_fid[fid] = (calls, answer)
                 return answer
-        answer = [(call, project.callees(fid, call)) for call in calls]
+        answer = self._answer(fid, calls, lambda call: project.callees(fid, call))
         self._by_fid[fid] = (calls, answer)
+        return answer
+
+    def _answer(self, key, calls: List[Call], callees) -> List[Tuple[Call, List[str]]]:
+        """(call, `callees(call)`) for each call, or the kept callees under `key` (the same graph,
+        so the same calls in the same order)."""
+        kept = self.kept.get(key) if self.kept is not None else None
+        if kept is not None and len(kept) == len(calls):
+            return [(call, list(found)) for call, found in zip(calls, kept)]
+        answer = [(call, callees(call)) for call in calls]
+        if self.kept is not None:
+            self.kept[key] = tuple(tuple(found) for _, found in answer)
+            self.kept_grew = True
         return answer
 
     def _of_receiver(self, project, fid: str, receiver: str) -> List[Tuple[Call, List[str]]]:
@@ -51,8 +69,9 @@ class ResolvedCalls:
         entry = self._by_receiver.get((fid, receiver))
         if entry is not None and entry[0] is calls:
             return entry[1]
-        answer = [(call, project.callees(fid, call, receiver) if call.kind in ON_SELF else callees)
-                  for call, callees in self.of(project, fid)]
+        own = dict((id(call), callees) for call, callees in self.of(project, fid))
+        answer = self._answer((fid, receiver), calls, lambda call: project.callees(fid, call, receiver)
+                              if call.kind in ON_SELF else own[id(call)])
         self._by_receiver[(fid, receiver)] = (calls, answer)
         return answer
 

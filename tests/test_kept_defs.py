@@ -1,0 +1,58 @@
+"""The project pass's parsed defs, kept for the next process (`text_read.ReadTrees`): a question
+asked before of the same bytes is answered without parsing, by the same node; another question,
+or other bytes, parse the file as before; what the pass notes it read is the same either way."""
+import ast
+
+from compilelint.text_read import ReadTrees
+
+TEXT = """\
+import torch
+
+
+def first(x):
+    for i in range(3):
+        x = x + i
+    return x
+
+
+@torch.no_grad()
+def second(x):
+    return x * 2
+"""
+
+
+def _tree(tmp_path, text=TEXT):
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_kept_def_answers_without_parsing(tmp_path):
+    path = _tree(tmp_path)
+    fresh = ReadTrees()
+    node = fresh.function(path, 4)
+    assert node.name == "first" and fresh.kept_grew
+    assert fresh.function(path, 2) is None  # no def there: kept as such
+    kept = fresh.kept_defs()
+
+    again = ReadTrees(kept)
+    assert ast.dump(again.function(path, 4)) == ast.dump(node)
+    assert again.function(path, 2) is None
+    assert path not in again._disk and not again.kept_grew  # nothing parsed, nothing new
+    assert again.read() == fresh.read()  # the pass's memo sees the same questions
+
+    assert again.function(path, 10).name == "second"  # not kept: parsed
+    assert path in again._disk and again.kept_grew
+    assert set(again.kept_defs()[path][1]) == {2, 4, 10}
+
+
+def test_other_bytes_are_parsed_again(tmp_path):
+    path = _tree(tmp_path)
+    fresh = ReadTrees()
+    fresh.function(path, 4)
+    kept = fresh.kept_defs()
+    _tree(tmp_path, TEXT.replace("x + i", "x - i"))
+    again = ReadTrees(kept)
+    node = again.function(path, 4)
+    assert path in again._disk  # the kept def was of other bytes
+    assert "Sub()" in ast.dump(node)
