@@ -49,6 +49,7 @@ EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 KEPT_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor,
                         ast.While, ast.Import, ast.ImportFrom))
 IMPORTS = frozenset((ast.Import, ast.ImportFrom))
+CALLS = frozenset((ast.Call,))
 LOOPS = frozenset((ast.For, ast.AsyncFor, ast.While))
 ASSIGNS = frozenset((ast.Assign, ast.AnnAssign))
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
@@ -76,6 +77,11 @@ class ClassFacts:
         # back on the module (`self.b = self.b.to(...)`) makes `__setattr__` read its `persistent` flag
         self.marked_buffer_attrs: Set[str] = set()
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+        # `self.d = {}` and `self.d[k] = v` stores: the attributes only ever set to an empty dict, the
+        # others, and the kinds of the values stored as items (a dict filled only with tensors)
+        self.empty_dicts: Set[str] = set()
+        self.other_values: Set[str] = set()
+        self.item_kinds: Dict[str, Set[Optional[str]]] = {}
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
         self.config_attrs: Dict[str, str] = {}  # self attribute → the config attribute __init__ copies into it
@@ -420,12 +426,27 @@ class ClassCollector:
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
+        self._tensor_dicts(cls)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         info.state_defaults, info.init_state, info.state_changes = class_state(node, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls
+
+    def _tensor_dicts(self, cls: ClassFacts):
+        """`self.d = {}`, and every `self.d[k] = v` of the class stores a tensor: `self.d[k]` is one
+        (a dict filled only with tensors). Not when `self.d` is ever set to something else, or filled
+        another way (`self.d.update(...)`, `setdefault`), which this does not follow."""
+        for attr, kinds in cls.item_kinds.items():
+            if attr not in cls.empty_dicts or attr in cls.other_values or not kinds or not kinds <= {T.TENSOR, T.BOOL}:
+                continue
+            if any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                   and sub.func.attr in ("update", "setdefault", "__setitem__") and self_attr(sub.func.value) == attr
+                   for method in self.node.body if isinstance(method, FUNCS)
+                   for sub in self.facts.of_kinds(method, CALLS)):
+                continue
+            cls.kinds[attr] = {T.DICT}
 
     def _run_parts(self, parts: Dict[str, List[str]]) -> Dict[str, List[str]]:
         """The `parts` worth the project pass's look: those of attributes this class runs
@@ -508,6 +529,7 @@ class ClassCollector:
                         self._record_member(cls, sub.value, probe, in_init)
                     elif isinstance(t, ast.Subscript) and self_attr(t.value):  # self.routers[name] = build(cfg)
                         self._record_members(cls, self_attr(t.value), sub.value)
+                        cls.item_kinds.setdefault(self_attr(t.value), set()).add(probe.kind(sub.value))
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str):
@@ -627,6 +649,11 @@ class ClassCollector:
                 callee = self.facts.classes[sub.func.id]
                 self._constructor_flow(callee, callee, sub)
         kinds = cls.kinds.setdefault(attr, set())
+        if (isinstance(value, ast.Dict) and not value.keys) or (is_call_to(value, "dict") and not value.args
+                                                                and not value.keywords):
+            cls.empty_dicts.add(attr)
+        else:
+            cls.other_values.add(attr)
         if isinstance(value, ast.Constant):
             if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
                 if in_init:
