@@ -30,6 +30,10 @@ function that is not a root, such arguments could be anything: given.
 The test of an `if ...: return` above a node counts as one of its `if`s (taking the false branch):
 after `if not check_channels: return True`, a call needs `check_channels` given. A function whose
 every traced call needs what no caller gives never runs (`Incoming.unreached`).
+What an argument answers too: `if not preds.is_floating_point():` in a validator needs a call
+passing integer `preds` (a need written `?preds.is_floating_point=False`); a caller that raises on
+exactly that right after the call (`check(preds, t)` then `if not preds.is_floating_point(): raise
+...`) only takes the branch on its way to the error, so its call does not count (`raised_after`).
 Identity too: `query is key or torch.equal(query, key)` runs `torch.equal` only when the call
 passes two different objects (a need written `!query key`); it is dropped when every live traced
 call passes one local name in both places (`attn(x, x, x)`, `Call.same`).
@@ -130,6 +134,63 @@ def _distinct(term: ast.AST, branch: bool, params) -> Optional[str]:
             isinstance(term.ops[0], ast.IsNot) == branch:
         return f"!{term.left.id} {term.comparators[0].id}"
     return None
+
+
+def _probed(term: ast.AST, branch: bool, params) -> Optional[str]:
+    """`p.m()` with no arguments, `p` a parameter, taking `branch`: the path needs the argument to
+    answer `m()` so, written "?p.m=False" for `if not preds.is_floating_point():`. A call right
+    after which the caller raises on the other answer (`raised_after`) never takes the path on
+    to a run that goes on."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
+        return _probed(term.operand, not branch, params)
+    if isinstance(term, ast.Call) and not term.args and not term.keywords and \
+            isinstance(term.func, ast.Attribute) and isinstance(term.func.value, ast.Name) and \
+            term.func.value.id in params:
+        return f"{PROBE}{term.func.value.id}.{term.func.attr}{VALUE}{branch!r}"
+    return None
+
+
+def raised_after(call: ast.Call, stack, fn: Optional[ast.AST]) -> Tuple[Tuple[object, str], ...]:
+    """What the caller makes sure of an argument right after the call: a bare call statement
+    followed by `if not a.m(): raise ...` (or `if a.m(): raise ...`), `a` a name it passes, runs on
+    only with `a.m()` true (false): ((PROBE, slot), "m=True") for each slot passing `a`. `stack`:
+    the walk's ancestors of the call within its function `fn`, the call last."""
+    statement = stack[-2] if len(stack) > 1 else None
+    owner = stack[-3] if len(stack) > 2 else fn  # a statement of the function's own body
+    if not isinstance(statement, ast.Expr) or statement.value is not call or owner is None:
+        return ()
+    after = None
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(owner, field, None)
+        if isinstance(body, list):
+            at = next((i for i, stmt in enumerate(body) if stmt is statement), None)
+            if at is not None:
+                after = body[at + 1] if at + 1 < len(body) else None
+                break
+    if not isinstance(after, ast.If) or after.orelse or len(after.body) != 1 or not isinstance(after.body[0], ast.Raise):
+        return ()
+    test, raises_on = after.test, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, raises_on = test.operand, False
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords and
+            isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name)):
+        return ()
+    name, sure = test.func.value.id, f"{test.func.attr}{VALUE}{(not raises_on)!r}"
+    slots = [i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == name] + \
+        [k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
+    return tuple(((PROBE, slot), sure) for slot in slots)
+
+
+def _rejects(call: Call, callee: FunctionInfo, need: str) -> bool:
+    """Does the caller raise, right after this call, on every argument meeting a "?p.m=v" need
+    (`raised_after`): the path runs only on the way to that error?"""
+    if call.args is None:
+        return False
+    param, _, probe = need[len(PROBE):].partition(".")
+    method, _, wanted = probe.partition(VALUE)
+    slot = _slot(call, callee, param)
+    sure = next((s for at, s in call.forwards if at == (PROBE, slot)), None) if slot is not None else None
+    return sure is not None and sure.partition(VALUE)[0] == method and sure.partition(VALUE)[2] != wanted
 
 
 def _kwargs_key(term: ast.AST, branch: bool, kwargs: frozenset) -> Optional[str]:
@@ -267,7 +328,8 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg, method, tests, kwargs) or _distinct(term, branch, params)
+            name = _given(term, branch, optional, vararg, method, tests, kwargs) or _distinct(term, branch, params) \
+                or _probed(term, branch, params)
             if name and name not in out:
                 out[name] = test.lineno - fn.lineno
                 asked[name] = (test, branch)
@@ -281,6 +343,7 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
         first = min(test.lineno for test, _ in conditions) - fn.lineno
         return tuple(p for p, line in out.items() for name in [p.split(VALUE, 1)[0]] if
                      (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
+                      rebound.get(p[1:].split(".", 1)[0], 1 << 30) >= first if p[0] == PROBE else
                       p.startswith("self.") or name not in rebound or
                       (rebound[name] >= line and (not loops or _bound_only_under(fn, nodes, name, *asked[p])))))
     return ()
@@ -342,6 +405,9 @@ VALUE = "="
 # no default (the call always gives a value: only a test for given constants asks the callers which).
 NUMBER = "#"
 REQUIRED = "^"
+# A need of what an argument answers to a method (`?preds.is_floating_point=False`); in a call's
+# `forwards`, under (PROBE, slot), what the caller makes sure of that argument (`raised_after`).
+PROBE = "?"
 # A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
 # or handing on its own `**kwargs`, gives it.
 KEY = "**"
@@ -567,6 +633,7 @@ class Incoming:
         callee = self.project.functions[fid][1]
         return any(all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
                    all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
+                   all(_rejects(c, callee, p) for _, c in calls) if p.startswith(PROBE) else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 
     def unreached(self, fid: str) -> bool:
