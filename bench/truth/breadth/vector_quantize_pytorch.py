@@ -146,6 +146,11 @@ MASK_MODELS = sorted(set(TRAINING_MODELS + ["residual_vq_beam", "vq_multihead"])
 DROPOUT_MODELS = ["residual_vq", "residual_vq_beam", "residual_vq_implicit", "residual_vq_mask", "residual_vq_shared"]
 
 
+# Per-sample entropy on a random half of the tokens (`frac_per_sample_entropy=0.5`) for the
+# lookup-free quantizers built without it: the boolean-mask read of the sampled tokens.
+ENTROPY_SAMPLE_MODELS = ["grouped_residual_lfq", "lfq", "lfq_mask", "residual_lfq"]
+
+
 def _masked(model, config, inputs):
     import torch
 
@@ -173,4 +178,7 @@ def variants(Variant):
         out.setdefault(name, {})["mask_in_place"] = mask_in_place
     for name in DROPOUT_MODELS:
         out.setdefault(name, {})["quantize_dropout"] = dropout
+    sampled = Variant("per-sample entropy on a random half of the tokens", config=dict(frac_per_sample_entropy=0.5))
+    for name in ENTROPY_SAMPLE_MODELS:
+        out.setdefault(name, {})["entropy_sample"] = sampled
     return out
