@@ -35,7 +35,7 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
 from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.stored_reach import roots_and_reach
+from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
@@ -390,11 +390,18 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         entries.extend(resolved)
     frames_memo = frames_memo if frames_memo is not None else FramesMemo()
     kept_key = None
-    if edges_store is not None:  # the calls and edges a process before resolved over this call graph
-        kept_key = edges_key(entries, settings, summaries)
+    if edges_store is not None:  # the calls and frames' parts a process before made over this call graph
+        # where the changed files changed in candidates only, the kept pass's: its graph answers
+        # every name question as this one does (what `pass_memo` let stand of it did too)
+        kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
+            edges_key(entries, settings, summaries)
         frames_memo.calls.kept, frames_memo.kept_frames = edges_store.get(kept_key) or ({}, {})
         frames_memo.file_keys = content_keys or {}
-    roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
+    if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
+        roots, reached = kept_placement[0][0], kept_placement[0][1]
+        disabled = disabled_calls(project, kept_placement[0][2])
+    else:
+        roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
         reached_out.update(reached)
     builder = FindingBuilder(settings, judges)
@@ -402,7 +409,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                                                    settings, builder, frames_memo.calls):
         place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
     if placed_out is not None:
-        placed_out.append(placement_of(builder, roots, reached, disabled))
+        placed_out.append(placement_of(builder, roots, reached, disabled, kept_key))
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()

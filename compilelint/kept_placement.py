@@ -20,11 +20,12 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.placement import place
 from compilelint.row_shift import Shift, moved_finding
 
-# (roots, reach, disabled calls as (caller, index, callee), path → [(key, Finding)], path → used noqa)
-Placement = Tuple[list, dict, list, Dict[str, list], Dict[str, Set[tuple]]]
+# (roots, reach, disabled calls as (caller, index, callee), path → [(key, Finding)], path → used noqa,
+# the cache key of the calls resolved and frames' parts the pass kept: `engine.project_findings`)
+Placement = Tuple[list, dict, list, Dict[str, list], Dict[str, Set[tuple]], Optional[str]]
 
 
-def placement_of(builder: FindingBuilder, roots, reached, disabled) -> Placement:
+def placement_of(builder: FindingBuilder, roots, reached, disabled, tables: Optional[str] = None) -> Placement:
     """What a pass's placement left in `builder` (asked before any rule hook adds to it)."""
     by_path: Dict[str, list] = {}
     for key, finding in builder.findings.items():
@@ -32,14 +33,14 @@ def placement_of(builder: FindingBuilder, roots, reached, disabled) -> Placement
     noqa: Dict[str, Set[tuple]] = {}
     for used in builder.used_noqa:
         noqa.setdefault(used[0], set()).add(used)
-    return list(roots), dict(reached), _refs(disabled), by_path, noqa
+    return list(roots), dict(reached), _refs(disabled), by_path, noqa, tables
 
 
 def place_changed(kept: Placement, changed: Set[str], project, summaries: List, roots, reached, disabled,
                   settings, builder: FindingBuilder, calls) -> bool:
     """Place the candidates of the files in `changed` and take the rest from `kept`, when the pass
     reaches what the kept one did; False (nothing placed) when it does not."""
-    kept_roots, kept_reached, kept_disabled, by_path, noqa = kept
+    kept_roots, kept_reached, kept_disabled, by_path, noqa, _ = kept
     if list(roots) != kept_roots or reached != kept_reached or _refs(disabled) != kept_disabled:
         return False
     place(project, [s for s in summaries if s.path in changed], roots, reached, settings, builder, calls)
@@ -55,7 +56,7 @@ def place_changed(kept: Placement, changed: Set[str], project, summaries: List, 
 def moved_placement(kept: Placement, shifts: Dict[str, Shift]) -> Optional[Placement]:
     """`kept` with the rows of each file in `shifts` moved (the pass's result stood, moved: so did
     its placement); None where a finding cannot be moved."""
-    roots, reached, disabled, by_path, noqa = kept
+    roots, reached, disabled, by_path, noqa, tables = kept
     by_path, noqa = dict(by_path), dict(noqa)
     for path, shift in shifts.items():
         moved = []
@@ -68,7 +69,7 @@ def moved_placement(kept: Placement, shifts: Dict[str, Shift]) -> Optional[Place
             by_path[path] = moved
         if path in noqa:
             noqa[path] = {(p, shift.row(row), code) for p, row, code in noqa[path]}
-    return roots, reached, disabled, by_path, noqa
+    return roots, reached, disabled, by_path, noqa, tables
 
 
 def _refs(disabled) -> list:

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+import compilelint.engine as engine
 from compilelint.config import Settings
 from compilelint.engine import check_paths
 from compilelint.report import render
@@ -114,6 +115,10 @@ EDITS = [
     ("layers.py", "            self.scale = x.abs().max()\n", "            self.scale = x.abs().max()\n"
      "        if self.scale is None:\n            x = x + 1\n", {"CL407"}, set()),  # read twice: one stays
     ("layers.py", LOOP_BREAK[1], LOOP_BREAK[0], set(), {"CL414"}),  # the loop's break removed
+    # a function nothing reaches appended (the last pass stands), then a break: the pass after it
+    # takes reach and the kept tables from the pass the memo kept, over another call graph
+    ("model.py", "model = torch.compile(Model())\n",
+     "model = torch.compile(Model())\n\n\ndef appended(x):\n    return x + 1\n", set(), {"CL411"}),
     ("model.py", "        return self.proj(x)\n", "        print(x)\n        return self.proj(x)\n", {"CL411"}, set()),
 ]
 
@@ -130,7 +135,10 @@ def repo(write_tree, monkeypatch):
     return tree
 
 
-def test_edits_that_change_the_hooks_answers_report_what_a_fresh_run_does(repo, tmp_path):
+def test_edits_that_change_the_hooks_answers_report_what_a_fresh_run_does(repo, tmp_path, monkeypatch):
+    reach_made = []  # the cached runs that asked for roots and reach (not taken from the kept pass)
+    real = engine.roots_and_reach
+    monkeypatch.setattr(engine, "roots_and_reach", lambda *a, **k: reach_made.append(1) or real(*a, **k))
     cache_dir = str(tmp_path / "cache")
     settings = dict(extend_select=["CL407", "CL411", "CL412", "CL414"])
     first = check_paths(["."], Settings(cache=True, cache_dir=cache_dir, **settings))
@@ -141,8 +149,11 @@ def test_edits_that_change_the_hooks_answers_report_what_a_fresh_run_does(repo, 
         text = (repo / path).read_text()
         assert old in text, (path, old)
         (repo / path).write_text(text.replace(old, new, 1))
+        del reach_made[:]
         cached = check_paths(["."], Settings(cache=True, cache_dir=cache_dir, **settings))
+        made = bool(reach_made)
         scratch = check_paths(["."], Settings(cache=False, **settings))
         assert as_json(cached) == as_json(scratch), (path, new)
         codes = {f.code for f in cached.findings}
         assert present <= codes and not absent & codes, (path, new, sorted(codes))
+    assert not made  # the last break, after the appended function: reach is the kept pass's

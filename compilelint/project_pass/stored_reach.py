@@ -21,11 +21,7 @@ def roots_and_reach(project: Project, summaries: List[FileSummary], entries: Lis
         hit = store.get(key)
         if hit is not None:
             roots, reached, refs = hit
-            disabled = []
-            for caller, index, callee in refs:
-                summary, info = project.functions[caller]
-                disabled.append(DisabledCall(summary, info, info.calls[index], callee, index))
-            return roots, reached, disabled
+            return roots, reached, disabled_calls(project, refs)
     known = store.known_roots if store is not None else None
     roots = known or compile_roots(project, entries, settings.scope, settings.follow_swapped)
     reached, disabled = reach(project, roots, settings.follow_swapped, calls)
@@ -33,3 +29,12 @@ def roots_and_reach(project: Project, summaries: List[FileSummary], entries: Lis
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
         store.put_run(key, (roots, reached, refs))
     return roots, reached, disabled
+
+
+def disabled_calls(project: Project, refs) -> List[DisabledCall]:
+    """The disabled calls `refs` names as (caller, index of the call, callee)."""
+    out = []
+    for caller, index, callee in refs:
+        summary, info = project.functions[caller]
+        out.append(DisabledCall(summary, info, info.calls[index], callee, index))
+    return out
