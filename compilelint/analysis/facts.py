@@ -384,8 +384,9 @@ def _stored_param(value: ast.AST, resolve) -> Optional[str]:
 
 
 class ClassCollector:
-    """One class's facts: its bases and decorators, and what its methods assign to `self`. Long
-    because every fact comes from the one walk of the class's methods; each kind has its own method."""
+    """One class's facts: its bases and decorators, and what its methods assign to `self`.
+    Long because every fact comes from the one walk of the class's methods; each kind has its own
+    method."""
 
     def __init__(self, facts: FileFacts, node: ast.ClassDef):
         self.facts = facts
