@@ -374,6 +374,11 @@ def _all_wrong(model, config, inputs):
     return model, dict(inputs, preds=0.9 - 0.8 * inputs["target"].float())
 
 
+def _empty_references(model, config, inputs):
+    """Every reference an empty text (a reference length of 0)."""
+    return model, dict(inputs, target=[[""] for _ in inputs["target"]])
+
+
 def _ignored_targets(model, config, inputs):
     """Every fifth target value set to the ignored -1 (retrieval's boolean targets as integers)."""
     target = inputs["target"].long().clone()
@@ -443,6 +448,10 @@ def variants(Variant):
         config=dict(average="micro", ignore_index=-1), prepare=_ignored_targets)
     table.setdefault("KendallRankCorrCoef", {})["tau_c_t_test"] = Variant(
         "variant='c' with the t-test", config=dict(variant="c", t_test=True))
+    for name in ("MulticlassConfusionMatrix", "MultilabelConfusionMatrix"):
+        table.setdefault(name, {})["normalize"] = Variant("normalize='true'", config=dict(normalize="true"))
+    table.setdefault("TranslationEditRate", {})["empty_references"] = Variant(
+        "empty reference texts", prepare=_empty_references)
     table.setdefault("BinaryStatScores", {})["global"] = Variant(
         "multidim_average='global' (the default): tensor states, not lists", config=dict(multidim_average="global"))
     return table
