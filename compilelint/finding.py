@@ -34,6 +34,9 @@ class Fix:
     # A few words for an editor's quick-fix menu (with the code and "unsafe", ≤ 60 characters: the
     # language server's test holds every fix of the fixtures to it); the message carries the detail.
     title: str = ""
+    # The measured torch behaviour the rewrite relies on (data/torch_behaviour.toml): offered only on
+    # a torch where it holds; "" when it works on every measured version.
+    behaviour: str = ""
 
 
 @dataclass(frozen=True)

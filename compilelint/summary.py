@@ -222,6 +222,9 @@ class ClassInfo(Unpacked):
     submodules: Dict[str, List[str]] = field(default_factory=dict)
     # Class-level annotations and assignments naming a class (`config: Seq2SeqConfig`, `config_class = X`).
     attr_types: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> → the class an `__init__` parameter stored there is annotated with (`base: Encoder`,
+    # `*blocks: Block` into a ModuleList): what it holds where no constructor call says.
+    param_types: Dict[str, str] = field(default_factory=dict)
     # Class-level boolean defaults (`is_encoder_decoder: bool = True`); None when a method reassigns it.
     flags: Dict[str, Optional[bool]] = field(default_factory=dict)
     # self.<attr> → {class → the config flags `__init__` builds it under} (`X(config) if config.use_x else None`).
@@ -307,7 +310,7 @@ class FileSummary:
                    for q, f in self.functions.items()),
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
-                    sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
+                    sorted(c.param_types.items()), sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
                     sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
                     sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()))

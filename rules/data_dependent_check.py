@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.fix.equal_shortcut import skip_equal_under_compile
 from compilelint.rule import Rule
 
 FUNCTIONS = {"torch.equal": "equal", "torch.allclose": "allclose", "torch.is_nonzero": "is_nonzero"}
@@ -7,6 +8,8 @@ METHODS = frozenset({"equal", "allclose", "is_nonzero"})
 CONTROL_FLOW = ("; no rewrite: the bool decides Python control flow (an `if` here or on the name it is bound to), "
                 "where a boolean tensor breaks again, and `(a == b).all()` is not `torch.equal` where the shapes "
                 "differ (a broadcast or an error instead of False)")
+SHORTCUT = ("; where the bool only picks a shortcut (the path for unequal tensors is the general one), "
+            "the unsafe fix skips the call under compile")
 TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
@@ -54,10 +57,19 @@ class DataDependentCheck(Rule):
     it through `torch.where(cond, a, b)` or `torch.cond`, or do the check outside the compiled
     region (tests, asserts in eager code).
 
-    There is no fix: `torch.equal(a, b)` is False where the shapes differ, where `(a == b).all()` broadcasts
-    or raises, so the rewrite is right only where the shapes are known equal, which the source rarely
-    shows; and where the bool decides Python control flow (`x1_eq_x2 = torch.equal(x1, x2)` then
+    `torch.equal(a, b)` is False where the shapes differ, where `(a == b).all()` broadcasts or raises,
+    so that rewrite is right only where the shapes are known equal, which the source rarely shows;
+    and where the bool decides Python control flow (`x1_eq_x2 = torch.equal(x1, x2)` then
     `if x1_eq_x2:`), a boolean tensor breaks again at the `if`. The finding says so in that case.
+
+    ## Fix safety
+    Where `torch.equal` / `torch.allclose` (or the methods) picks a path in Python as a shortcut, the
+    unsafe fix writes `not torch.compiler.is_compiling() and torch.equal(a, b)`: Dynamo folds it to
+    False and never runs the call, so compiled code takes the path for unequal tensors, the general
+    one (it cannot assume anything of the two), also when they are equal: other rounding, maybe
+    slower; eager runs the call as before. Offered only where no `assert`/`while` tests the bool, no
+    `if` testing it raises, and a name bound to it is read only by tests and call arguments (never
+    returned or stored): a check that raises on unequal tensors would raise on every compiled call.
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0033.html
@@ -65,6 +77,7 @@ class DataDependentCheck(Rule):
 
     code = "CL105"
     name = "data-dependent-check"
+    fix = "unsafe"  # an equality shortcut skipped under compile (fix/equal_shortcut.py)
     triggers = ('equal', 'allclose', 'is_nonzero')
     message = ("a tensor comparison that returns a Python bool graph-breaks ({gb}): keep a boolean tensor "
                "(`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / torch.cond")
@@ -80,10 +93,13 @@ class DataDependentCheck(Rule):
             what = f"Tensor.{func.attr}()"
         else:
             return
-        why_not = CONTROL_FLOW if decides_control_flow(self.ctx, node) else ""
+        decides = decides_control_flow(self.ctx, node)
+        shortcut = what.endswith(("equal()", "allclose()")) and decides
+        fix = skip_equal_under_compile(self.ctx, node) if shortcut else None
+        why_not = SHORTCUT if fix is not None else CONTROL_FLOW if decides else ""
         self.report(node, f"`{what}` reads tensor data into a Python bool and graph-breaks ({{gb}}): keep a "
                           "boolean tensor (`(a == b).all()`, `torch.isclose(a, b).all()`) and use torch.where / "
-                          f"torch.cond{why_not}")
+                          f"torch.cond{why_not}", fix=fix)
 
     INVALID = [
         """
@@ -104,6 +120,19 @@ import torch as T
 @T.compile
 def tied(a: T.Tensor, b: T.Tensor):
     return a * 2 if T.equal(a, b) else a + b  # <-
+""",
+        """
+import torch
+from torch import nn
+
+class Pairwise(nn.Module):
+    def forward(self, a, b):
+        same = torch.equal(a, b)  # <-
+        if not torch.equal(a.sum(0), b.sum(0)):  # <-
+            raise ValueError("different totals")
+        if same:
+            return torch.zeros(a.shape[0])
+        return (a - b).norm(dim=-1)
 """,
     ]
     VALID = [

@@ -2,6 +2,7 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
+from compilelint.fix.numpy_constant import assume_numpy_answer_constant
 from compilelint.fix.numpy_planner import disable_numpy_planner
 from compilelint.rule import Rule
 
@@ -60,6 +61,14 @@ class NumpyValue(Rule):
     compile the function runs eagerly, drawing from NumPy's own generator (Dynamo would draw from
     torch's), at the cost of one break at its call.
 
+    Unsafe: a module-level function that tests NumPy values, whose parameters are all annotated with
+    types that are not tensors or arrays and whose return is annotated `bool`/`int`/`float`/`str`
+    (a Python answer from Python objects: `is_image(space: Box) -> bool` testing `space.low`), with no
+    global, attribute or item stores, gets `@torch.compiler.assume_constant_result`: Dynamo runs it in
+    Python while tracing and puts its answer in the graph as a constant, no break. The compiled code
+    keeps that answer while the same objects are passed (measured on torch 2.13: another object
+    recompiles; an in-place change to an array the object holds is not seen). Eager is unchanged.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
     """
@@ -73,7 +82,8 @@ class NumpyValue(Rule):
     gb_types = ("Data-dependent branching", "Data dependent operator", "Failed to trace builtin operator",
                 "attempted to trace numpy function unsupported by PyTorch", "torch.* op returned non-Tensor")
     gb_ids = {"2.13": ("GB0170", "GB0033", "GB0059", "GB0294", "GB0208")}  # measured on 2.13 CPU only
-    fix = "safe"  # `@torch.compiler.disable` on a module-level helper planning with np.random (rewrites/numpy_planner.py)
+    fix = "sometimes"  # safe: `@torch.compiler.disable` on a helper planning with np.random (fix/numpy_planner.py);
+    # unsafe: `@torch.compiler.assume_constant_result` on a helper answering from its arguments' arrays (fix/numpy_constant.py)
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -81,6 +91,7 @@ class NumpyValue(Rule):
         self.names: Dict[int, Set[str]] = {}  # function (by id) → locals holding a NumPy value
         self.seen: Set[int] = set()  # the `and`/`or` (by id) whose tests were looked at already
         self.disabled: Set[int] = set()  # functions (by id) whose random planning got its fix
+        self.constant: Set[int] = set()  # functions (by id) whose NumPy test was offered the constant fix
 
     # ----- what holds a NumPy value ---------------------------------------------------------------
     def _locals(self) -> Set[str]:
@@ -175,7 +186,10 @@ class NumpyValue(Rule):
         names = self._locals()
         hit = next((o for o in self._tested(expr, truth_tested) if self._numpy_valued(o, names)), None)
         if hit is not None:
-            self.report(hit)
+            # one fix per helper: on its first break
+            fix = assume_numpy_answer_constant(self.ctx) if id(self.ctx.function) not in self.constant else None
+            self.constant.add(id(self.ctx.function))
+            self.report(hit, fix=fix)
 
     def _condition(self, test):
         self._first_break(test, True)
@@ -244,6 +258,27 @@ def mask_spans(x):
     ]
 
     INVALID = [
+        """
+import numpy as np
+import torch
+from torch import nn
+
+def in_unit_box(box: object, strict: bool = True) -> bool:
+    outside = np.any(box.low < 0) or np.any(box.high > 1)  # <-
+    return not (strict and outside)
+
+def loose_box(box: object) -> np.ndarray:
+    return box.low if np.any(box.low < 0) else box.high  # <-
+
+class Scaler(nn.Module):
+    def __init__(self, box):
+        super().__init__()
+        self.box = box
+
+    def forward(self, x):
+        low = loose_box(self.box)
+        return x.clamp(0, 1) if in_unit_box(self.box) else x + low.sum()
+""",
         """
 import numpy as np
 import torch

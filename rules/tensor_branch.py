@@ -150,9 +150,13 @@ class TensorBranch(Rule):
     - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
       with no `else`, names bound before it → `y = torch.where(c, a, y)`; warning calls leading the `if`
       branch stay in `if not torch.compiler.is_compiling() and (c):` (c evaluated twice in eager);
+      under `if mask.any():`, writes through that mask leading the branch (`x[mask] = v`) leave the
+      `if` (a write through an all-False mask writes nothing; `v` is computed on the empty selection)
+      and the assignments after them take `torch.where(mask.any(), a, y)`;
     - `if c: raise E("msg")` alone → `torch._assert_async(torch.logical_not(c), "msg")`; also with
       `a or b` of tensors (`torch.logical_or`), Python operands before `and` (kept as a Python `if`),
       and an f-string message (a plain string naming its fields: nothing built on every call);
+      `if not (p and t): raise` → `if not (p): raise` as written, then the check on `t`;
     - `if not mask.any(): mask = None` → deleted: the all-False mask is kept (fix/empty_mask.py);
     - `if c:` whose body only warns or logs → `if not torch.compiler.is_compiling() and (c):`
       (fix/warn_guard.py; eager unchanged, under compile the check and its warning are skipped).
@@ -307,6 +311,19 @@ class Act(nn.Module):
     ]
 
     INVALID = [
+        """
+import torch
+from torch import nn
+
+class Ratio(nn.Module):
+    def forward(self, num, den):
+        out = torch.full_like(num, float("nan"))
+        valid = den != 0
+        if valid.any():  # <-
+            out[valid] = num[valid] / den[valid]
+            out = out.clamp(-10, 10)
+        return out
+""",
         """
 import torch
 from torch import nn

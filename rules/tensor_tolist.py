@@ -1,5 +1,6 @@
 import ast
 
+from compilelint.fix.data_loop import disable_data_loop
 from compilelint.rule import Rule
 
 
@@ -28,6 +29,15 @@ class TensorTolist(Rule):
     `torch._dynamo.config.capture_scalar_outputs = True` captures the values as symbolic ints;
     nothing helps float tensors.
 
+    ## Fix safety
+    Safe: where the list sets how many times a `for` loop of the same function runs
+    (`sizes = counts.tolist()` then `for part in torch.split(x, sizes):`), the function gets
+    `@torch.compiler.disable`: Dynamo would break at the `.tolist()` and again in every iteration it
+    unrolls; run eagerly, the function costs one break at its call. `torch.compiler.disable` does
+    nothing outside torch.compile, so eager behaviour is unchanged; under compile the function is not
+    compiled. Offered on a module-level `def` or a method of a module-level class with no decorator,
+    not a generator, not `forward`/`__call__`, not handed to `torch.compile` in the file.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0109.html
     """
@@ -40,12 +50,13 @@ class TensorTolist(Rule):
                "keep the tensor or move the loop out of the compiled region")
     gb_types = ("Tensor.tolist() with non-integer tensor", "Data dependent operator")
     gb_ids = {"2.13": ("GB0109", "GB0033"), "2.11": ("GB0109", "GB0033")}
+    fix = "safe"  # `@torch.compiler.disable` on a function looping over the list (fix/data_loop.py)
 
     def visit_Call(self, node: ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "tolist" and not node.args and not node.keywords \
                 and self.ctx.is_tensor(func.value):
-            self.report(node)
+            self.report(node, fix=disable_data_loop(self.ctx, node))
 
     INVALID = [
         """
@@ -59,6 +70,18 @@ class Router(nn.Module):
         for w in x.mean(0).tolist():  # <-
             x = x * w
         return x.split(sizes)
+""",
+        """
+import torch
+from torch import nn
+
+class GroupMean(nn.Module):
+    def per_group(self, values, groups):
+        sizes = torch.bincount(groups).tolist()  # <-
+        return torch.stack([part.mean() for part in torch.split(values, sizes)])
+
+    def forward(self, values, groups):
+        return self.per_group(values, groups)
 """,
     ]
     VALID = [

@@ -37,6 +37,29 @@ def _library_calls() -> dict:
             for spelling in (name, *row.get("exported_as", ()))}
 
 
+# nn.Module's hook registrations: each builds a RemovableHandle, which graph-breaks (torch 2.11: "Failed
+# to trace builtin operator" at torch/utils/hooks.py, the truth corpus; 2.13: "setattr() on unsupported
+# type", fixtures/precision/module_hooks.py, every one of the five).
+MODULE_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook", "register_full_backward_hook",
+                          "register_full_backward_pre_hook", "register_backward_hook"})
+MISSING_MODULE = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _guards_missing_module(stack, node) -> bool:
+    """Is `node` in the body of a `try` (the innermost one around it) with a handler for a missing
+    module?"""
+    for holder, child in zip(reversed(stack[:-1]), reversed(stack)):
+        if isinstance(holder, ast.Try) and any(child is s for s in holder.body):
+            for handler in holder.handlers:
+                caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                if any(isinstance(c, ast.Name) and c.id in MISSING_MODULE for c in caught):
+                    return True
+            return False
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+    return False
+
+
 BREAKING = _breaking()
 LIBRARY_CALLS = _library_calls()
 # The breaking calls whose probe returned a sparse tensor: their result skips the frame where it is used.
@@ -52,7 +75,11 @@ class UntraceableCall(Rule):
     `importlib.import_module()`, file-system calls such as `os.listdir()`, `os.makedirs()`,
     `os.path.exists()`, `torch.jit.isinstance()`, `torch.sparse_coo_tensor()` and the sequence
     packing of `torch.nn.utils.rnn` (`pack_padded_sequence()`): every call whose
-    measured verdict on the selected torch is "breaks".
+    measured verdict on the selected torch is "breaks". Also a module hook registered in compiled
+    code (`register_forward_pre_hook()`, `register_forward_hook()` and the backward ones: the hook
+    handle's constructor sets an attribute Dynamo cannot), and an import in a `try` whose handler
+    catches `ImportError`/`ModuleNotFoundError`: where the module is missing, the case the handler
+    is written for, Dynamo's import fails ("Import failure", GB0069).
 
     ## Why is this bad?
     These are C functions, I/O or functions of files Dynamo skips: it graph-breaks at each call
@@ -100,9 +127,10 @@ class UntraceableCall(Rule):
     name = "untraceable-call"
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
-                "Failed to trace builtin operator", "Unsupported context manager", "Attempted to wrap sparse Tensor")
-    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015"),
-              "2.11": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015")}
+                "Failed to trace builtin operator", "Unsupported context manager", "Attempted to wrap sparse Tensor",
+                "Import failure", "setattr() on unsupported type")
+    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015", "GB0069", "GB0467"),
+              "2.11": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015", "GB0069")}
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -125,6 +153,9 @@ class UntraceableCall(Rule):
                               "({gb4}); stay dense, or build and use it outside the compiled region")
 
     def visit_Call(self, node: ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in MODULE_HOOKS:
+            self._hook_registration(node)
+            return
         name = self.ctx.resolve(node.func)
         library = LIBRARY_CALLS.get(name or self._super_init(node))
         if library is not None:
@@ -155,6 +186,31 @@ class UntraceableCall(Rule):
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
         self.report(node, message, behaviour=behaviour)
+
+    def visit_Import(self, node: ast.Import):
+        self._optional_import(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        self._optional_import(node)
+
+    def _hook_registration(self, node: ast.Call):
+        """`module.register_forward_pre_hook(fn)` and its kin build a `RemovableHandle`, whose
+        constructor sets an attribute Dynamo cannot (measured: fixtures/precision/module_hooks.py)."""
+        if self.ctx.kind(node.func.value) in T.TENSORISH or self.on_the_way_to_raise():
+            return
+        self.report(node, f"`{node.func.attr}()` inside compiled code graph-breaks (the hook handle's constructor "
+                          "sets an attribute Dynamo cannot trace): register the hook once, outside the compiled "
+                          "region, and let it read what changes per call from the module")
+
+    def _optional_import(self, node):
+        """An import in a function, in a `try` whose handler catches the module missing: where it is
+        missing (the case the handler is written for), Dynamo's import fails and graph-breaks."""
+        if self.ctx.function_node is None or not _guards_missing_module(self.ctx.stack, node):
+            return
+        what = f"from {'.' * node.level}{node.module or ''} import" if isinstance(node, ast.ImportFrom) else "import"
+        self.report(node, f"`{what} ...` inside compiled code graph-breaks ({{gb5}}) where the module is not "
+                          "installed, the case its `except ImportError` is written for: import it once at module "
+                          "level, or pick the implementation outside the compiled region")
 
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name

@@ -134,3 +134,33 @@ def test_a_lazy_module_whose_import_fails_is_passed_over(tmp_path, monkeypatch):
     # the dropped package's lazy submodule goes with it; another package's stays
     assert "pkg" not in sys.modules and "pkg.optional" not in sys.modules and "other.optional" in sys.modules
     assert "pkg._ext" in sys.modules
+
+
+def test_forgetting_a_version_imports_nothing(tmp_path, monkeypatch):
+    """A package that registers a lazy redirect (a module whose attribute access imports its target,
+    for an old import path) must not import during the drop: that import re-ran the package's
+    `__init__` against half-dropped submodules ("partially initialized module ..."). The redirect
+    goes with its package, untouched."""
+    import sys
+    import types
+
+    from compilelint.verify.cost_child import _forget, _loaded_from
+
+    touched = []
+
+    class Redirect(types.ModuleType):
+        def __getattr__(self, name):
+            touched.append(name)
+            raise AttributeError(name)
+
+    mod = tmp_path / "proj" / "pkg" / "__init__.py"
+    mod.parent.mkdir(parents=True)
+    mod.write_text("")
+    real = types.ModuleType("pkg")
+    real.__file__ = str(mod)
+    monkeypatch.setitem(sys.modules, "pkg", real)
+    monkeypatch.setitem(sys.modules, "pkg.old_name", Redirect("pkg.old_name"))
+    assert not _loaded_from([str(tmp_path / "copy")])
+    _forget([str(tmp_path / "proj")], "examples")
+    assert touched == []
+    assert "pkg" not in sys.modules and "pkg.old_name" not in sys.modules

@@ -22,7 +22,9 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
-         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval")]
+         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
+         ("equal_shortcut", "eval"), ("numpy_constant", "eval"),
+         ("raise_negated_and", "eval")]
 
 
 def _load(path, name):
@@ -250,3 +252,51 @@ def test_python_flag_follows_the_buffer():
         torch.save(fresh, buf)  # the hook is a method, not a lambda: the whole module still pickles
     finally:
         del sys.modules[fixed.__name__]
+
+
+def test_equal_shortcut_still_taken_in_eager():
+    """Eager evaluates `torch.equal` as before: equal inputs take the shortcut (an exact zero diagonal)."""
+    module, (x, x2), _ = _targets("equal_shortcut", ".unsafe-fixed")[0]
+    fixed = _load(os.path.join(FIX_DIR, "equal_shortcut.unsafe-fixed.py"), "fixture_equal_shortcut_eager")
+    calls = []
+    original = fixed.squared_distances
+    fixed.squared_distances = lambda a, b, same=False: calls.append(same) or original(a, b, same)
+    fixed.Similarity()(x, x2)
+    assert calls == [True]
+
+
+def test_data_loop_runs_eagerly_with_one_break_a_call():
+    """`@torch.compiler.disable` on the looping functions: Dynamo breaks once at each call (two
+    functions), where it broke at the `.tolist()` and in the iterations before; outputs equal."""
+    (m0, args0, _), = _targets("data_loop", "")
+    (m1, args1, _), = _targets("data_loop", ".fixed")
+    ref = _values(m0, args0, False)
+    assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    _, n_before = _compiled(m0, args0, False)
+    got, n_after = _compiled(m1, args1, False)
+    assert n_after == 2 < n_before, (n_before, n_after)
+    assert compare(ref, got)["equal"] == "bitwise"
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_masked_write_leaves_only_the_write_break(n):
+    """The `if valid.any():` break goes; the boolean-mask write still breaks unless
+    capture_dynamic_output_shape_ops is on, so both run with it: breaks before, none after; outputs
+    equal with some and with no valid entry (#1: all-False mask, the write writes nothing)."""
+    (m0, args0, _), (m1, args1, _) = _targets("masked_write", "")[n], _targets("masked_write", ".unsafe-fixed")[n]
+    ref = _values(m0, args0, False)
+    assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        _, n_before = _compiled(m0, args0, False)
+        got, n_after = _compiled(m1, args1, False)
+    assert n_before > 0 and n_after == 0, (n_before, n_after)
+    assert compare(ref, got)["equal"] == "bitwise"
+
+
+def test_negated_and_raises_as_before():
+    """The Python operand still raises the original exception; the tensor one raises RuntimeError."""
+    module, (x, _), _ = _targets("raise_negated_and", ".unsafe-fixed")[0]
+    with pytest.raises(RuntimeError, match="the diagonal needs"):
+        module(x, x[:2])
+    with pytest.raises(RuntimeError):
+        module(x, x + 1)

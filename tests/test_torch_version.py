@@ -148,3 +148,43 @@ def test_every_behaviour_says_what_and_where_it_was_measured():
         bounds = [row[k] for k in ("since", "before") if k in row]
         assert bounds and all(b in KNOWN_TORCH_VERSIONS for b in bounds), name
         assert {TV.holds(name, v) for v in KNOWN_TORCH_VERSIONS} == {True, False}, f"{name} differs nowhere"
+
+
+# A module-level helper answering from the NumPy bounds of an object it is handed (CL106): its
+# `assume_constant_result` fix compiles on torch 2.13, and on 2.11 fails to compile with such an
+# object (bench/fix: truth-gpu-breadth-r4a), so it is offered only where it works.
+NUMPY_HELPER = """\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Space:
+    def __init__(self, low, high):
+        self.low, self.high = np.asarray(low, dtype=np.float32), np.asarray(high, dtype=np.float32)
+
+
+def is_scaled(space: Space) -> bool:
+    outside = np.any(space.low != 0) or np.any(space.high != 255)
+    return not outside
+
+
+class Policy(nn.Module):
+    def __init__(self, space):
+        super().__init__()
+        self.space = space
+
+    def forward(self, x):
+        if is_scaled(self.space):
+            return x / 255.0
+        return x
+"""
+
+
+def test_a_fix_is_offered_only_on_a_torch_where_it_works():
+    def fixes(version):
+        return {f.code: f.fix for f in check_source(NUMPY_HELPER, torch_version=version).findings}
+
+    new, old = fixes("2.13"), fixes("2.11")
+    assert new.get("CL106") is not None and new["CL106"].behaviour == "assume-constant-result-takes-objects"
+    assert "CL106" in old and old["CL106"] is None  # the finding stays; the rewrite would not compile

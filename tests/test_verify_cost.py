@@ -144,3 +144,44 @@ def test_cost_keeps_what_is_not_slower_and_says_so():
     target["versions"]["fixes"] = _timed(12)
     text = render_text(cost_dict(cost, backend="inductor", compile_mode=None))
     assert "kept: nothing, the code as it is (compiled, fixed + settings: slower (0.67x); " in text
+
+
+def test_the_settings_are_ranked_and_confirmed_like_a_fix():
+    """No fix proven, but a setting removes every break (a data-dependent scalar traced with
+    capture_scalar_outputs): the ranking's row is the settings alone, and its confirmation names it."""
+    from compilelint.report.cost import render_text
+    from compilelint.report.html import render_html
+    from compilelint.verify.cost import SETTINGS, Cost, _confirmation, _top_on, cost_dict
+
+    target = {"index": 0, "label": "#0", "error": "", "rounds": 40, "stable": True, "seconds": 1.0,
+              "versions": {"eager": _timed(18), "compiled": dict(_timed(18), breaks=11), "fixed": _timed(10)}}
+    cost = Cost(targets=[target], knobs=("capture_scalar_outputs",))
+    top = _top_on(cost, target)
+    assert top["fix"] == SETTINGS and top["verdict"] == "faster"
+    again = {"index": 0, "versions": {"compiled": _timed(17), "fixed": _timed(11)}}
+    cost.confirmations.append(_confirmation(top, again, "fixed"))
+    data = cost_dict(cost, backend="inductor", compile_mode=None)
+    [row] = data["ranking"]
+    assert row["breaks_removed"] == 11 and row["findings"][0]["code"] == "setting"
+    text = render_text(data)
+    assert "1. torch._dynamo.config.capture_scalar_outputs = True: setting: 1.80x faster" in text
+    assert "#0: its top change (rank 1: the settings) (saved 8 ms) confirmed by a second run of that change alone" in text
+    assert "its top change (rank 1: the settings) confirmed" in render_html(data)
+
+
+def test_a_change_that_computes_something_else_wins_nothing():
+    """A setting that is faster but changes the outputs under the compiler (an RNN traced with
+    allow_rnn, say) while the code as it is computes what eager does: its ranking row says how the
+    outputs differ, saves nothing, and is not the top change."""
+    from compilelint.report.cost import render_text
+    from compilelint.verify.cost import Cost, _top_on, cost_dict
+
+    target = {"index": 0, "label": "#0", "error": "", "rounds": 40, "stable": True, "seconds": 1.0,
+              "versions": {"eager": _timed(18), "compiled": dict(_timed(18), breaks=2),
+                           "fixed": _timed(10, equal="differs")}}
+    cost = Cost(targets=[target], knobs=("allow_rnn",))
+    assert _top_on(cost, target) is None
+    [row] = cost_dict(cost, backend="inductor", compile_mode=None)["ranking"]
+    assert row["verdict"] == "outputs differs" and row["saving"] == 0.0
+    assert "1. torch._dynamo.config.allow_rnn = True: setting: outputs differs on #0" in render_text(
+        cost_dict(cost, backend="inductor", compile_mode=None))

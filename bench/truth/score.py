@@ -21,7 +21,9 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   mode), a finding is judged in a mode only if its run executed an instruction of its flagged
   expression (`torch.isfinite(x).all()` after `x.dtype == torch.float16 and`), or a line of it
   when columns were not recorded; otherwise it is *unexercised* there (a `layerdrop > 0` branch
-  with layerdrop 0: a claim the run never tested). A finding the engine says is hidden behind an
+  with layerdrop 0: a claim the run never tested), unless Dynamo reported a site of its kind on the
+  finding's own rows (Dynamo ran them: a `functools.cache`d body runs once in eager, before the
+  lines are recorded, and under Dynamo on every call). A finding the engine says is hidden behind an
   earlier break in a loop of its function (Dynamo skips the frame there) rides on that break's
   finding, as in every output of `check` (`compilelint.hidden`): it is not a finding of its own
   (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
@@ -122,6 +124,15 @@ def executed(lines, mode: str, finding: dict) -> bool:
     return any(ln in ran for ln in range(first, last + 1))
 
 
+def on_own_rows(finding: dict, run_sites) -> bool:
+    """Did Dynamo report a site of the finding's kind on the finding's own rows? Then Dynamo ran them,
+    whatever the eager record says: a `functools.cache`d helper runs its body once in eager (before
+    the lines are recorded), while Dynamo ignores the cache and traces the body on every call."""
+    first = finding["location"]["row"]
+    last = (finding.get("end_location") or {}).get("row", first)
+    return any(file == finding["filename"] and first <= line <= last for file, line in run_sites)
+
+
 def valid_modes(lines) -> tuple:
     """The modes whose run can judge: those whose eager run did not raise (when recorded)."""
     if lines is None:
@@ -206,8 +217,9 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
                 by_mode.setdefault(m, None)
                 traced = not any(file == f["filename"] and lo <= f["location"]["row"] <= hi
                                  for file, lo, hi in run_shadows[m])
-                if executed(run_lines, m, f) and not hidden and traced:
-                    seen.append(any(near(s, [place(f)]) for s in (run_r if recompile else run_f)[m]))
+                run_sites = (run_r if recompile else run_f)[m]
+                if (executed(run_lines, m, f) or on_own_rows(f, run_sites)) and not hidden and traced:
+                    seen.append(any(near(s, [place(f)]) for s in run_sites))
                     by.add(name or "default")
             if seen:
                 by_mode[m] = any(seen)

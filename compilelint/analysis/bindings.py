@@ -16,7 +16,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, end, is_class_name, is_self, names_in_target, walk
 from compilelint.analysis.facts import ITEMS, ClassFacts, FileFacts
 from compilelint.analysis.types import annotation_class
-from compilelint.analysis.names import COMPILE_FUNCS
+from compilelint.analysis.names import AUTOGRAD_FUNCTIONS, COMPILE_FUNCS
 
 # Untyped parameters of compiled functions are tensors by default, except names that say otherwise:
 # `device`, `dtype`, and sizes and counts (`block_size`, `num_groups`, `seq_len`, `head_dim`, `top_k`:
@@ -70,7 +70,10 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     # the nodes any pass below reads, in walk order (names, constants and keywords, most nodes, are not)
     nodes = [sub for sub in facts.nodes(node) if sub.__class__ in _READ_NODES]
     global_names, non_tensor_names = _usage(nodes)
-    tensor_by_default = (cls is not None and node.name == "forward") or any(
+    # a module's forward takes tensors; an autograd Function's takes a context and whatever its
+    # `apply` is given (numbers and functions too: `Op.apply(x, self.nu, fn)`)
+    tensor_by_default = (cls is not None and node.name == "forward" and
+                         not any(b in AUTOGRAD_FUNCTIONS for b in cls.info.bases)) or any(
         d.split("#")[0] in COMPILE_FUNCS for d in decorators) or (
         cls is None and node.name in facts.compiled_names)  # f = torch.compile(f), torch.compile(f)(x)
     params = _parameters(node.args)

@@ -17,7 +17,7 @@ from compilelint.analysis.astutil import is_self, keyword, keyword_str, paramete
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
-from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, same_args
+from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
 from compilelint.summary import Call, FileSummary, Root
 
 # function → its `_bound_table` (per function, asked at every call of a local name)
@@ -93,7 +93,7 @@ class CallRecorder:
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
         # kept with unknown arguments too (`f(x, flag=True, **kw)`): its keywords are still known
-        forwards = forwarded_params(node, scope.node, self.facts.nodes)
+        forwards = forwarded_params(node, scope.node, self.facts.nodes) + raised_after(node, scope.stack, scope.node)
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:

@@ -20,7 +20,7 @@ from compilelint.analysis.astutil import (
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
-from compilelint.analysis.parts import Parts, false_constants
+from compilelint.analysis.parts import CONTAINERS, Parts, false_constants
 from compilelint.analysis.passed_args import none_tests
 from compilelint.analysis.state import class_state, returned_attr
 from compilelint.analysis.types import annotation_class
@@ -49,6 +49,7 @@ EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 KEPT_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor,
                         ast.While, ast.Import, ast.ImportFrom))
 IMPORTS = frozenset((ast.Import, ast.ImportFrom))
+CALLS = frozenset((ast.Call,))
 LOOPS = frozenset((ast.For, ast.AsyncFor, ast.While))
 ASSIGNS = frozenset((ast.Assign, ast.AnnAssign))
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
@@ -76,6 +77,11 @@ class ClassFacts:
         # back on the module (`self.b = self.b.to(...)`) makes `__setattr__` read its `persistent` flag
         self.marked_buffer_attrs: Set[str] = set()
         self.forward_returns: Optional[str] = None  # kind of forward's return annotation
+        # `self.d = {}` and `self.d[k] = v` stores: the attributes only ever set to an empty dict, the
+        # others, and the kinds of the values stored as items (a dict filled only with tensors)
+        self.empty_dicts: Set[str] = set()
+        self.other_values: Set[str] = set()
+        self.item_kinds: Dict[str, Set[Optional[str]]] = {}
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
         self.config_attrs: Dict[str, str] = {}  # self attribute → the config attribute __init__ copies into it
@@ -357,6 +363,26 @@ def or_operands(expr: ast.AST) -> List[ast.AST]:
     return [expr]
 
 
+def _annotated_params(args: ast.arguments, resolve) -> Dict[str, str]:
+    """{parameter: the project class its annotation names} of an `__init__` (`base: Encoder`,
+    `*blocks: Block`: each item of the tuple a vararg collects)."""
+    out = {}
+    for arg in args.posonlyargs + args.args[1:] + args.kwonlyargs + [a for a in (args.vararg,) if a]:
+        typed = annotation_class(arg.annotation, resolve)
+        if typed:
+            out[arg.arg] = typed
+    return out
+
+
+def _stored_param(value: ast.AST, resolve) -> Optional[str]:
+    """The parameter a value stores as it is (`base`) or as the items of a container built from it
+    (`nn.ModuleList(blocks)`, `list(blocks)`): its annotation types what `self.<attr>` holds where
+    no constructor call in the project says (`Project.submodule_classes`)."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and resolve(value.func) in CONTAINERS:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
+
+
 class ClassCollector:
     """One class's facts: its bases and decorators, and what its methods assign to `self`."""
 
@@ -400,12 +426,27 @@ class ClassCollector:
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
+        self._tensor_dicts(cls)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         info.state_defaults, info.init_state, info.state_changes = class_state(node, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls
+
+    def _tensor_dicts(self, cls: ClassFacts):
+        """`self.d = {}`, and every `self.d[k] = v` of the class stores a tensor: `self.d[k]` is one
+        (a dict filled only with tensors). Not when `self.d` is ever set to something else, or filled
+        another way (`self.d.update(...)`, `setdefault`), which this does not follow."""
+        for attr, kinds in cls.item_kinds.items():
+            if attr not in cls.empty_dicts or attr in cls.other_values or not kinds or not kinds <= {T.TENSOR, T.BOOL}:
+                continue
+            if any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                   and sub.func.attr in ("update", "setdefault", "__setitem__") and self_attr(sub.func.value) == attr
+                   for method in self.node.body if isinstance(method, FUNCS)
+                   for sub in self.facts.of_kinds(method, CALLS)):
+                continue
+            cls.kinds[attr] = {T.DICT}
 
     def _run_parts(self, parts: Dict[str, List[str]]) -> Dict[str, List[str]]:
         """The `parts` worth the project pass's look: those of attributes this class runs
@@ -488,6 +529,7 @@ class ClassCollector:
                         self._record_member(cls, sub.value, probe, in_init)
                     elif isinstance(t, ast.Subscript) and self_attr(t.value):  # self.routers[name] = build(cfg)
                         self._record_members(cls, self_attr(t.value), sub.value)
+                        cls.item_kinds.setdefault(self_attr(t.value), set()).add(probe.kind(sub.value))
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str):
@@ -553,11 +595,17 @@ class ClassCollector:
         args = init.args
         params = [a.arg for a in (args.posonlyargs + args.args)[1:] + args.kwonlyargs]
         cls.init_params = params
+        typed = _annotated_params(args, self.facts.resolve_plain)
         for sub in self.facts.of_kinds(init, _ASSIGN_OR_CALL):
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
                 for t in sub.targets:
                     if isinstance(t, ast.Attribute) and is_self(t.value):
                         cls.param_attrs[sub.value.id] = t.attr
+            if isinstance(sub, ast.Assign) and typed:
+                stored = _stored_param(sub.value, self.facts.resolve_plain)
+                for t in sub.targets if stored in typed else ():
+                    if isinstance(t, ast.Attribute) and is_self(t.value):
+                        cls.info.param_types[t.attr] = typed[stored]
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
                     len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
                     isinstance(sub.args[1].value, str) and isinstance(sub.args[2], ast.Name) and sub.args[2].id in params:
@@ -601,6 +649,11 @@ class ClassCollector:
                 callee = self.facts.classes[sub.func.id]
                 self._constructor_flow(callee, callee, sub)
         kinds = cls.kinds.setdefault(attr, set())
+        if (isinstance(value, ast.Dict) and not value.keys) or (is_call_to(value, "dict") and not value.args
+                                                                and not value.keywords):
+            cls.empty_dicts.add(attr)
+        else:
+            cls.other_values.add(attr)
         if isinstance(value, ast.Constant):
             if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
                 if in_init:

@@ -143,7 +143,7 @@ class ConstructorDefaults:
         return self._given[key]
 
     def _any_site_gives(self, fid: str, param: str, user_inits: frozenset) -> bool:
-        from compilelint.analysis.passed_args import NONE, _handed_on, _offset, _slot
+        from compilelint.analysis.passed_args import NONE, _handed_on, _offset, _required, _slot, handed_name
 
         if not fid.endswith(CONSTRUCTORS) or fid in user_inits:
             return True
@@ -164,12 +164,12 @@ class ConstructorDefaults:
             own = next((name for at, name in call.forwards if at == slot), None)
             if own == NONE:
                 continue
-            if own is None or own.startswith("="):
+            if own is None or own.startswith("=") or _required(own):
                 return True  # a value of the caller's own making, or a constant
             if own.startswith("self."):
                 if not self.at_default(caller, own[5:], user_inits):
                     return True
-            elif self.given(caller, own, user_inits):
+            elif self.given(caller, handed_name(own), user_inits):
                 return True
         return False
 

@@ -17,6 +17,9 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 # The dotted names torch.compile goes by (as a call, a decorator, or the legacy optimize()).
 COMPILE_FUNCS = frozenset({"torch.compile", "torch.compiler.compile"})
 DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+# torch's base of custom autograd operations (`class Op(torch.autograd.Function)`): `Op.apply(...)`
+# runs `Op.forward(ctx, ...)`, which Dynamo traces where `apply` is called.
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 # Top-level names of the standard library: never a function of the checked project.
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "typing", "typing_extensions"}
 

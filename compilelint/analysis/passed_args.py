@@ -8,7 +8,9 @@ verbose=False)` logs only `if ... and verbose:`, and no model's call passes `ver
 such a parameter compared with a true constant: `def safe_div(num, den, on_zero=0.0)` checks
 `if on_zero == "warn" and (den == 0).any():`, which the default 0.0 never passes, nor a call
 giving another constant (`safe_div(a, b, on_zero="nan")`, or a caller handing on its own
-parameter that its callers give so). At walk time a
+parameter that its callers give so; a caller handing on a parameter annotated as a number,
+`on_zero: float = 0`, which equals no string; a caller handing on a parameter without a default,
+whose own callers pass other constants). At walk time a
 finding keeps the parameters (defaulting to None, or tested bare or against true constants and
 defaulting to False, 0 or "") that the `if`s around it need passed (`needs`);
 the project pass drops it when every call reaching the function from traced code leaves one of
@@ -28,6 +30,10 @@ function that is not a root, such arguments could be anything: given.
 The test of an `if ...: return` above a node counts as one of its `if`s (taking the false branch):
 after `if not check_channels: return True`, a call needs `check_channels` given. A function whose
 every traced call needs what no caller gives never runs (`Incoming.unreached`).
+What an argument answers too: `if not preds.is_floating_point():` in a validator needs a call
+passing integer `preds` (a need written `?preds.is_floating_point=False`); a caller that raises on
+exactly that right after the call (`check(preds, t)` then `if not preds.is_floating_point(): raise
+...`) only takes the branch on its way to the error, so its call does not count (`raised_after`).
 Identity too: `query is key or torch.equal(query, key)` runs `torch.equal` only when the call
 passes two different objects (a need written `!query key`); it is dropped when every live traced
 call passes one local name in both places (`attn(x, x, x)`, `Call.same`).
@@ -128,6 +134,63 @@ def _distinct(term: ast.AST, branch: bool, params) -> Optional[str]:
             isinstance(term.ops[0], ast.IsNot) == branch:
         return f"!{term.left.id} {term.comparators[0].id}"
     return None
+
+
+def _probed(term: ast.AST, branch: bool, params) -> Optional[str]:
+    """`p.m()` with no arguments, `p` a parameter, taking `branch`: the path needs the argument to
+    answer `m()` so, written "?p.m=False" for `if not preds.is_floating_point():`. A call right
+    after which the caller raises on the other answer (`raised_after`) never takes the path on
+    to a run that goes on."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.Not):
+        return _probed(term.operand, not branch, params)
+    if isinstance(term, ast.Call) and not term.args and not term.keywords and \
+            isinstance(term.func, ast.Attribute) and isinstance(term.func.value, ast.Name) and \
+            term.func.value.id in params:
+        return f"{PROBE}{term.func.value.id}.{term.func.attr}{VALUE}{branch!r}"
+    return None
+
+
+def raised_after(call: ast.Call, stack, fn: Optional[ast.AST]) -> Tuple[Tuple[object, str], ...]:
+    """What the caller makes sure of an argument right after the call: a bare call statement
+    followed by `if not a.m(): raise ...` (or `if a.m(): raise ...`), `a` a name it passes, runs on
+    only with `a.m()` true (false): ((PROBE, slot), "m=True") for each slot passing `a`. `stack`:
+    the walk's ancestors of the call within its function `fn`, the call last."""
+    statement = stack[-2] if len(stack) > 1 else None
+    owner = stack[-3] if len(stack) > 2 else fn  # a statement of the function's own body
+    if not isinstance(statement, ast.Expr) or statement.value is not call or owner is None:
+        return ()
+    after = None
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(owner, field, None)
+        if isinstance(body, list):
+            at = next((i for i, stmt in enumerate(body) if stmt is statement), None)
+            if at is not None:
+                after = body[at + 1] if at + 1 < len(body) else None
+                break
+    if not isinstance(after, ast.If) or after.orelse or len(after.body) != 1 or not isinstance(after.body[0], ast.Raise):
+        return ()
+    test, raises_on = after.test, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, raises_on = test.operand, False
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords and
+            isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name)):
+        return ()
+    name, sure = test.func.value.id, f"{test.func.attr}{VALUE}{(not raises_on)!r}"
+    slots = [i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == name] + \
+        [k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
+    return tuple(((PROBE, slot), sure) for slot in slots)
+
+
+def _rejects(call: Call, callee: FunctionInfo, need: str) -> bool:
+    """Does the caller raise, right after this call, on every argument meeting a "?p.m=v" need
+    (`raised_after`): the path runs only on the way to that error?"""
+    if call.args is None:
+        return False
+    param, _, probe = need[len(PROBE):].partition(".")
+    method, _, wanted = probe.partition(VALUE)
+    slot = _slot(call, callee, param)
+    sure = next((s for at, s in call.forwards if at == (PROBE, slot)), None) if slot is not None else None
+    return sure is not None and sure.partition(VALUE)[0] == method and sure.partition(VALUE)[2] != wanted
 
 
 def _kwargs_key(term: ast.AST, branch: bool, kwargs: frozenset) -> Optional[str]:
@@ -265,7 +328,8 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
     for test, branch in conditions:
         joined = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if branch else ast.Or)
         for term in test.values if joined else [test]:
-            name = _given(term, branch, optional, vararg, method, tests, kwargs) or _distinct(term, branch, params)
+            name = _given(term, branch, optional, vararg, method, tests, kwargs) or _distinct(term, branch, params) \
+                or _probed(term, branch, params)
             if name and name not in out:
                 out[name] = test.lineno - fn.lineno
                 asked[name] = (test, branch)
@@ -279,6 +343,7 @@ def _needed_params(conditions: List[Tuple[ast.AST, bool]], fn: ast.AST, nodes,
         first = min(test.lineno for test, _ in conditions) - fn.lineno
         return tuple(p for p, line in out.items() for name in [p.split(VALUE, 1)[0]] if
                      (all(rebound.get(q, 1 << 30) >= first for q in p[1:].split()) if p[0] in "-!" else
+                      rebound.get(p[1:].split(".", 1)[0], 1 << 30) >= first if p[0] == PROBE else
                       p.startswith("self.") or name not in rebound or
                       (rebound[name] >= line and (not loops or _bound_only_under(fn, nodes, name, *asked[p])))))
     return ()
@@ -336,11 +401,19 @@ VARARGS = "*"
 # What follows it in a need is the constants the test needs the parameter to equal (`p == "warn"`:
 # "p='warn'", tab-separated); in a call's `forwards`, the constant an argument is (`zero_division="nan"`).
 VALUE = "="
+# Before a parameter handed on in a call's `forwards`: the caller annotates it as a number; it has
+# no default (the call always gives a value: only a test for given constants asks the callers which).
+NUMBER = "#"
+REQUIRED = "^"
+# A need of what an argument answers to a method (`?preds.is_floating_point=False`); in a call's
+# `forwards`, under (PROBE, slot), what the caller makes sure of that argument (`raised_after`).
+PROBE = "?"
 # A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
 # or handing on its own `**kwargs`, gives it.
 KEY = "**"
 _KWARGS: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
+_PARAMS: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()  # (names, number-annotated)
 
 
 def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tuple[object, str], ...]:
@@ -376,11 +449,59 @@ def forwarded_params(call: ast.Call, fn: Optional[ast.AST], nodes) -> Tuple[Tupl
     optional = _OPTIONAL.get(fn)
     if optional is None:  # once per function: asked for each of its calls
         optional = _OPTIONAL[fn] = _optional_params(fn)
-    out = [(slot, name) for slot, name in names if name in optional]
+    params, numbers = _PARAMS.get(fn) or _PARAMS.setdefault(fn, (parameter_names(fn.args), _number_params(fn)))
+    out = [(slot, name if name in optional else REQUIRED + name) for slot, name in names if name in params]
     if out:
         rebound = _rebound(fn, nodes)
-        out = [(slot, name) for slot, name in out if name not in rebound]
+        out = [(slot, NUMBER + own if handed_name(own) in numbers else own) for slot, own in out
+               if handed_name(own) not in rebound]
     return tuple(out + nones)
+
+
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})
+
+
+def _number_params(fn: ast.AST) -> frozenset:
+    """The parameters annotated as numbers (`p: float = 0`, `Optional[int]`, `int | None`,
+    `Literal[0, 1]`): a value handed on from one equals no string (`p == "warn"` fails)."""
+    args = fn.args
+    return frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
+                     if a.annotation is not None and _number_annotation(a.annotation))
+
+
+def _number_annotation(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _NUMBER_TYPES
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _number_annotation(node.left) and _number_annotation(node.right)
+    if isinstance(node, ast.Subscript):
+        head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in ("Optional", "Union"):
+            return all(_number_annotation(item) for item in items)
+        if head == "Literal":
+            return all(isinstance(item, ast.Constant) and type(item.value) in (int, float, bool) for item in items)
+    return False
+
+
+def handed_name(own: str) -> str:
+    """The caller's parameter a `forwards` entry hands on (without the NUMBER and REQUIRED marks)."""
+    return own.lstrip(NUMBER + REQUIRED)
+
+
+def _required(own: str) -> bool:
+    """Is this `forwards` entry a parameter without a default handed on?"""
+    return own.lstrip(NUMBER).startswith(REQUIRED)
+
+
+def _all_strings(values: str) -> bool:
+    """Are a need's constants (tab-separated reprs) all strings?"""
+    try:
+        return all(isinstance(ast.literal_eval(v), str) for v in values.split("\t"))
+    except (ValueError, SyntaxError):
+        return False
 
 
 def _plain_constant(node: ast.AST) -> bool:
@@ -469,7 +590,8 @@ def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return False
     slot = _slot(call, callee, param)
-    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) for at, name in call.forwards)
+    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) or _required(name)
+                                    for at, name in call.forwards)
 
 
 class Incoming:
@@ -511,6 +633,7 @@ class Incoming:
         callee = self.project.functions[fid][1]
         return any(all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
                    all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
+                   all(_rejects(c, callee, p) for _, c in calls) if p.startswith(PROBE) else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)
 
     def unreached(self, fid: str) -> bool:
@@ -603,6 +726,14 @@ class Incoming:
             return not values or _equals_one_of(own[len(VALUE):], values)  # `f(x, mode="nan")`
         if own is not None and own.startswith("self."):
             return not self.defaults.at_default(caller, own[5:], self.user_inits)
+        if own is not None and own.startswith(NUMBER):
+            if values and _all_strings(values):
+                return False  # `p: float` handed on to a test `p == "warn"`: a number equals no string
+            own = own[len(NUMBER):]
+        if own is not None and own.startswith(REQUIRED):
+            if not values:
+                return True  # a parameter without a default: always a value
+            own = own[len(REQUIRED):]  # which constants its callers give decides `p == "warn"`
         if own is None or (caller, own) in self._asking:
             return True  # a value of the caller's own making; or a cycle, which decides nothing
         self._asking.add((caller, own))

@@ -49,8 +49,7 @@ def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
     statement between them binds `name`: straight-line code, so that is the value `expr` reads,
     whatever other bindings of `name` elsewhere in the function are (`a, b = helper(x)` in one
     branch, `a = torch.cat([z, a])` right before the test)."""
-    up = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
-    up.update({id(c): func for c in func.body})
+    up = _own(func).parents
     stmt = expr
     while not isinstance(stmt, ast.stmt):
         if id(stmt) not in up:
@@ -101,12 +100,15 @@ def _binding_statement(func, name: ast.Name):
 
 
 class _Own:
-    """A function's own nodes (`_own_nodes`, in its order), those that bind names (a stored `Name`,
-    an import), and, by the `id` of each `Name` an `=` / `x: T =` binds directly, that statement:
-    once per function, not a walk per name asked."""
+    """A function's own nodes (`_own_nodes`, in its order), the parent of each (by `id`; the body's
+    statements' is the function), those that bind names (a stored `Name`, an import), and, by the
+    `id` of each `Name` an `=` / `x: T =` binds directly, that statement: once per function, not a
+    walk per name asked."""
 
     def __init__(self, func):
         self.nodes = _own_list(func)
+        self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
+        self.parents.update({id(c): func for c in func.body})
         self.binders = [n for n in self.nodes if (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
                         or isinstance(n, (ast.Import, ast.ImportFrom))]
         self.bindings = {}
@@ -171,7 +173,7 @@ def tensor_when_reached(ctx, name: ast.Name, stmt: ast.stmt) -> bool:
     func = ctx.function_node
     if func is None:
         return False
-    up = {id(c): n for n in _own(func).nodes for c in ast.iter_child_nodes(n)}
+    up = _own(func).parents
     node = stmt
     while id(node) in up:
         node = up[id(node)]

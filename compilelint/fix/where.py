@@ -12,6 +12,8 @@ from compilelint.fix._common import (
 )
 from compilelint.fix.warn_guard import is_warning_call
 
+MASKED = ("; the masked writes by the tested mask run unconditionally (a write through an all-False mask "
+          "writes nothing; its value is computed on the empty selection)")
 WARNED = ("; its warning stays in `if not torch.compiler.is_compiling() and (cond):` (eager: the condition is "
           "evaluated twice; under compile the warning no longer runs)")
 
@@ -96,6 +98,40 @@ def _header_comment(ft, node: ast.If) -> Optional[Tuple[Span, str]]:
     return Span(row, col, row, col + len(text)), text
 
 
+def _any_of(ctx, cond: ast.AST) -> Optional[str]:
+    """NAME of `NAME.any()` / `torch.any(NAME)` (no other argument), else None."""
+    if not isinstance(cond, ast.Call) or cond.keywords:
+        return None
+    f = cond.func
+    if isinstance(f, ast.Attribute) and f.attr == "any" and not cond.args and isinstance(f.value, ast.Name):
+        return f.value.id
+    if ctx.resolve(f) == "torch.any" and len(cond.args) == 1 and isinstance(cond.args[0], ast.Name):
+        return cond.args[0].id
+    return None
+
+
+def _masked_writes(stmts: Sequence[ast.stmt], mask: Optional[str]) -> int:
+    """How many statements lead `stmts` as `X[mask] = value` (X a name other than the mask): writes
+    that write nothing when the mask is all False, so they need no `if mask.any()`."""
+    n = 0
+    for s in stmts:
+        if mask is None or not (isinstance(s, ast.Assign) and len(s.targets) == 1):
+            break
+        t = s.targets[0]
+        if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id != mask
+                and isinstance(t.slice, ast.Name) and t.slice.id == mask):
+            break
+        n += 1
+    return n
+
+
+def _dedented_rows(ft, first: int, last: int, by: int) -> Optional[List[str]]:
+    rows = [ft.line(r).rstrip("\r\n") for r in range(first, last + 1)]
+    if any(r.strip() and not r[:by].isspace() for r in rows):
+        return None  # a continuation line left of the body's indent
+    return [r[by:] for r in rows]
+
+
 @never_raise
 def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     """`if c: y = a` / `else: y = b` → `y = torch.where(c, a, b)`; no else: `y = torch.where(c, a, y)`.
@@ -116,7 +152,9 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     warns = 0
     while warns < len(node.body) and is_warning_call(node.body[warns]):
         warns += 1
-    body = _branch_assignments(node.body[warns:])
+    # `if mask.any(): x[mask] = v; ...`: the writes leave the `if` (see _masked_writes)
+    writes = 0 if warns or node.orelse or swap else _masked_writes(node.body, _any_of(ctx, cond))
+    body = _branch_assignments(node.body[warns + writes:])
     if body is None:
         return None
     names = [n for n, _ in body]
@@ -149,9 +187,9 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     keep = [ft.span(cond)] + [ft.span(v) for v in true.values()]
     if node.orelse:
         keep += [ft.span(v) for v in false.values()]
-    if warns:  # copied as whole lines, their comments with them: each must have its lines to itself
-        first, last = node.body[0].lineno, node.body[warns - 1].end_lineno
-        if first <= node.test.end_lineno or last >= node.body[warns].lineno:
+    if warns or writes:  # copied as whole lines, their comments with them: each must have its lines to itself
+        first, last = node.body[0].lineno, node.body[warns + writes - 1].end_lineno
+        if first <= node.test.end_lineno or last >= node.body[warns + writes].lineno:
             return None
         keep.append(Span(first, 1, last, len(ft.line(last)) + 1))
     header = _header_comment(ft, node)
@@ -177,6 +215,12 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     nl = newline(ctx)
     content = (nl + indent).join(lines)
     message = "Replace the branch with `torch.where(cond, a, b)`"
+    if writes:
+        rows = _dedented_rows(ft, first, last, ft.span(node.body[0]).col - span.col)
+        if rows is None:
+            return None
+        content = nl.join([rows[0][len(indent):], *rows[1:]]) + nl + indent + content
+        message += MASKED
     if warns:
         warn_rows = [ft.line(r).rstrip("\r\n") for r in range(first, last + 1)]
         guard = f"if not {tname}.compiler.is_compiling() and ({expr_text(ft, node.test)}):"

@@ -8,6 +8,7 @@ from compilelint.config import Settings
 from compilelint.finding import Finding, Region
 from compilelint.rule import registry
 from compilelint.summary import Candidate, FileSummary
+from compilelint.torch_version import holds
 
 
 class FindingBuilder:
@@ -62,7 +63,8 @@ class FindingBuilder:
         tv = settings.torch_version
         self.findings[key] = Finding(
             code=c.code, name=rule.name, message=rule.render(c.message, tv), path=path, span=c.span, function=function,
-            fix=c.fix if c.code in fixable else None, gb_type=rule.gb_types[0] if rule.gb_types else "",
+            fix=c.fix if c.code in fixable and _fix_holds(c.fix, tv) else None,
+            gb_type=rule.gb_types[0] if rule.gb_types else "",
             url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity, args=c.args,
         )
 
@@ -82,3 +84,8 @@ class FindingBuilder:
 
     def finish(self, summaries: List[FileSummary]) -> List[Finding]:
         return sorted(self.findings.values(), key=lambda f: f.sort_key)
+
+
+def _fix_holds(fix, torch_version: str) -> bool:
+    """The rewrite works on the selected torch: the behaviour it relies on holds there."""
+    return fix is None or not fix.behaviour or holds(fix.behaviour, torch_version)

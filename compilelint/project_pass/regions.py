@@ -15,8 +15,9 @@ from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import config_flags, libraries
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
-from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE
+from compilelint.analysis.names import AUTOGRAD_FUNCTIONS, COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.project_pass.installed import Installed
+from compilelint.analysis.parts import CONTAINERS
 from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
 from compilelint.project_pass.resolved_calls import ResolvedCalls
@@ -203,10 +204,14 @@ class Project:
             entry = self.classes.get(c)
             if entry and attr in entry[1].parts:
                 out.extend(x for x in self.part_flow.resolve(self, c, entry[1].parts[attr], cls) if x not in out)
-        if not out:  # `q_net: QNet` in the class body, set in a method the reading did not follow
+        if all(x in CONTAINERS for x in out):
+            # `q_net: QNet` in the class body, set in a method the reading did not follow; an
+            # `__init__` parameter's annotation (`base: Encoder`, `*blocks: Block` into a ModuleList)
+            # where no constructor call in the project passes it
             for c in self.mro(cls):
                 entry = self.classes.get(c)
-                declared = self.canonical(entry[1].attr_types[attr]) if entry and attr in entry[1].attr_types else None
+                declared = entry[1].attr_types.get(attr) or entry[1].param_types.get(attr) if entry else None
+                declared = self.canonical(declared) if declared else None
                 if declared:
                     if declared in self.classes and self.is_module_class(declared):
                         out.append(declared)
@@ -243,6 +248,17 @@ class Project:
                         return flags
                 return ()
         return ()
+
+    def is_autograd_function(self, cls: str) -> bool:
+        """A project class deriving from `torch.autograd.Function`: its `apply` (inherited from
+        torch) runs its own `forward`, which Dynamo traces (and breaks in) where `apply` is called."""
+        if cls not in self.classes:
+            return False
+        for c in self.mro(cls):
+            entry = self.classes.get(c)
+            if entry is not None and any(self.canonical(b) in AUTOGRAD_FUNCTIONS for b in entry[1].bases):
+                return True
+        return False
 
     def is_module_class(self, cls: str) -> bool:
         for c in self.mro(cls):
@@ -407,6 +423,10 @@ class Project:
             if target in self.classes:  # Cache(config=...) runs Cache.__init__
                 init = self.method(target, "__init__")
                 return [init] if init else []
+            owner, _, member = target.rpartition(".")
+            if member == "apply" and self.is_autograd_function(owner):  # Op.apply(x) runs Op.forward(ctx, x)
+                forward = self.method(owner, "forward")
+                return [forward] if forward else []
             return []
         if call.kind == "method":
             target = self.canonical(call.target)

@@ -75,7 +75,7 @@ def render_text(data: dict) -> str:
                 extra = (f"  compile {v['compile_s']:.2f} s, first call {v['first_call_s']:.2f} s, "
                          f"{v['frames']} frames, {v['breaks']} breaks, {v['recompiles']} recompiles")
                 eq = (v.get("outputs") or {}).get("equal")
-                if eq and eq not in ("bitwise", "allclose"):
+                if eq and eq not in ("bitwise", "allclose", "as-accurate", "as-compiled"):
                     extra += f"; outputs {eq} ({v['outputs'].get('what', '')})"
             lines.append(f"    {version_name(name):<34}{_lat(v)}{extra}")
         for key, label in (("compiled_vs_eager", "compiled vs eager"), ("fixed_vs_compiled", "fixed vs compiled"),
@@ -85,7 +85,7 @@ def render_text(data: dict) -> str:
         if t.get("kept"):
             lines.append(f"    {kept_text(t['kept'])}")
     if data["ranking"]:
-        lines.append("ranking: the time each proven fix wins alone (compiled as is → with that fix)")
+        lines.append("ranking: the time each proven fix, and the settings, win alone (compiled as is → with that change)")
     for row in data["ranking"]:
         first = row["findings"][0]
         more = f" (+ {', '.join(f['where'] + ' ' + f['code'] for f in row['findings'][1:])})" \
@@ -97,14 +97,25 @@ def render_text(data: dict) -> str:
         verdict = "confirmed" if c["confirmed"] else "NOT confirmed"
         detail = (f"{ms(c['before']['median'])} → {ms(c['after']['median'])}, {change(c)}"
                   if c.get("before") else c.get("error") or c["verdict"])
-        lines.append(f"#{c['target']}: its top fix ({c['fix']}, saved {ms(c['first_saving'])}) {verdict} by a "
-                     f"second run of that fix alone: {detail}")
+        lines.append(f"#{c['target']}: its top {change_name(c, data['ranking'])} (saved {ms(c['first_saving'])}) {verdict} by a "
+                     f"second run of that change alone: {detail}")
     for r in data["not_proven"]:
         why = f"; {r['message']}" if r["message"] else ""
         lines.append(f"  not timed: {r['where']}: {r['code']} {r['status']}{why}")
     if data.get("error"):
         lines.append(f"error: {data['error']}")
     return "\n".join(lines) + "\n"
+
+
+def change_name(c: dict, ranking: list) -> str:
+    """A confirmation's change in words: by its ranking row's rank and first finding (the settings:
+    their code is "setting")."""
+    row = next((r for r in ranking if r["fix"] == c["fix"]), None)
+    if row is None:
+        return f"fix ({c['fix']})"
+    first = row["findings"][0]
+    what = "the settings" if first["code"] == "setting" else f"{first['where']} {first['code']}"
+    return f"change (rank {row['rank']}: {what})"
 
 
 def render_json(data: dict) -> str:

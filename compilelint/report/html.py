@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import List, Optional, Tuple
 
-from compilelint.report.cost import FASTER, change, ms, version_name
+from compilelint.report.cost import FASTER, change, change_name, ms, version_name
 
 WIDTH = 420  # px of the longest bar
 ROW = 26
@@ -62,7 +62,7 @@ def render_html(data: dict) -> str:
     if data["settings"]:
         parts.append(f'<p>Settings with the fixes: <code>{escape("; ".join(data["settings"]))}</code></p>')
 
-    parts.append('<h2 id="ranking">Ranking: the time each proven fix wins alone</h2>')
+    parts.append('<h2 id="ranking">Ranking: the time each proven fix, and the settings, win alone</h2>')
     if data["ranking"]:
         rows = []
         for r in data["ranking"]:
@@ -81,8 +81,8 @@ def render_html(data: dict) -> str:
     for c in data.get("confirmations") or []:
         cls, word = ("ok", "confirmed") if c["confirmed"] else ("bad", "not confirmed")
         detail = change(c) if c.get("before") else (c.get("error") or c["verdict"])
-        parts.append(f'<p class="{cls}">#{c["target"]}: its top fix ({c["fix"]}) {word} by a second run of that '
-                     f'fix alone: {escape(detail)}.</p>')
+        parts.append(f'<p class="{cls}">#{c["target"]}: its top {escape(change_name(c, data["ranking"]))} {word} by a second run of that '
+                     f'change alone: {escape(detail)}.</p>')
 
     for t in data["targets"]:
         parts.append(f'<h2 class="target">{escape(t["label"])}: latency before and after</h2>')

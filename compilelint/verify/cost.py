@@ -14,8 +14,9 @@ For every target of an `--example` factory, on the device verify runs on, one ch
 What verify keeps on a target (`kept`): `fixed`, else the faster of `fixes` and `settings`, whichever
 computes what the code as it is computes and is not slower beyond the spread; else nothing.
 Each fix's saving is `compiled` − `fix N` (medians); it counts only when measurable (timing.py:
-the interquartile ranges do not overlap), and the fixes are ranked by it. Each target's top fix is then
-timed again alone against `compiled` in a fresh process: the second run confirms it or not.
+the interquartile ranges do not overlap), and the fixes are ranked by it, with the suggested
+settings as one more row (the code as it is with the settings alone). Each target's top change is then timed again
+alone against `compiled` in a fresh process: the second run confirms it or not.
 The parent never imports torch.
 """
 from __future__ import annotations
@@ -117,6 +118,8 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
         if cost.knobs and cost.groups:  # what is kept when both together are slower (kept())
             base += [Version("fixes", all_fixed), Version("settings", knobs=cost.knobs)]
         alone = {g.number: Version(f"fix {g.number}", copy_with(g.findings)) for g in cost.groups}
+        if cost.knobs:  # ranked beside the fixes; without fixes, `fixed` is the settings alone
+            alone[SETTINGS] = Version("settings" if cost.groups else "fixed", knobs=cost.knobs)
         forget = sorted({p for c in copies for pair in c.roots.items() for p in pair} |
                         {import_root(p) for p in roots})
         common = dict(example=example, device=device, backend=backend, compile_mode=compile_mode, forget=forget,
@@ -143,7 +146,7 @@ def measure_cost(report: Report, paths: Sequence[str], *, example: str, device: 
             top = _top_on(cost, t)
             if top is not None:
                 again = _time_target(t["index"], [base[1], alone[top["fix"]]], **common)
-                cost.confirmations.append(_confirmation(top, again))
+                cost.confirmations.append(_confirmation(top, again, alone[top["fix"]].name))
         return cost
     finally:
         for c in copies:
@@ -213,6 +216,20 @@ def comparison(target: dict, before: str, after: str) -> Optional[dict]:
     return compare(a, b) if a is not None and b is not None else None
 
 
+def outputs_changed(target: dict, compiled: str, name: str) -> str:
+    """"outputs <verdict>" when version `name` computes something else than `compiled` (the code as
+    it is) on this target: its outputs differ from the eager run's and `compiled`'s do not (a
+    difference both have is the compiler's, not the change's); else ""."""
+    from compilelint.verify.prove import EQUAL
+
+    def equal(version: str) -> bool:
+        return ((target["versions"].get(version) or {}).get("outputs") or {}).get("equal", "bitwise") in EQUAL
+
+    if equal(compiled) and not equal(name):
+        return f"outputs {target['versions'][name]['outputs']['equal']}"
+    return ""
+
+
 def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[str] = ()) -> dict:
     """What verify keeps on this target against the code as it is (`compiled`): the first of
     `preferred` (the fixes with every setting) that qualifies, else the fastest of `alone` (the
@@ -221,10 +238,6 @@ def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[
     run's, or `compiled`'s differ too: that difference is the compiler's, not the change's), and is
     not slower beyond the spread (timing.compare). Returns {"version": name or None, "compare":
     compiled → kept (None when nothing is kept), "rejected": {name: why}}."""
-    from compilelint.verify.prove import EQUAL
-
-    base = target["versions"].get(compiled) or {}
-    base_equal = (base.get("outputs") or {}).get("equal", "bitwise") in EQUAL
     rejected: Dict[str, str] = {}
 
     def why_not(name: str) -> str:
@@ -236,9 +249,8 @@ def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[
         c = comparison(target, compiled, name)
         if c is None:
             return "not timed"
-        eq = (v.get("outputs") or {}).get("equal", "bitwise")
-        if base_equal and eq not in EQUAL:
-            return f"outputs {eq}"
+        if changed := outputs_changed(target, compiled, name):
+            return changed
         if c["verdict"] == SLOWER:
             return f"slower ({c['speedup']:.2f}x)"
         return ""
@@ -264,43 +276,70 @@ def kept(target: dict, compiled: str, preferred: Sequence[str], alone: Sequence[
     return {"version": None, "compare": None, "rejected": rejected}
 
 
+# The suggested settings are ranked as one more change, numbered apart from the fixes (1, 2, ...).
+SETTINGS = 0
+
+
+def _changes(cost: Cost) -> List[Tuple[int, str]]:
+    """(number, name of the version that holds it alone) of every ranked change: each proven fix,
+    then the suggested settings."""
+    out = [(g.number, f"fix {g.number}") for g in cost.groups]
+    if cost.knobs:
+        out.append((SETTINGS, "settings" if cost.groups else "fixed"))
+    return out
+
+
 def _ranked(cost: Cost) -> List[dict]:
-    """One row per proven fix: its best measurable saving over the targets that reached it; fixes
-    with none come last, in their order."""
+    """One row per change (a proven fix, the settings): its best measurable saving over the targets
+    that reached it; changes with none come last, in their order."""
     rows = []
-    for g in cost.groups:
+    for number, version in _changes(cost):
         per = []
         for t in cost.targets:
-            c = comparison(t, "compiled", f"fix {g.number}")
+            c = _judged(t, version)
             if c is not None:
-                per.append(dict(c, target=t["index"]))
+                per.append(dict(c, target=t["index"], breaks_removed=_removed(t, version)))
         best = max((p for p in per if p["verdict"] == FASTER), key=lambda p: p["saving"], default=None)
         pick = best or (per[0] if per else {"verdict": "not timed", "saving": 0.0, "speedup": 1.0, "target": None})
-        rows.append({"fix": g.number, "verdict": pick["verdict"], "saving": pick["saving"], "speedup": pick["speedup"],
-                     "target": pick["target"], "targets": per})
+        rows.append({"fix": number, "verdict": pick["verdict"], "saving": pick["saving"], "speedup": pick["speedup"],
+                     "target": pick["target"], "targets": per, "breaks_removed": pick.get("breaks_removed", 0)})
     rows.sort(key=lambda r: (r["verdict"] != FASTER, -r["saving"] if r["verdict"] == FASTER else 0, r["fix"]))
     return rows
 
 
+def _judged(target: dict, version: str) -> Optional[dict]:
+    """compiled → `version` on this target (None: not timed); a version that computes something
+    else (outputs_changed) wins nothing: its verdict says how its outputs differ."""
+    c = comparison(target, "compiled", version)
+    changed = outputs_changed(target, "compiled", version)
+    return dict(c, verdict=changed, saving=0.0) if c is not None and changed else c
+
+
+def _removed(target: dict, version: str) -> int:
+    """Breaks the compiled code as it is has and `version` has not, on this target."""
+    v = target["versions"]
+    return max(0, (v.get("compiled") or {}).get("breaks", 0) - (v.get(version) or {}).get("breaks", 0))
+
+
 def _top_on(cost: Cost, target: dict) -> Optional[dict]:
-    """The fix that saves most on this target, measurably; None when none does."""
+    """The change that saves most on this target, measurably; None when none does."""
     best = None
-    for g in cost.groups:
-        c = comparison(target, "compiled", f"fix {g.number}")
+    for number, version in _changes(cost):
+        c = _judged(target, version)
         if c is not None and c["verdict"] == FASTER and (best is None or c["saving"] > best["saving"]):
-            best = dict(c, fix=g.number, target=target["index"])
+            best = dict(c, fix=number, target=target["index"])
     return best
 
 
-def _confirmation(top: dict, again: dict) -> dict:
-    c = comparison(again, "compiled", f"fix {top['fix']}")
+def _confirmation(top: dict, again: dict, version: str) -> dict:
+    c = comparison(again, "compiled", version)
     out = {"fix": top["fix"], "target": top["target"], "first_saving": top["saving"],
            "error": again.get("error", "")}
     if c is None:
         return dict(out, confirmed=False, verdict="not timed")
     return dict(out, confirmed=c["verdict"] == FASTER, verdict=c["verdict"], saving=c["saving"],
                 speedup=c["speedup"], before=_summary(again, "compiled").as_dict(),
-                after=_summary(again, f"fix {top['fix']}").as_dict())
+                after=_summary(again, version).as_dict())
 
 
 # ---------------------------------------------------------------- one dict for every format
@@ -316,7 +355,12 @@ def cost_dict(cost: Cost, *, backend: str, compile_mode: Optional[str], cwd: Opt
     cwd = cwd or os.getcwd()
     by_number = {g.number: g for g in cost.groups}
     ranking = []
+    settings = "; ".join(spelled(k) for k in cost.knobs)
     for rank, row in enumerate(_ranked(cost), 1):
+        if row["fix"] == SETTINGS:  # breaks removed: as timed; its "finding" says what it sets
+            ranking.append(dict(row, rank=rank, findings=[{"where": settings, "code": "setting", "fix": settings,
+                                                           "message": "the settings --try-settings suggests"}]))
+            continue
         g = by_number[row["fix"]]
         ranking.append(dict(row, rank=rank, breaks_removed=g.breaks,
                             findings=[{"where": _where(f, cwd), "code": f.code, "message": f.message,
@@ -351,6 +395,6 @@ def finding_costs(cost: Cost, data: dict) -> Dict[int, dict]:
     out = {id(r.finding): {"verdict": "not timed", "reason": f"fix {r.status}"}
            for r in (cost.proof.results if cost.proof else [])}
     for row in data["ranking"]:
-        for f in by_number[row["fix"]].findings:
+        for f in by_number[row["fix"]].findings if row["fix"] != SETTINGS else ():
             out[id(f)] = {k: row[k] for k in ("rank", "verdict", "saving", "speedup", "target", "breaks_removed")}
     return out

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import types
 
 from compilelint.verify.child import Results, label_of, load_factory, reset_dynamo, resolve_device, targets_of
 from compilelint.verify.child import main as child_main
@@ -53,10 +54,9 @@ def _forget(roots, factory_module: str) -> None:
 
     lazy, dropped = [], set()
     for name, mod in list(sys.modules.items()):
-        try:
-            path = getattr(mod, "__file__", None) or ""
-        except Exception:  # noqa: BLE001 (a lazy module whose deferred import fails: no file yet)
-            lazy.append(name)
+        path = module_file(mod)
+        if not path and type(mod) is not types.ModuleType:
+            lazy.append(name)  # a lazy proxy (a module type of its own): no file until it imports
             continue
         real = os.path.realpath(path) if path else ""
         if real.startswith(own + os.sep):
@@ -64,8 +64,8 @@ def _forget(roots, factory_module: str) -> None:
         if name == factory_module or (real and any(under(real, r) for r in roots)):
             del sys.modules[name]
             dropped.add(name.partition(".")[0])
-    # A package's failing lazy submodules go with it: left behind, they would be the old version's
-    # objects inside the next version's package. (Other file-less modules, such as an extension's
+    # A package's lazy submodules go with it: left behind, they would be the old version's objects
+    # inside the next version's package. (Other file-less modules, such as an extension's
     # submodules, stay: they cannot be imported again.)
     for name in lazy:
         if "." in name and name.partition(".")[0] in dropped:
@@ -80,11 +80,13 @@ def _loaded_from(folders) -> bool:
 
 
 def module_file(mod) -> str:
-    """The file a module was loaded from, or "". A lazy module loads itself on attribute access,
-    which raises when an optional dependency it needs is missing: such a module has no file yet."""
+    """The file a module was loaded from, or "". Read from the module's own namespace, never through
+    its attributes: a lazy module imports its target on attribute access, and an import in the
+    middle of `_forget` re-runs a package's `__init__` against half-dropped submodules ("partially
+    initialized module")."""
     try:
-        return getattr(mod, "__file__", None) or ""
-    except Exception:  # noqa: BLE001 (whatever the lazy import raised)
+        return vars(mod).get("__file__") or ""
+    except TypeError:  # an object without a namespace in sys.modules
         return ""
 
 
@@ -173,7 +175,7 @@ def run(spec: dict, out: Results) -> None:
     saved_path = list(sys.path)
     timed = _timer(device)
     reset_dynamo()
-    calls, reference = {}, None
+    calls, reference, as_is = {}, None, None
 
     for n, v in enumerate(spec["variants"]):
         _forget(spec.get("roots") or [], _factory_module(v["example"]))
@@ -224,7 +226,9 @@ def run(spec: dict, out: Results) -> None:
             if not v.get("compile") and reference is None:
                 reference = values  # the original, eager: what every compiled version must compute
             elif reference is not None:
-                record["outputs"] = compare(reference, values)
+                record["outputs"] = compare(reference, values, compiled=as_is)
+                if v["name"] == "compiled":
+                    as_is = values  # how far the compiler alone strays: allowed to the others (compare)
         except Exception as e:
             record["error"] = one_line(e)
             out.emit(type="variant", **record)

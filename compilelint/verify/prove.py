@@ -13,7 +13,7 @@ from compilelint.verify.code_copy import Copy
 from compilelint.verify.runner import _env, run_child
 
 # The verdicts of a child's comparison (eager, compiled) that count as equal outputs.
-EQUAL = ("bitwise", "allclose")
+EQUAL = ("bitwise", "allclose", "as-accurate", "as-compiled")
 
 
 def verdict_text(v: dict) -> str:
@@ -21,6 +21,12 @@ def verdict_text(v: dict) -> str:
     eq = v.get("equal") or "not compared"
     if eq == "allclose":
         return f"allclose (max |Δ| {v['max_abs']:.3g}, rtol {v['rtol']:g}, atol {v['atol']:g})"
+    if eq == "as-accurate":
+        return (f"as accurate (rmse from a float64 run {v['rmse']:.3g}, at most {v['multiplier']:g}× the "
+                f"original's {v['rmse_ref']:.3g} + {v['tol'] / 10:g}; max |Δ| {v['max_abs']:.3g})")
+    if eq == "as-compiled":
+        return (f"as compiled (max |Δ| {v['max_abs']:.3g}, at most {v['multiplier']:g}× the original's compiled "
+                f"{v['compiled_max_abs']:.3g}; allclose's rtol {v['rtol']:g}, atol {v['atol']:g})")
     if eq in ("differs", "mismatch"):
         extra = f", max |Δ| {v['max_abs']:.3g}" if v.get("max_abs") is not None else ""
         tol = f", rtol {v['rtol']:g}, atol {v['atol']:g}" if v.get("rtol") is not None else ""

@@ -18,10 +18,13 @@ Records (JSON lines, flushed as they go, like child.py):
                                                          "calls"}: nothing else is run then)
     {"type": "error", "phase": ..., "message": one line}
     {"type": "done"}
-VERDICT = {"equal": "bitwise" | "allclose" | "differs" | "mismatch", "max_abs": float, "rtol", "atol",
-"what": the first value that differs}. Eager compares the fixed code run eagerly with the reference's
-eager run (what the fix changes in eager behaviour); compiled compares the compiled run of the fixed
-code with the reference's eager run.
+VERDICT = {"equal": "bitwise" | "allclose" | "as-accurate" | "as-compiled" | "differs" | "mismatch",
+"max_abs": float, "rtol", "atol", "what": the value that differs most; as-accurate adds "rmse",
+"rmse_ref", "tol", "multiplier"; as-compiled "compiled_max_abs", "multiplier"}. A saved run (the
+original's) also keeps its values run in float64, the reference of as-accurate.
+Eager compares the fixed code run eagerly with the reference's eager run (what the fix changes in
+eager behaviour); compiled compares the compiled run of the fixed code with the reference's eager
+run, allowing what the reference's own compiled run strays (`compare`).
 
 Every phase re-seeds and rebuilds the target from the factory, so weights, dropout masks and
 mutated state are the same in every run.
@@ -29,6 +32,7 @@ mutated state are the same in every run.
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 from compilelint.verify.child import Results, load_factory, place, reset_dynamo, resolve_device, targets_of
 from compilelint.verify.child import main as child_main
@@ -98,9 +102,15 @@ def _call(fn, args, kwargs, module, mode: str, seed: int) -> dict:
     return values
 
 
-def compare(ref: dict, got: dict) -> dict:
+def compare(ref: dict, got: dict, compiled: Optional[dict] = None, fp64: Optional[dict] = None) -> dict:
     """Bitwise when every value is identical (NaN where NaN); else allclose with torch.testing's
-    default tolerances for the dtype; else differs. The tolerances are reported, never hidden."""
+    default tolerances for the dtype; else as-accurate when `fp64` (the original run in float64)
+    is known and `got` is as close to it as `ref` is, by torch's own accuracy check
+    (`torch._dynamo.utils.same`: rmse at most `multiplier` times ref's, 2×, 3× in half precision,
+    plus its tol / 10): a change of rounding, not of what is computed; else as-compiled when
+    `compiled` (the original code's compiled values on the same call) strays from `ref` too and
+    `got` strays at most `multiplier` times as far: that much is the compiler's rounding; else
+    differs. The tolerances are reported, never hidden."""
     import torch
     from torch.testing._comparison import default_tolerances
 
@@ -113,7 +123,7 @@ def compare(ref: dict, got: dict) -> dict:
     if set(ref) != set(got):
         missing = sorted(set(ref) ^ set(got))
         return {"equal": "mismatch", "what": f"values differ in kind: {missing[0]}", "max_abs": None}
-    verdict, worst, what, rtol_used, atol_used = "bitwise", 0.0, "", 0.0, 0.0
+    verdict, worst, what, rtol_used, atol_used, allowed, rmse = "bitwise", 0.0, "", 0.0, 0.0, 0.0, (0.0, 0.0)
     for key in ref:
         a, b = ref[key], got[key]
         if a.shape != b.shape or a.dtype != b.dtype:
@@ -131,6 +141,13 @@ def compare(ref: dict, got: dict) -> dict:
             worst, what = diff, key
         if torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
             verdict = "allclose" if verdict == "bitwise" else verdict
+        elif (error := _rmse_within(a, b, (fp64 or {}).get(key))) is not None:
+            verdict = "as-accurate" if verdict in ("bitwise", "allclose") else verdict
+            if error[0] >= rmse[0]:
+                rmse = error
+        elif (own := _own_deviation(a, (compiled or {}).get(key))) and diff <= _multiplier(a) * own:
+            verdict = "as-compiled" if verdict in ("bitwise", "allclose", "as-accurate") else verdict
+            allowed = max(allowed, own)
         else:
             verdict = "differs"
     out = {"equal": verdict, "max_abs": worst, "what": what}
@@ -138,7 +155,68 @@ def compare(ref: dict, got: dict) -> dict:
         out["zero_grads"] = len(zero_grads)
     if verdict != "bitwise":
         out.update(rtol=rtol_used, atol=atol_used)
+    if verdict in ("as-compiled", "as-accurate"):
+        out.update(multiplier=_multiplier(ref[what]))
+    if verdict == "as-compiled":
+        out.update(compiled_max_abs=allowed)
+    if verdict == "as-accurate":
+        out.update(rmse=rmse[0], rmse_ref=rmse[1], tol=SAME_TOL)
     return out
+
+
+# torch._dynamo.utils.same's default tolerance: the float64 check adds a tenth of it.
+SAME_TOL = 1e-4
+
+
+def _rmse_within(ref, got, fp64):
+    """(got's rmse from the float64 value, ref's) when got is as accurate as ref by torch's check;
+    None when it is not or the float64 value is unknown."""
+    if fp64 is None or fp64.shape != ref.shape or not fp64.is_floating_point():
+        return None
+    exact = fp64.double()
+    ref_error = float((exact - ref.double()).square().mean().sqrt())
+    got_error = float((exact - got.double()).square().mean().sqrt())
+    if got_error != got_error or ref_error != ref_error:  # NaN: not comparable this way
+        return None
+    return (got_error, ref_error) if got_error <= _multiplier(ref) * ref_error + SAME_TOL / 10 else None
+
+
+def _own_deviation(ref, compiled) -> float:
+    """How far the original's compiled value strays from its eager one (0.0: not known or none)."""
+    if compiled is None or compiled.shape != ref.shape or compiled.dtype != ref.dtype:
+        return 0.0
+    return float((ref.double() - compiled.double()).abs().nan_to_num(0.0).max())
+
+
+def _multiplier(t) -> float:
+    import torch
+
+    return 3.0 if t.dtype in (torch.float16, torch.bfloat16) else 2.0
+
+
+def _fp64_values(factory, index: int, seed: int, device: str, mode: str) -> Optional[dict]:
+    """The target run eagerly in float64 (its module and floating inputs cast): the reference of
+    torch's accuracy check. None when the code does not run so (it builds float32 tensors of its own,
+    say): then only the other checks apply."""
+    import torch
+
+    try:
+        fn, args, kwargs, module = _build(factory, index, seed, device, mode)
+        if module is not None:
+            module.double()
+
+        def wide(x):
+            if isinstance(x, torch.Tensor):
+                return x.double() if x.is_floating_point() else x
+            if isinstance(x, (list, tuple)):
+                return type(x)(wide(v) for v in x)
+            if isinstance(x, dict):
+                return {k: wide(v) for k, v in x.items()}
+            return x
+
+        return _call(fn, wide(args), wide(kwargs), module, mode, seed)
+    except Exception:
+        return None
 
 
 def _resolve(dotted: str):
@@ -209,10 +287,13 @@ def run(spec: dict, out: Results) -> None:
         return
 
     if spec.get("save"):
-        torch.save({"eager": eager, "compiled": compiled_values}, spec["save"])
+        fp64 = _fp64_values(factory, index, seed, device, mode) if not spec.get("reference") else None
+        torch.save({"eager": eager, "compiled": compiled_values, "fp64": fp64}, spec["save"])
     if spec.get("reference"):
-        ref = torch.load(spec["reference"])["eager"]
-        out.emit(type="compare", eager=compare(ref, eager), compiled=compare(ref, compiled_values))
+        reference = torch.load(spec["reference"])
+        ref, fp64 = reference["eager"], reference.get("fp64")
+        out.emit(type="compare", eager=compare(ref, eager, fp64=fp64),
+                 compiled=compare(ref, compiled_values, compiled=reference.get("compiled"), fp64=fp64))
     out.emit(type="done")
 
 

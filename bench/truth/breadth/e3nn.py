@@ -149,4 +149,31 @@ def build(name, variant=None):
     make_model, make_inputs = _specs()[name]
     torch.manual_seed(0)
     model = make_model()
-    return model, make_inputs(model)
+    inputs = make_inputs(model)
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs
+
+
+# The example networks whose `forward` builds a `SphericalHarmonics` (`o3.spherical_harmonics(...)`):
+# e3nn's `jit_mode` option set to "script" (the default on torch before 2.10; "eager" from 2.10), so
+# the module's constructor scripts its kernel (`torch.jit.script`) inside the compiled forward.
+JIT_SCRIPT_MODELS = ["gate_points_2101.Network", "gate_points_2101.Network_nodes", "gate_points_2102.Network",
+                     "v2106.NetworkForAGraphWithAttributes", "v2106.SimpleNetwork", "v2106.SimpleNetwork_nodes"]
+
+
+def _jit_script(name):
+    def prepare(model, config, inputs):
+        import e3nn
+
+        e3nn.set_optimization_defaults(jit_mode="script")
+        return build(name)  # rebuilt under the option: what it builds in `__init__` scripted too
+
+    return prepare
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    return {name: {"jit_script": Variant("e3nn's jit_mode 'script': SphericalHarmonics scripts its kernel",
+                                         prepare=_jit_script(name))}
+            for name in JIT_SCRIPT_MODELS}

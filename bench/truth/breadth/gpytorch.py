@@ -167,10 +167,50 @@ def names():
     return sorted(_specs()[0])
 
 
+# The kernel models called with `diag=True` (an evaluated tensor): the full call builds a lazily
+# evaluated kernel tensor instead, which the default runs never construct.
+DIAG_KERNEL_MODELS = ["ArcKernel", "AdditiveKernel", "AdditiveStructureKernel", "ConstantKernel", "CosineKernel",
+                      "IndexKernel", "LinearKernel", "MaternKernel_12", "MaternKernel_32", "MaternKernel_52",
+                      "NewtonGirardAdditiveKernel", "PeriodicKernel", "PiecewisePolynomialKernel", "PolynomialKernel",
+                      "PolynomialKernelGrad", "ProductKernel", "RBFKernel", "RBFKernelGrad", "RBFKernel_ard",
+                      "RFFKernel", "RQKernel", "ScaleKernel", "SpectralMixtureKernel"]
+# The kernel models called in full: their lazy kernel tensor is returned unevaluated, so the
+# kernel's `forward` never runs in the default runs.
+FULL_KERNEL_MODELS = ["AdditiveKernel_full", "GridInterpolationKernel", "PiecewisePolynomialKernel_full",
+                      "ProductKernel_full", "RBFKernelGrad_full", "RBFKernel_full", "RFFKernel_full",
+                      "ScaleKernel_full", "SpectralMixtureKernel_full"]
+
+
+def _dense(model, config, inputs):
+    """The kernel called in full (no `diag`) and its lazy kernel tensor evaluated (`to_dense()`),
+    as a user's model does when its covariance enters a likelihood: the lazy tensor's construction
+    and the kernel's full `forward` run under Dynamo."""
+    import torch
+
+    class Dense(torch.nn.Module):
+        def __init__(self, kernel):
+            super().__init__()
+            self.kernel = kernel
+
+        def forward(self, **kwargs):
+            return self.kernel(**kwargs).to_dense()
+
+    return Dense(model), {k: v for k, v in inputs.items() if k != "diag"}
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS)."""
+    dense = Variant("the kernel called in full and its lazy kernel tensor evaluated (`to_dense()`)", prepare=_dense)
+    return {name: {"dense": dense} for name in DIAG_KERNEL_MODELS + FULL_KERNEL_MODELS}
+
+
 def build(name, variant=None):
     import torch
 
     torch.manual_seed(0)
     specs, x = _specs()
     make_model, make_inputs = specs[name]
-    return make_model(), make_inputs()
+    model, inputs = make_model(), make_inputs()
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs

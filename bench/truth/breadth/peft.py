@@ -104,7 +104,15 @@ def _base(task):
 
     ids = torch.randint(4, 128, (BATCH, SEQ))
     mask = torch.ones(BATCH, SEQ, dtype=torch.long)
-    if task in ("causal", "causal_tasks", "seqcls"):
+    if task == "causal_gemma4_shared_kv":
+        config = tf.Gemma4TextConfig(hidden_size=32, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                                     head_dim=8, global_head_dim=8, intermediate_size=64, vocab_size=128,
+                                     max_position_embeddings=64, num_kv_shared_layers=2, sliding_window=8,
+                                     layer_types=["sliding_attention", "full_attention"] * 2, pad_token_id=0,
+                                     vocab_size_per_layer_input=128, hidden_size_per_layer_input=8)
+        cls = tf.Gemma4ForCausalLM
+        inputs = {"input_ids": ids, "attention_mask": mask}
+    elif task in ("causal", "causal_tasks", "seqcls"):
         config = tf.LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                 intermediate_size=64, vocab_size=128, max_position_embeddings=64, pad_token_id=0)
         cls = tf.LlamaForSequenceClassification if task == "seqcls" else tf.LlamaForCausalLM
@@ -132,16 +140,56 @@ def names():
     return sorted(SPECS)
 
 
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS): options of the adapter config (`config`: its
+    keywords), the base model (`base`) or the inputs (`prepare`) that take paths the default runs
+    leave."""
+    alora = Variant("aLoRA: `alora_invocation_tokens` set, the invocation sequence in every row",
+                    config={"alora_invocation_tokens": [5, 6]}, prepare=_invocation)
+    cayley = Variant("`use_cayley_neumann=True` with `cayley_neumann_eps=0.9`: the norm bound of the generator",
+                     config={"use_cayley_neumann": True, "cayley_neumann_eps": 0.9})
+    hooks = Variant("a forward hook on every adapted base layer: the once-only warning that it is ignored",
+                    prepare=_base_hooks)
+    labels = Variant("labels passed: the loss, and the orthogonal regularisation added to it", prepare=_labels)
+    gemma = Variant("prefix tuning over a tiny Gemma4 with 2 of 4 layers sharing KV: the skipped layers' warning")
+    gemma.base = "causal_gemma4_shared_kv"
+    return {"lora@causal": {"alora": alora}, "psoft": {"cayley_neumann": cayley},
+            "shira": {"base_hooks": hooks}, "supertuning": {"base_hooks": hooks}, "adalora": {"labels": labels},
+            "prefix_tuning@causal": {"gemma4_shared_kv": gemma},
+            "prefix_tuning_projection@causal": {"gemma4_shared_kv": gemma}}
+
+
+def _invocation(model, config, inputs):
+    """Every row holds the invocation tokens (5, 6) at position 3."""
+    ids = inputs["input_ids"].clone()
+    ids[:, 3:5] = ids.new_tensor([5, 6])
+    return model, dict(inputs, input_ids=ids)
+
+
+def _base_hooks(model, config, inputs):
+    for module in list(model.modules()):
+        if hasattr(module, "get_base_layer") and module.get_base_layer() is not module:
+            module.get_base_layer().register_forward_hook(lambda m, args, out: None)
+    return model, inputs
+
+
+def _labels(model, config, inputs):
+    return model, dict(inputs, labels=inputs["input_ids"])
+
+
 def build(name, variant=None):
     import peft
     import torch
 
     config_name, kwargs, task = SPECS[name]
     torch.manual_seed(0)
-    base, inputs = _base(task)
+    base, inputs = _base(getattr(variant, "base", None) or task)
     task_type = TASK_TYPES.get(task)
+    kwargs = dict(kwargs, **(variant.config if variant else {}))
     config = getattr(peft, config_name)(**kwargs, **({"task_type": task_type} if task_type else {}))
     model = peft.get_peft_model(base, config)
     if "@" not in name:  # the tuner model (LoraModel, ...) that the PeftModel wraps
         model = model.base_model
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
     return model, inputs

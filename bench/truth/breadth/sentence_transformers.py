@@ -134,6 +134,52 @@ def names():
     return sorted(_specs())
 
 
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS): the paths the modules alone take on features
+    their default inputs leave out."""
+    prompt = Variant("include_prompt=False and a `prompt_length` tensor in the features (training with a "
+                     "Dataset): the prompt length read back, the prompt tokens masked out", prepare=_prompt)
+    flat = Variant("include_prompt=False, a `prompt_length` tensor and the flat `(1, total_tokens, D)` features of "
+                   "FA2 unpadding with `cu_seq_lens_q`: the scatter pooling over segments", prepare=_flat_prompt)
+    fresh = Variant("compiled as built, with no eager call first: the embedding dimension set on the first call",
+                    fresh=True)
+    flat_fresh = Variant("the flat features of FA2 unpadding (`cu_seq_lens_q`), compiled as built with no eager "
+                         "call first", prepare=_flat, fresh=True)
+    return {"Pooling": {"prompt": prompt, "flat_prompt": flat},
+            "Pooling_lasttoken": {"prompt": prompt, "flat_prompt": flat},
+            "SpladePooling": {"fresh": fresh, "flat_fresh": flat_fresh}}
+
+
+def _prompt(model, config, inputs):
+    """The module with `include_prompt=False`, fed a per-row `prompt_length` tensor."""
+    import torch
+
+    model.include_prompt = False
+    features = dict(inputs["features"], prompt_length=torch.full((len(TEXTS),), 2))
+    return model, {"features": features}
+
+
+def _flat(model, config, inputs):
+    """The padded features flattened as FA2 unpadding hands them over: `(1, total_tokens, D)` and
+    the cumulative sequence lengths `cu_seq_lens_q`."""
+    import torch
+
+    features = inputs["features"]
+    mask = features["attention_mask"].bool()
+    lengths = mask.sum(1)
+    flat = features["token_embeddings"].detach()[mask].unsqueeze(0).requires_grad_()
+    cu = torch.cat([torch.zeros(1, dtype=torch.int32), lengths.cumsum(0).to(torch.int32)])
+    return model, {"features": {"token_embeddings": flat, "cu_seq_lens_q": cu}}
+
+
+def _flat_prompt(model, config, inputs):
+    model, inputs = _prompt(model, config, inputs)
+    prompt_length = inputs["features"]["prompt_length"]
+    model, inputs = _flat(model, config, inputs)
+    inputs["features"]["prompt_length"] = prompt_length
+    return model, inputs
+
+
 def build(name, variant=None):
     import torch
 
@@ -142,6 +188,8 @@ def build(name, variant=None):
     if pipeline is None:
         model = make()
         inputs = {"features": make_inputs()}
+        if variant and variant.prepare:
+            model, inputs = variant.prepare(model, None, inputs)
     else:
         model = pipeline(modules=make(), device="cpu")
         texts = [(t, t[::-1]) for t in TEXTS] if pipeline.__name__ == "CrossEncoder" else TEXTS

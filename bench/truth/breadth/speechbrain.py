@@ -156,6 +156,37 @@ FIRST_CALL_MODELS = ["Fbank", "Fbank_deltas_context", "MFCC"]
 BATCH_SIZE_MODELS = ["LiGRU", "SLiGRU"]
 
 
+# The other encoders of `TransformerASR` (its `encoder_module` option), with layer dropout 0.5: the
+# random layer skip of the encoder loop each claims (Branchformer / Conformer / Transformer), for
+# the TransformerASR models built with another encoder; and a `Dual_Path_Model` over transformer
+# blocks with layer dropout, for the two built over RNN or conformer blocks (added 2026-11-28, run on
+# torch 2.13 CPU with a stand-in torchaudio module, which these models never call).
+ENCODER_SWAPS = {"TransformerASR": ("branchformer", "conformer"), "TransformerASR_conformer": ("branchformer", "transformer"),
+                 "TransformerASR_branchformer": ("conformer", "transformer"),
+                 "TransformerASR_hypermixing": ("branchformer", "conformer")}
+TRANSFORMER_BLOCK_MODELS = ["Dual_Path_Model_conformer", "Dual_Path_Model_rnn"]
+
+
+def _encoder(module):
+    def prepare(model, config, inputs):
+        from speechbrain.lobes.models.transformer import TransformerASR
+
+        options = dict(attention_type="RelPosMHAXL", kernel_size=7, csgu_linear_units=64, normalize_before=True)
+        model = TransformerASR.TransformerASR(32, F, d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=1,
+                                              d_ffn=64, encoder_module=module,
+                                              **(options if module != "transformer" else {}))
+        return _layerdrop(model, config, inputs)
+
+    return prepare
+
+
+def _transformer_blocks(model, config, inputs):
+    from speechbrain.lobes.models import dual_path
+
+    intra = lambda: dual_path.SBTransformerBlock(1, 16, 2, d_ffn=32)  # noqa: E731
+    return _layerdrop(dual_path.Dual_Path_Model(16, 16, intra(), intra(), num_layers=1, K=10), config, inputs)
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     layerdrop = Variant("layer dropout 0.5 (`layerdrop_prob`): the random layer skip in train", prepare=_layerdrop)
@@ -166,6 +197,14 @@ def variants(Variant):
     table = {name: {"layerdrop": layerdrop} for name in LAYERDROP_MODELS}
     table.update({name: {"fresh": fresh} for name in FIRST_CALL_MODELS})
     table.update({name: {"batch3": batch3} for name in BATCH_SIZE_MODELS})
+    for name, modules in ENCODER_SWAPS.items():
+        for module in modules:
+            table.setdefault(name, {})[f"{module}_layerdrop"] = Variant(
+                f"encoder_module={module!r}, layer dropout 0.5: that encoder's random layer skip", prepare=_encoder(module))
+    for name in TRANSFORMER_BLOCK_MODELS:
+        table.setdefault(name, {})["transformer_layerdrop"] = Variant(
+            "transformer blocks with layer dropout 0.5: the transformer encoder's random layer skip",
+            prepare=_transformer_blocks)
     return table
 
 

@@ -317,6 +317,63 @@ NAN_MODELS = {"CatMetric": {}, "MaxMetric": {}, "MeanMetric": {}, "MinMetric": {
               "TheilsU": dict(nan_strategy="drop"), "TschuprowsT": dict(nan_strategy="drop")}
 
 
+# Options users set that take other paths of compute: binned curves (`thresholds`: the bin counts
+# of the curve state), a partial AUROC (`max_fpr`), micro averaging over an ignored target value,
+# weighted averaging of the per-class curves, and predictions of one class only (a confusion matrix
+# with an empty column: the degenerate-denominator branches).
+BINNED_MODELS = [
+    "BinaryAUROC", "BinaryAveragePrecision", "BinaryEER", "BinaryLogAUC", "BinaryPrecisionRecallCurve", "BinaryROC",
+    "BinaryRecallAtFixedPrecision", "BinarySpecificityAtSensitivity", "MulticlassROC",
+    "MulticlassSpecificityAtSensitivity", "MultilabelAUROC", "MultilabelAveragePrecision", "MulticlassAUROC",
+    "MulticlassAveragePrecision"]
+MAX_FPR_MODELS = ["BinaryAUROC", "BinaryAUROC_binned", "RetrievalAUROC"]
+MICRO_MODELS = ["MulticlassAccuracy", "MulticlassAccuracy_labels", "MulticlassF1Score", "MulticlassPrecision",
+                "MulticlassRecall"]
+WEIGHTED_MODELS = ["MulticlassAUROC", "MulticlassAveragePrecision", "MultilabelAUROC", "MultilabelAveragePrecision"]
+ONE_CLASS_MODELS = ["BinaryMatthewsCorrCoef", "MulticlassMatthewsCorrCoef"]
+# The l2 calibration norm, the Tweedie powers of the other distributions, and states a metric sets
+# on its first update (compiled fresh: no eager call first).
+L2_MODELS = ["BinaryCalibrationError", "MulticlassCalibrationError"]
+TWEEDIE_POWERS = {"poisson": 1.0, "gamma": 2.0, "power3": 3.0, "negative": -1.0}
+
+
+def _one_hot_segments(model, config, inputs):
+    """Index masks as one-hot (N, C, H, W) masks."""
+    import torch
+
+    return model, {k: torch.nn.functional.one_hot(v, C).permute(0, 3, 1, 2) for k, v in inputs.items()}
+
+
+def _one_class(model, config, inputs):
+    """Every prediction the first class (scores below the threshold; class 0 the largest score)."""
+    import torch
+
+    preds = inputs["preds"]
+    if preds.dim() == inputs["target"].dim() + 1:
+        one = torch.zeros_like(preds)
+        one[:, 0] = 1.0
+    else:
+        one = torch.full_like(preds, 0.1)
+    return model, dict(inputs, preds=one)
+
+
+def _two_classes(how):
+    """Two-class inputs (scores of shape (N, 2)): every prediction class 0 (`one_class`) or every
+    prediction wrong (`all_wrong`)."""
+    def prepare(model, config, inputs):
+        import torch
+
+        target = torch.arange(N) % 2
+        label = torch.zeros_like(target) if how == "one_class" else 1 - target
+        return model, dict(inputs, preds=torch.nn.functional.one_hot(label, 2).float(), target=target)
+    return prepare
+
+
+def _all_wrong(model, config, inputs):
+    """Every binary prediction wrong: scores 0.9 where the target is 0, 0.1 where it is 1."""
+    return model, dict(inputs, preds=0.9 - 0.8 * inputs["target"].float())
+
+
 def _ignored_targets(model, config, inputs):
     """Every fifth target value set to the ignored -1 (retrieval's boolean targets as integers)."""
     target = inputs["target"].long().clone()
@@ -352,4 +409,40 @@ def variants(Variant):
     for name, config in NAN_MODELS.items():
         table.setdefault(name, {})["nan"] = Variant(f"NaN values, nan_strategy {config.get('nan_strategy', 'default')}",
                                                     config=config, prepare=_with_nan)
+    for name in BINNED_MODELS:
+        table.setdefault(name, {})["binned"] = Variant("thresholds=5: the binned curve state", config=dict(thresholds=5))
+    for name in MAX_FPR_MODELS:
+        table.setdefault(name, {})["max_fpr"] = Variant("max_fpr=0.5: the partial AUROC", config=dict(max_fpr=0.5))
+    for name in MICRO_MODELS:
+        table.setdefault(name, {})["micro_ignore"] = Variant(
+            "average='micro', ignore_index=-1 with every fifth target ignored",
+            config=dict(average="micro", ignore_index=-1), prepare=_ignored_targets)
+    for name in WEIGHTED_MODELS:
+        table.setdefault(name, {})["weighted"] = Variant("average='weighted'", config=dict(average="weighted"))
+    for name in ONE_CLASS_MODELS:
+        table.setdefault(name, {})["one_class"] = Variant("every prediction the first class", prepare=_one_class)
+    for name in L2_MODELS:
+        table.setdefault(name, {})["l2"] = Variant("norm='l2'", config=dict(norm="l2"))
+    for variant, power in TWEEDIE_POWERS.items():
+        table.setdefault("TweedieDevianceScore", {})[variant] = Variant(f"power={power}", config=dict(power=power))
+    table.setdefault("MeanIoU", {})["fresh_one_hot"] = Variant(
+        "num_classes=None, one-hot masks, compiled fresh: the classes are read on the first update",
+        config=dict(num_classes=None, input_format="one-hot"), prepare=_one_hot_segments, fresh=True)
+    table.setdefault("RootMeanSquaredErrorUsingSlidingWindow", {})["fresh"] = Variant(
+        "compiled fresh: the error map is built on the first update", fresh=True)
+    # the binary confusion-matrix branches of the Matthews coefficient: a 2-class multiclass metric too
+    table.setdefault("BinaryMatthewsCorrCoef", {})["all_wrong"] = Variant("every prediction wrong", prepare=_all_wrong)
+    for how in ("one_class", "all_wrong"):
+        table.setdefault("MulticlassMatthewsCorrCoef", {})[f"two_classes_{how}"] = Variant(
+            f"num_classes=2, {how.replace('_', ' ')} predictions", config=dict(num_classes=2),
+            prepare=_two_classes(how))
+    table.setdefault("MulticlassHingeLoss", {})["one_vs_all"] = Variant(
+        "multiclass_mode='one-vs-all'", config=dict(multiclass_mode="one-vs-all"))
+    table.setdefault("MultilabelAUROC", {})["micro_ignore"] = Variant(
+        "average='micro', ignore_index=-1 with every fifth target ignored",
+        config=dict(average="micro", ignore_index=-1), prepare=_ignored_targets)
+    table.setdefault("KendallRankCorrCoef", {})["tau_c_t_test"] = Variant(
+        "variant='c' with the t-test", config=dict(variant="c", t_test=True))
+    table.setdefault("BinaryStatScores", {})["global"] = Variant(
+        "multidim_average='global' (the default): tensor states, not lists", config=dict(multidim_average="global"))
     return table

@@ -132,6 +132,32 @@ def _codebook_sgd(params):
     return torch.optim.SGD(params, lr=0.1)
 
 
+# A padding mask (the second sequence 5 of 8 long) for the models built without one: with a
+# learnable codebook and its in-place optimizer, the masked in-place loss (`loss[loss_mask]`) and
+# the masked commitment loss (`commit_loss[loss_mask]`); the mask alone (the commitment loss) for
+# the models that refuse a learnable codebook. Not RandomProjectionQuantizer (its `forward` takes
+# no mask) nor image feature maps (`accept_image_fmap` refuses a mask).
+MASK_IN_PLACE_MODELS = sorted(set(IN_PLACE_MODELS) - {"vq_mask", "residual_vq_mask", "vq_image"})
+MASK_MODELS = sorted(set(TRAINING_MODELS + ["residual_vq_beam", "vq_multihead"]) - set(MASK_IN_PLACE_MODELS)
+                     - {"random_projection", "vq_mask", "residual_vq_mask", "vq_image"})
+
+# Quantize dropout on the residual quantizers built without it (`quantize_dropout=True`, cutoff 1):
+# the shared random seed drawn as a tensor and read back (`get_maybe_sync_seed`'s `.item()`).
+DROPOUT_MODELS = ["residual_vq", "residual_vq_beam", "residual_vq_implicit", "residual_vq_mask", "residual_vq_shared"]
+
+
+# Per-sample entropy on a random half of the tokens (`frac_per_sample_entropy=0.5`) for the
+# lookup-free quantizers built without it: the boolean-mask read of the sampled tokens.
+ENTROPY_SAMPLE_MODELS = ["grouped_residual_lfq", "lfq", "lfq_mask", "residual_lfq"]
+
+
+def _masked(model, config, inputs):
+    import torch
+
+    x = inputs["x"]
+    return model, {**inputs, "mask": torch.arange(x.shape[1])[None].expand(x.shape[0], -1) < torch.tensor([[8], [5]])}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     fresh = Variant("k-means init, dead-code expiry (threshold 2), orthogonal loss on the active codes, compiled "
@@ -141,4 +167,18 @@ def variants(Variant):
     out = {name: {"training_fresh": fresh} for name in TRAINING_MODELS}
     for name in IN_PLACE_MODELS:
         out.setdefault(name, {})["in_place_optimizer"] = in_place
+    mask = Variant("a padding mask passed (8 and 5 of 8 positions): the masked commitment loss", prepare=_masked)
+    mask_in_place = Variant("a padding mask with a learnable codebook and its in-place optimizer: the masked "
+                            "in-place loss", prepare=_masked, config=in_place.config)
+    dropout = Variant("quantize dropout on (cutoff index 1): the dropout layer drawn from a tensor seed",
+                      config=dict(quantize_dropout=True, quantize_dropout_cutoff_index=1))
+    for name in MASK_MODELS:
+        out.setdefault(name, {})["mask"] = mask
+    for name in MASK_IN_PLACE_MODELS:
+        out.setdefault(name, {})["mask_in_place"] = mask_in_place
+    for name in DROPOUT_MODELS:
+        out.setdefault(name, {})["quantize_dropout"] = dropout
+    sampled = Variant("per-sample entropy on a random half of the tokens", config=dict(frac_per_sample_entropy=0.5))
+    for name in ENTROPY_SAMPLE_MODELS:
+        out.setdefault(name, {})["entropy_sample"] = sampled
     return out

@@ -174,6 +174,12 @@ DROPOUT_MODELS = ["cross_attender", "decoder", "decoder_alibi", "decoder_cope", 
                   "wrapper_output_heads", "wrapper_recycling", "wrapper_scaled_sinu", "wrapper_tied_l2norm"]
 
 
+# Layer dropout alone on the wrappers whose attention layers are a typed constructor argument
+# (`attn_layers: AttentionLayers`): their layers' `random() < layer_dropout` skip in train.
+WRAPPER_DROPOUT_MODELS = ["belief_state", "continuous", "continuous_autoregressive", "continuous_probabilistic", "dpo",
+                          "multi_input", "vit", "xval", "xval_autoregressive"]
+
+
 # Looped inference (`TransformerWrapper(looped=True)` over layers with `pre_and_post_norm`, which it
 # requires, called with `looped_inference=True`): one token of
 # one sequence, the case where each step tests its exit probability (`if looped_inference and
@@ -232,6 +238,47 @@ def _test_time_training(model, config, inputs):
     return xt.XLAutoregressiveWrapper(model.net, tbptt_steps=2, ttt_module_paths=(path,)), inputs
 
 
+# Options that the remaining unexercised findings sit behind (added 2026-11-28, run on torch 2.13 CPU;
+# each claim judged is measured the same on 2.11 and 2.13 in the call tables): layer dropout 0.5
+# without rotary embeddings, for the models rotary refuses (dynamic and T5 position biases) or that
+# build their layers themselves (`XTransformer`'s `enc_`/`dec_` keywords, `NeoMLP`'s
+# `encoder_kwargs`): the `random() < layer_dropout` skip; the belief-state wrapper conditioned on
+# distance (`random() < cond_on_distance_prob`); the non-autoregressive wrapper without the MDLM loss
+# weight and with its own token critic (`logits[mask]`, the `random()` sampling temperature); the
+# next-latent wrapper with GRU dynamics (`nn.GRU`).
+LAYER_DROPOUT_MODELS = ["decoder_dynamic_pos_bias", "decoder_t5_rel_pos"]
+
+
+def _encoder_decoder_layer_dropout(model, config, inputs):
+    import x_transformers as xt
+
+    return xt.XTransformer(dim=DIM, enc_num_tokens=TOKENS, enc_depth=1, enc_heads=2, enc_max_seq_len=SEQ * 2,
+                           dec_num_tokens=TOKENS, dec_depth=1, dec_heads=2, dec_max_seq_len=SEQ * 2,
+                           enc_layer_dropout=0.5, dec_layer_dropout=0.5), inputs
+
+
+def _neo_mlp_layer_dropout(model, config, inputs):
+    import x_transformers as xt
+
+    return xt.NeoMLP(dim_in=5, dim_hidden=8, dim_out=3, dim_model=DIM, depth=2,
+                     encoder_kwargs=dict(attn_dim_head=16, heads=4, layer_dropout=0.5)), inputs
+
+
+def _rewrapped(**options):
+    """The model's wrapper class rebuilt around the same net with `options`."""
+
+    def prepare(model, config, inputs):
+        import x_transformers as xt
+
+        if isinstance(model, xt.BeliefStateWrapper):
+            return xt.BeliefStateWrapper(forward_decoder=model.forward_decoder, **options), inputs
+        if isinstance(model, xt.NonAutoregressiveWrapper):
+            return xt.NonAutoregressiveWrapper(model.net, mask_id=TOKENS, **options), inputs
+        return xt.NextLatentWrapper(model.net, dim=DIM, **options), inputs
+
+    return prepare
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     drop = Variant("layer_dropout 0.5 with rotary embeddings: layers skipped in train, the rotary path",
@@ -250,4 +297,21 @@ def variants(Variant):
     out["continuous_autoregressive"] = {"rollout": Variant("rollout_steps=2: the rollout loss", prepare=_rollout)}
     out["xl_autoregressive"] = {"ttt": Variant("test-time training of one feedforward projection, two chunks",
                                                prepare=_test_time_training)}
+    wrapped_drop = Variant("layer_dropout 0.5 in the wrapped attention layers: layers skipped in train",
+                           config=dict(layer_dropout=0.5))
+    for name in WRAPPER_DROPOUT_MODELS:
+        out.setdefault(name, {})["layer_dropout"] = wrapped_drop
+    dropout = "layer_dropout 0.5: layers skipped at random in train"
+    for name in LAYER_DROPOUT_MODELS:
+        out.setdefault(name, {})["layer_dropout"] = Variant(dropout, config=dict(layer_dropout=0.5))
+    out.setdefault("encoder_decoder", {})["layer_dropout"] = Variant(dropout + " (encoder and decoder)",
+                                                                     prepare=_encoder_decoder_layer_dropout)
+    out.setdefault("neo_mlp", {})["layer_dropout"] = Variant(dropout, prepare=_neo_mlp_layer_dropout)
+    out.setdefault("belief_state", {})["cond_on_distance"] = Variant(
+        "conditioned on the forward/backward distance half the time", prepare=_rewrapped(cond_on_distance=True))
+    out.setdefault("non_autoregressive", {})["critic"] = Variant(
+        "no MDLM loss weight, its own token critic: the masked loss and the critic's sampling",
+        prepare=_rewrapped(use_simple_mdlm_loss_weight=False, self_token_critic=True))
+    out.setdefault("next_latent", {})["gru"] = Variant("GRU dynamics for the latent rollout",
+                                                       prepare=_rewrapped(dynamics_type="gru"))
     return out
