@@ -355,8 +355,9 @@ class Rule:
 
     @classmethod
     def function_facts(cls, fn: ast.AST, nodes: List[ast.AST]):
-        """A project-pass rule's own facts about one function (`fn`, a `def`; `nodes`: all of its
-        nodes), worked out while its file is walked: a small picklable value (it is cached with the
+        """A project-pass rule's own facts about one function (`fn`, a `def`; `nodes`: its nodes of
+        `facts.KEPT_KINDS`, its assignments, loops, calls, returns and imports, in walk order),
+        worked out while its file is walked: a small picklable value (it is cached with the
         file's summary; the language server compares it by value), or None for nothing to say.
         The project pass hands it back through `ProjectContext.facts`, so the hook can tell which
         functions are worth parsing again. Runs for every function of every file (no prefilter)."""

@@ -117,7 +117,7 @@ def _sized(test, state) -> bool:
     cache resized to the input, whose recompile is a size guard that automatic dynamic shapes absorb
     (and that an eager warm-up call already settles: timm's convit, truth corpus)."""
     key = _dump(state)
-    for sub in ast.walk(test):
+    for sub in walk(test):
         if isinstance(sub, ast.Attribute) and sub.attr == "shape" and _dump(sub.value) == key:
             return True
         if isinstance(sub, ast.Call) and sub.args[:1] and isinstance(sub.func, ast.Name) and sub.func.id == "len" \
@@ -305,7 +305,7 @@ class FirstCallState(Rule):
         methods = self.methods.get(cls.info.qualname.rsplit(".", 1)[-1], {}) if cls is not None else {}
         out = set()
         for stmt in body:
-            for sub in ast.walk(stmt):
+            for sub in walk(stmt):
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
                         isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self" and \
                         sub.func.attr in methods:

@@ -1,6 +1,7 @@
 import ast
 from typing import Dict, List, Set
 
+from compilelint.analysis.astutil import walk
 from compilelint.rule import Rule
 
 RNN_CLASSES = frozenset(f"torch.nn.{n}" for n in ("RNN", "GRU", "LSTM")) | \
@@ -59,7 +60,7 @@ class RnnModule(Rule):
             return
         self.bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
         attrs = self.rnn_attrs.setdefault(node.name, set())
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and \
                     self.ctx.resolve(sub.value.func) in RNN_CLASSES:
                 for t in sub.targets:

@@ -453,7 +453,7 @@ def self_attr_in(value: ast.AST, cls: Optional[ClassFacts], direct: bool = False
             return node.attr
         return None
     # The first one written: `islice(self.layers, self.start_layer, self.end_layer)` iterates layers.
-    found = [sub for sub in ast.walk(value)
+    found = [sub for sub in walk(value)
              if isinstance(sub, ast.Attribute) and is_self(sub.value) and held(sub.attr)]
     return min(found, key=lambda n: (n.lineno, n.col_offset)).attr if found else None
 

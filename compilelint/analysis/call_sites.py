@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import FUNCS, is_self
+from compilelint.analysis.astutil import FUNCS, is_self, walk
 from compilelint.analysis.bindings import Bindings, function_bindings
 from compilelint.analysis.facts import ClassFacts, FileFacts
 
@@ -320,7 +320,7 @@ def _names_a_tensor(annotation) -> bool:
     text, not through the imports, so the language server can ask it of a method alone."""
     if annotation is None:
         return False
-    for sub in ast.walk(annotation):
+    for sub in walk(annotation):
         if isinstance(sub, ast.Name) and sub.id.endswith("Tensor") or \
                 isinstance(sub, ast.Attribute) and sub.attr.endswith("Tensor") or \
                 isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "Tensor" in sub.value:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Tuple
 
-from compilelint.analysis.astutil import is_self
+from compilelint.analysis.astutil import is_self, walk
 from compilelint.analysis.facts import PREDICATE_NAME
 from compilelint.analysis.names import dotted
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, non_tensor_arm
@@ -33,7 +33,7 @@ class Conditions:
         """The `if` branches a name in `node` needs to have run to hold a tensor (tensors.py)."""
         conditions = self.scope.inference.conditions
         out: List[Tuple[ast.AST, bool]] = []
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Name) and id(sub) in conditions:
                 out += [c for c in conditions[id(sub)] if c not in out]
         return out

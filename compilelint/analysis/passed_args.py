@@ -44,7 +44,7 @@ import ast
 import weakref
 from typing import Dict, List, Optional, Tuple
 
-from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names
+from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names, walk
 from compilelint.analysis.init_defaults import constructor_defaults
 from compilelint.analysis.wrappers import wrapper_def
 from compilelint.summary import Call, FunctionInfo
@@ -233,7 +233,7 @@ def _kwargs_names(fn: ast.AST) -> frozenset:
         inner = wrapper_def(fn)
         if inner is not None and inner.args.kwarg is not None:
             names.add(inner.args.kwarg.arg)
-        for sub in ast.walk(fn) if names else ():
+        for sub in walk(fn) if names else ():
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
                     base = t.value if isinstance(t, ast.Subscript) else t
@@ -356,7 +356,7 @@ def _bound_only_under(fn: ast.AST, nodes, name: str, test: ast.AST, branch: bool
     owner = next((sub for sub in nodes(fn) if isinstance(sub, ast.If) and sub.test is test), None)
     if owner is None:
         return False
-    inside = {id(sub) for stmt in (owner.body if branch else owner.orelse) for sub in ast.walk(stmt)}
+    inside = {id(sub) for stmt in (owner.body if branch else owner.orelse) for sub in walk(stmt)}
     for sub in nodes(fn):
         if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):

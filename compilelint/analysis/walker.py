@@ -18,7 +18,7 @@ from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.conditions import Conditions
 from compilelint.analysis.calls import CallRecorder
 from compilelint.analysis.config_flags import condition_flags
-from compilelint.analysis.facts import ClassFacts, FileFacts, scan_noqa
+from compilelint.analysis.facts import KEPT_KINDS, ClassFacts, FileFacts, scan_noqa
 from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis import self_items
 from compilelint.analysis.parts import record as record_parts
@@ -136,7 +136,7 @@ class FileAnalyzer(Conditions, RuleContext):
         info = self.facts.function_info(node, cls)
         self.summary.functions[info.qualname] = info
         if self.fact_rules:
-            nodes = self.facts.nodes(node)
+            nodes = self.facts.of_kinds(node, KEPT_KINDS)  # its statements and calls: what the hooks read
             for rule in self.fact_rules:
                 said = rule.function_facts(node, nodes)
                 if said is not None:

@@ -15,11 +15,13 @@ when the class body runs, never per call. The file analysis records where the wr
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Optional, Tuple
 
-from compilelint.analysis.astutil import FUNCS
+from compilelint.analysis.astutil import FUNCS, walk
 
-_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)  # what holds statements
+# The fields that hold statements, handlers or `case`s: where a `def` or a `return` can be
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def returned_wrapper(fn: ast.AST) -> Tuple[int, ...]:
@@ -60,12 +62,20 @@ def _own_defs_and_returns(fn: ast.AST):
             continue
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returned.append(node.value.id)
-        # `def`s and `return`s are statements: an expression never holds one (lambdas aside)
-        stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _BLOCKS))
+        # `def`s and `return`s are statements: an expression never holds one (lambdas aside). In
+        # the fields' order, as `ast.iter_child_nodes` gives them: the first `def` of a name is kept
+        for field in _block_fields(node.__class__):
+            stack.extend(getattr(node, field))
     return nested, returned
+
+
+@functools.lru_cache(maxsize=None)
+def _block_fields(cls) -> tuple:
+    """The fields of a node class that hold statements (`_BLOCK_FIELDS`), in its `_fields` order."""
+    return tuple(f for f in cls._fields if f in _BLOCK_FIELDS)
 
 
 def _calls_one_of(fn: ast.AST, names) -> bool:
     """Does `fn`'s body call one of `names` (`method(self, *args, **kwargs)`)?"""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
-               for stmt in fn.body for n in ast.walk(stmt))
+               for stmt in fn.body for n in walk(stmt))

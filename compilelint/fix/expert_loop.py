@@ -48,6 +48,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
+from compilelint.analysis.astutil import walk
 from compilelint.finding import Edit, Fix
 from compilelint.fix._common import (
     delete_lines, expr_text, file_text, names_loaded, names_stored, never_raise, parents, signed_int_const, torch_name,
@@ -78,10 +79,10 @@ def dense_expert_loop(ctx, call: ast.Call) -> Optional[Fix]:
 def _loop_of(ctx, call: ast.Call, func) -> Optional[ast.For]:
     """The `for` whose iterable is this `nonzero()`, or whose body holds this `torch.where`."""
     stmt = ctx.statement()
-    for node in ast.walk(func):
+    for node in walk(func):
         if not isinstance(node, ast.For):
             continue
-        if any(n is call for n in ast.walk(node.iter)):
+        if any(n is call for n in walk(node.iter)):
             return node
         if stmt is not None and any(s is stmt for s in node.body):
             return node
@@ -96,11 +97,11 @@ def _hit_binding(func, loop: ast.For) -> Optional[ast.Assign]:
     if not isinstance(loop.iter, ast.Name):
         return None
     name = loop.iter.id
-    stores = [n for n in ast.walk(func) if isinstance(n, ast.Assign) and len(n.targets) == 1
+    stores = [n for n in walk(func) if isinstance(n, ast.Assign) and len(n.targets) == 1
               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
-    all_stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name
+    all_stores = [n for n in walk(func) if isinstance(n, ast.Name) and n.id == name
                   and not isinstance(n.ctx, ast.Load)]
-    loads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    loads = [n for n in walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     if len(stores) != 1 or len(all_stores) != 1 or len(loads) != 1 or stores[0].lineno >= loop.lineno:
         return None
     return stores[0]

@@ -9,7 +9,7 @@ import ast
 import weakref
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import CHILD_FIELDS, child_fields, parameter_defaults
+from compilelint.analysis.astutil import CHILD_FIELDS, child_fields, parameter_defaults, walk
 
 
 def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
@@ -20,7 +20,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     func = ctx.function_node
     if func is None:
         return True
-    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names = {n.id for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if not names:
         return True
     names -= {n for n in names if _tensor_just_before(ctx, func, n, expr)}
@@ -63,7 +63,7 @@ def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
     for earlier in reversed(block[:block.index(stmt)]):
         if name in _declared(earlier):
             return False  # a def, class, import, global or nonlocal of the name
-        binds = [n for n in ast.walk(earlier) if isinstance(n, ast.Name) and n.id == name
+        binds = [n for n in walk(earlier) if isinstance(n, ast.Name) and n.id == name
                  and not isinstance(n.ctx, ast.Load)]
         if not binds:
             continue

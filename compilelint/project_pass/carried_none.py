@@ -75,9 +75,9 @@ def none_test(node: ast.AST, param: str) -> Optional[ast.Compare]:
     return None
 
 def none_before_loop(nodes) -> bool:
-    """A name of the function (`nodes`: all of its nodes) is set to None above the end of one of
-    its loops: only then can `carried_none_arguments` find something (the cheap test, made while
-    the file is walked, that spares parsing the function again)."""
+    """A name of the function (`nodes`: its nodes, its assignments and loops among them) is set to
+    None above the end of one of its loops: only then can `carried_none_arguments` find something
+    (the cheap test, made while the file is walked, that spares parsing the function again)."""
     last_loop, nones = 0, []  # one look at the nodes (asked of every function of every file)
     for n in nodes:
         kind = n.__class__
