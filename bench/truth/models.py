@@ -385,11 +385,14 @@ class Variant:
     inputs)` for what is done to the built model or its inputs. `doc`: the path it opens.
     `fresh`: compile the model as built, with no eager call first (the default runs make one): what
     a user who compiles a new model runs, where the first call's one-time work (a fallback warning,
-    a table grown or a state set on first use) happens under Dynamo."""
+    a table grown or a state set on first use) happens under Dynamo.
+    `torch`: the torch (major.minor) the run must be made on, where the claims it opens are measured
+    to differ between versions (a 2.13 run would judge a 2.11 claim on the wrong torch); `run.py`
+    leaves it out on any other. None: any torch."""
 
-    def __init__(self, doc, config=None, seq=0, prepare=None, fresh=False):
+    def __init__(self, doc, config=None, seq=0, prepare=None, fresh=False, torch=None):
         self.doc, self.config, self.seq, self.prepare = doc, dict(config or {}), seq, prepare
-        self.fresh = fresh
+        self.fresh, self.torch = fresh, torch
 
 
 def _params(model):
@@ -713,6 +716,9 @@ def _variants():
 VARIANTS = _variants()  # lib -> model name -> variant name -> Variant
 
 
-def variant_names(lib):
-    """{model name: [its variant names]} of the library."""
-    return {name: sorted(vs) for name, vs in sorted(VARIANTS.get(lib, {}).items())}
+def variant_names(lib, torch_version=None):
+    """{model name: [its variant names]} of the library; with `torch_version` (major.minor), only
+    the variants that may run on it (`Variant.torch`)."""
+    return {name: sorted(v for v, variant in vs.items() if not (torch_version and variant.torch
+                                                                 and variant.torch != torch_version))
+            for name, vs in sorted(VARIANTS.get(lib, {}).items())}

@@ -51,9 +51,10 @@ def _names(lib):
     return out.stdout.split()
 
 
-def _variant_names(lib):
+def _variant_names(lib, torch_version):
+    """The library's variants that may run on this torch (a variant bound to another is left out)."""
     code = (f"import sys, json; sys.path.insert(0, {HERE!r}); import models; "
-            f"print(json.dumps(models.variant_names({lib!r})))")
+            f"print(json.dumps(models.variant_names({lib!r}, {torch_version!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"cannot list {lib} variants: {out.stderr.strip().splitlines()[-1:]}")
@@ -107,7 +108,7 @@ def main(argv=None):
     version, torch_version = _versions(args.lib)
     suffix = (".variants" if args.variants else "") + (".lines.json.gz" if args.lines else ".json")
     out = args.out or os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}{suffix}")
-    table = _variant_names(args.lib) if args.variants else {}
+    table = _variant_names(args.lib, torch_version) if args.variants else {}
     names = args.only.split(",") if args.only else list(table) if args.variants else _names(args.lib)
     if args.only_ok:
         with _open(os.path.join(HERE, f"{args.lib}-{version}-torch{torch_version}.json"), "rt") as f:

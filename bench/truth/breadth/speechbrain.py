@@ -187,6 +187,17 @@ def _transformer_blocks(model, config, inputs):
     return _layerdrop(dual_path.Dual_Path_Model(16, 16, intra(), intra(), num_layers=1, K=10), config, inputs)
 
 
+def _ligru_batch3(model, config, inputs):
+    """CRDNN with its default recurrent layer (LiGRU) instead of the LSTM it was built with, on a batch
+    of 3 where it was built for 2: the LiGRU's batch-size change and drop-mask counter."""
+    import torch
+    from speechbrain.lobes.models import CRDNN
+
+    model = CRDNN.CRDNN(input_shape=(B, T, F), cnn_blocks=2, cnn_channels=[4, 8], time_pooling=True,
+                        using_2d_pooling=True, dnn_blocks=1, dnn_neurons=16, rnn_layers=1, rnn_neurons=16)
+    return model, {"x": torch.randn(3, T, F, requires_grad=True)}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     layerdrop = Variant("layer dropout 0.5 (`layerdrop_prob`): the random layer skip in train", prepare=_layerdrop)
@@ -201,6 +212,8 @@ def variants(Variant):
         for module in modules:
             table.setdefault(name, {})[f"{module}_layerdrop"] = Variant(
                 f"encoder_module={module!r}, layer dropout 0.5: that encoder's random layer skip", prepare=_encoder(module))
+    table.setdefault("CRDNN_lstm_pooling", {})["ligru_batch3"] = Variant(
+        "its default LiGRU, compiled as built, on a batch of 3 where it was built for 2", prepare=_ligru_batch3, fresh=True)
     for name in TRANSFORMER_BLOCK_MODELS:
         table.setdefault(name, {})["transformer_layerdrop"] = Variant(
             "transformer blocks with layer dropout 0.5: the transformer encoder's random layer skip",

@@ -178,6 +178,9 @@ def variants(Variant):
         out.setdefault(name, {})["mask_in_place"] = mask_in_place
     for name in DROPOUT_MODELS:
         out.setdefault(name, {})["quantize_dropout"] = dropout
+    # separate multi-head codebooks refuse the active-codes orthogonal loss of `training_fresh`, not expiry
+    out["vq_multihead"]["dead_codes"] = Variant("dead-code expiry (threshold 2): expired codes replaced from the batch",
+                                                config=dict(threshold_ema_dead_code=2))
     sampled = Variant("per-sample entropy on a random half of the tokens", config=dict(frac_per_sample_entropy=0.5))
     for name in ENTROPY_SAMPLE_MODELS:
         out.setdefault(name, {})["entropy_sample"] = sampled

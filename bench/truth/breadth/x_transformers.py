@@ -279,6 +279,26 @@ def _rewrapped(**options):
     return prepare
 
 
+# A looped generation step with its cache (`looped_cache`): the looped wrapper's prompt pass (the first
+# 4 tokens of one sequence, eager, no grad) returns a cache holding the looped prompt's keys and
+# values; the compiled call gets 5 tokens and that cache, the path where `TransformerWrapper.forward`
+# copies it (`cache = copy(cache)`, x_transformers.py:4465). `copy.copy` is a skipped call on 2.11
+# and traced on 2.13 (data/untraceable-*.json), so the run is bound to torch 2.11 (the device run).
+# For the looped models whose only input is the tokens (not the pooled encoders: their pooled output
+# refuses the cache, an assert in eager).
+LOOPED_CACHE_MODELS = sorted(n for n in LOOPED_MODELS if SPECS[n][0] == "tokens"
+                             and n not in ("encoder_attn_pool", "encoder_average_pool"))
+
+
+def _looped_cache(model, config, inputs):
+    import torch
+
+    x = inputs["x"][:1, :5]
+    with torch.no_grad():
+        _, cache = model.eval()(x[:, :4], looped_inference=True, return_intermediates=True)
+    return model, {"x": x, "cache": cache, "looped_inference": True}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     drop = Variant("layer_dropout 0.5 with rotary embeddings: layers skipped in train, the rotary path",
@@ -314,4 +334,9 @@ def variants(Variant):
         prepare=_rewrapped(use_simple_mdlm_loss_weight=False, self_token_critic=True))
     out.setdefault("next_latent", {})["gru"] = Variant("GRU dynamics for the latent rollout",
                                                        prepare=_rewrapped(dynamics_type="gru"))
+    looped_cache = Variant("a looped generation step: 5 tokens with the looped prompt's cache of the first 4",
+                           config=dict(pre_and_post_norm=True, wrapper=dict(looped=True)), prepare=_looped_cache,
+                           torch="2.11")
+    for name in LOOPED_CACHE_MODELS:
+        out[name]["looped_cache"] = looped_cache
     return out
