@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from compilelint.analysis.astutil import is_generator
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import never_raise, newline, torch_name
 
@@ -32,9 +33,9 @@ MESSAGE = ("Run `{name}` eagerly under torch.compile: `@{torch}.compiler.disable
 ENTRY_METHODS = frozenset({"forward", "__call__"})
 
 
-def _loops_over(fn: ast.AST, name: str) -> bool:
+def _loops_over(ctx, fn: ast.AST, name: str) -> bool:
     return any(isinstance(n, (ast.For, ast.comprehension)) and any(
-        isinstance(r, ast.Name) and r.id == name for r in ast.walk(n.iter)) for n in ast.walk(fn))
+        isinstance(r, ast.Name) and r.id == name for r in ast.walk(n.iter)) for n in ctx.nodes(fn))
 
 
 def _drives_a_loop(ctx, node: ast.Call, fn: ast.AST) -> bool:
@@ -45,7 +46,7 @@ def _drives_a_loop(ctx, node: ast.Call, fn: ast.AST) -> bool:
     stmt = ctx.statement()
     if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], ast.Name):
-        return _loops_over(fn, stmt.targets[0].id)
+        return _loops_over(ctx, fn, stmt.targets[0].id)
     return False
 
 
@@ -59,7 +60,7 @@ def disable_data_loop(ctx, node: ast.Call) -> Optional[Fix]:
         return None  # nested, or the module's own call
     if ctx.cls is None and (func.col_offset or func.name in ctx.fixes.compiled_names):
         return None
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
+    if is_generator(func):
         return None
     if not _drives_a_loop(ctx, node, func):
         return None

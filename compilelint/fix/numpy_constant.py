@@ -46,8 +46,8 @@ def _parameters_are_python(func: ast.FunctionDef) -> bool:
     return all(p.annotation is not None and not DATA_ANNOTATION.search(ast.unparse(p.annotation)) for p in params)
 
 
-def _no_effects(func: ast.FunctionDef) -> bool:
-    for n in ast.walk(func):
+def _no_effects(ctx, func: ast.FunctionDef) -> bool:
+    for n in ctx.nodes(func):
         if isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom)):
             return False
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) \
@@ -68,7 +68,7 @@ def assume_numpy_answer_constant(ctx) -> Optional[Fix]:
         return None
     if not (isinstance(func.returns, ast.Name) and func.returns.id in SCALAR_RETURNS):
         return None
-    if not _parameters_are_python(func) or not _no_effects(func):
+    if not _parameters_are_python(func) or not _no_effects(ctx, func):
         return None
     t = torch_name(ctx)
     if t is None:
