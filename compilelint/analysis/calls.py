@@ -24,6 +24,8 @@ from compilelint.summary import Call, FileSummary, Root
 _BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
 # Stands for the call's `passed_shape` in its direct targets until one is known to have an edge
 _ARGS = object()
+# Marks a submodule handed to a function of the file with the shape that function calls it with
+HANDED = "handed"
 # The nodes that bind names `_bound_table` reads (the rest of a function's nodes it skipped one by one)
 _BINDING_KINDS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
                             ast.comprehension, ast.With, ast.AsyncWith))
@@ -77,10 +79,13 @@ class CallRecorder:
             # `with Flag(True):` runs the instance's `__enter__` and `__exit__` too (when it is a class)
             targets += [("method", target, hook, f"{label}.{hook}", None)
                         for kind, target, member, label in direct if kind == "name" for hook in ("__enter__", "__exit__")]
-        # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
-        for arg in (node.args if name not in NOT_CALLING else ()):
+        # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)),
+        # with what a function of this file calls that parameter with, when that is all it does
+        # with it (`log_prob(self.model, seq)` runs `model(seq[:, :-1])`): HANDED marks the edge.
+        for i, arg in enumerate(node.args if name not in NOT_CALLING else ()):
             if isinstance(arg, ast.Attribute) and is_self(arg.value):
-                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
+                shape = self._handed_call_shape(name, i)
+                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", (HANDED, shape) if shape else None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
         if not targets:
@@ -102,6 +107,14 @@ class CallRecorder:
                 continue  # never a function of the checked project
             given = tensors if passed is not None else ()
             alike = same if passed is not None else ()
+            if isinstance(passed, tuple) and passed[:1] == (HANDED,):  # the helper's own call: none of this one's
+                passed, given, alike = passed[1], (), ()
+                key = (kind, target, member, guards, passed, needs, (), given, alike, own)
+                if key not in scope.seen_calls:
+                    scope.seen_calls.add(key)
+                    scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label,
+                                                    guards, passed, needs, (), given, alike, own))
+                continue
             key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
@@ -179,6 +192,37 @@ class CallRecorder:
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]
         return []
+
+    def _handed_call_shape(self, name: Optional[str], index: int) -> Optional[Tuple[int, Tuple[str, ...]]]:
+        """(positional count, keyword names) a module function of this file calls its `index`-th
+        positional parameter with, when calling it that one way is all the function does with it:
+        `def log_prob(model, seq): return model(seq[:, :-1])` → (1, ()). None otherwise (the
+        parameter read another way, rebound, called with `*`/`**` or two ways, or shadowed)."""
+        prefix = self.facts.module + "."
+        if not name or not name.startswith(prefix) or name[len(prefix):] not in self.facts.module_defs:
+            return None
+        fn = next((f for f in self.facts.top if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and f.name == name[len(prefix):]), None)
+        positional = fn.args.posonlyargs + fn.args.args if fn is not None else []
+        if index >= len(positional):
+            return None
+        param = positional[index].arg
+        loads, shapes = 0, set()
+        for sub in ast.walk(fn):
+            if sub is not fn and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                    param in parameter_names(sub.args):
+                return None
+            if isinstance(sub, ast.Name) and sub.id == param:
+                if not isinstance(sub.ctx, ast.Load):
+                    return None
+                loads += 1
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == param:
+                if any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords):
+                    return None
+                shapes.add((len(sub.args), tuple(k.arg for k in sub.keywords)))
+        calls = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+                    and sub.func.id == param)
+        return shapes.pop() if len(shapes) == 1 and calls == loads else None
 
     def _function_default(self, param: str, scope: "Scope") -> Optional[str]:
         """The function a parameter of the walked function defaults to (`reduce_fn: Callable =
