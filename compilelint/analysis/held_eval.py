@@ -15,8 +15,9 @@ from typing import Callable, Dict, List, Optional
 
 from compilelint.analysis.astutil import is_self
 
-# function node → {attribute: the row of the first `self.<attribute>.eval()` of its own body},
-# empty when the function sets a mode back somewhere
+# function node → {attribute: the row of the first `self.<attribute>.eval()` of its own body,
+# counted from the `def` line (an edit above moves the node, not what this says)}, empty when the
+# function sets a mode back somewhere
 _HELD: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()
 
 
@@ -49,7 +50,7 @@ def _sets_back(node: ast.AST) -> bool:
 
 
 def held_in_eval(fn: ast.AST, nodes: Callable[[ast.AST], List[ast.AST]]) -> Dict[str, int]:
-    """{submodule attribute: the row of its `.eval()`} for `fn` (once per function node).
+    """{submodule attribute: the row of its `.eval()` from the `def`} for `fn` (once per function node).
     `nodes`: function node → all its nodes (the file's shared walk)."""
     got = _HELD.get(fn)
     if got is None:
@@ -58,7 +59,7 @@ def held_in_eval(fn: ast.AST, nodes: Callable[[ast.AST], List[ast.AST]]) -> Dict
             for stmt in fn.body:
                 attr = _sets_eval(stmt.value) if isinstance(stmt, ast.Expr) else None
                 if attr is not None and attr not in got:
-                    got[attr] = stmt.lineno
+                    got[attr] = stmt.lineno - fn.lineno
             if got and any(_sets_back(sub) for sub in nodes(fn)):
                 got = {}
         _HELD[fn] = got
@@ -74,4 +75,4 @@ def calls_held_submodule(call: ast.Call, fn: Optional[ast.AST], nodes) -> bool:
     if not held:
         return False
     attr = _submodule(call.func) or _submodule(call.func.value)
-    return attr is not None and attr in held and held[attr] < call.lineno
+    return attr is not None and attr in held and held[attr] < call.lineno - fn.lineno
