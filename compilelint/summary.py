@@ -20,6 +20,10 @@ from compilelint.finding import Fix, Span
 Guard = Tuple[str, bool]
 # `if self.training:` is kept as a guard too: it decides the mode (train/eval) a finding runs in.
 TRAINING = "self.training"
+# On a call: the caller put the called submodule in eval mode just before (`self.teacher.eval()`
+# then `self.teacher(x)`): in what the call runs, every `self.training` is False whatever the
+# mode of the compiled model (`Module.eval` sets it on the submodule and all its children).
+EVAL_HELD = "eval-held"
 
 
 @dataclass

@@ -15,7 +15,7 @@ from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
 from compilelint.project_pass.callee_skips import loop_call_skips
-from compilelint.project_pass.regions import Project, edge_mode, meet
+from compilelint.project_pass.regions import Project, held_mode
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
 from compilelint.finding import Region
@@ -66,7 +66,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
                 skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
-                mode = meet(r.mode, edge_mode(c.guards))
+                mode = held_mode(r.mode, r.held, c.guards)
                 if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
