@@ -112,6 +112,10 @@ def _base(task):
                                      vocab_size_per_layer_input=128, hidden_size_per_layer_input=8)
         cls = tf.Gemma4ForCausalLM
         inputs = {"input_ids": ids, "attention_mask": mask}
+    elif task == "causal_gpt2":  # Conv1D layers: the tuners' `fan_in_fan_out` paths
+        config = tf.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=64, vocab_size=128)
+        cls = tf.GPT2LMHeadModel
+        inputs = {"input_ids": ids, "attention_mask": mask}
     elif task in ("causal", "causal_tasks", "seqcls"):
         config = tf.LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                 intermediate_size=64, vocab_size=128, max_position_embeddings=64, pad_token_id=0)
@@ -153,10 +157,14 @@ def variants(Variant):
     labels = Variant("labels passed: the loss, and the orthogonal regularisation added to it", prepare=_labels)
     gemma = Variant("prefix tuning over a tiny Gemma4 with 2 of 4 layers sharing KV: the skipped layers' warning")
     gemma.base = "causal_gemma4_shared_kv"
+    conv1d = Variant("over a tiny GPT-2 (Conv1D: `fan_in_fan_out` set) with `frod_dropout=0.1`: train computes the "
+                     "base layer's output through the transposed base weight",
+                     config={"target_modules": ["c_attn"], "frod_dropout": 0.1})
+    conv1d.base = "causal_gpt2"
     return {"lora@causal": {"alora": alora}, "psoft": {"cayley_neumann": cayley},
             "shira": {"base_hooks": hooks}, "supertuning": {"base_hooks": hooks}, "adalora": {"labels": labels},
             "prefix_tuning@causal": {"gemma4_shared_kv": gemma},
-            "prefix_tuning_projection@causal": {"gemma4_shared_kv": gemma}}
+            "prefix_tuning_projection@causal": {"gemma4_shared_kv": gemma}, "frod": {"gpt2_conv1d_dropout": conv1d}}
 
 
 def _invocation(model, config, inputs):
