@@ -189,6 +189,9 @@ class FunctionInfo(Unpacked):
     # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
     # a break inside one makes Dynamo skip the frame (`frames`).
     loops: List[Tuple[int, int]] = field(default_factory=list)
+    # The bodies of its `try` statements (first row, last row), counted from `row`: a break inside
+    # one makes Dynamo skip the frame, as in a loop (`placement.frame_skips`).
+    tries: List[Tuple[int, int]] = field(default_factory=list)
     # Rule code → what that rule's `function_facts` said of the function (only where it said something).
     rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.

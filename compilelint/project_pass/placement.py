@@ -62,7 +62,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             if r.as_wrapper:  # a decorator's own body runs when it decorates, not when the wrapper is called
                 first, last = info.wrapper
                 candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
-            skips = frame_skips(candidates, builder.rules)
+            skips = frame_skips(candidates, builder.rules, info)
             if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
                 skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
@@ -93,14 +93,20 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 builder.add(summary, summary.enclosing_function(c.span.row), c, None)
 
 
-def frame_skips(candidates, rules) -> list:
+def frame_skips(candidates, rules, info) -> list:
     """Break candidates after which Dynamo runs the rest of the frame eager: those inside a loop
     (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. a span-masking
-    helper's loop), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    helper's loop), those inside a `try` body (nor inside the block an exception handler or a
+    `finally` protects: measured on torch 2.13, fixtures/precision/break_in_try.py, and in the truth
+    corpus on torch 2.11), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    tries = [(info.row + lo, info.row + hi) for lo, hi in info.tries]
     out = []
     for c in candidates:
         rule = rules.get(c.code)
-        if getattr(rule, "kind", "") == "break" and (c.in_loop or getattr(rule, "skips_frame", False)):
+        if getattr(rule, "kind", "") != "break":
+            continue
+        in_try = any(lo <= c.span.row <= hi for lo, hi in tries)
+        if c.in_loop or in_try or getattr(rule, "skips_frame", False):
             out.append(c)
     return out
 
