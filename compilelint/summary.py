@@ -227,6 +227,10 @@ class FunctionInfo(Unpacked):
     self_items: Tuple[Tuple[str, str], ...] = ()
     registers: Tuple[str, ...] = ()
     named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The object's containers it grows on every run (`self.xs.append(v)`, `.extend`, `.insert`,
+    # `self.xs += [v]`, not under a branch), by attribute name: a list grown every call fails its
+    # length guard every call (`self_items.grown_every_call`).
+    grows: Tuple[str, ...] = ()
     # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
     tensor_returns: Tuple[int, ...] = ()
     # A decorator's wrapper: the (first row, last row), counted from `row`, of the nested `def` it
