@@ -13,7 +13,7 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
-from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, grows_registered_lists, only_tensor_items
 from compilelint.project_pass.callee_skips import loop_call_skips
 from compilelint.project_pass.regions import Project, held_mode
 from compilelint.project_pass.resolved_calls import ResolvedCalls
@@ -47,6 +47,17 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
         return items_memo[fid, region_root]
 
+    def beside_grown_lists(fid: str, c, region_root: str) -> bool:
+        """A recompile claim that Dynamo files under another guard: the frame's registered lists
+        grow every call and fail their own length guard on the same calls (the claim's fix would
+        remove no recompile)."""
+        if not getattr(builder.rules.get(c.code), "shadowed_by_grown_lists", False):
+            return False
+        if (fid, region_root, "grown") not in items_memo:
+            items_memo[fid, region_root, "grown"] = grows_registered_lists(
+                project, roots, fid, root_ids.get(region_root, ""), reached)
+        return items_memo[fid, region_root, "grown"]
+
     def given_misuse(fid: str, c) -> bool:
         """A misuse branch (a deprecated flag) that traced code takes itself: dead by its misuse
         guard alone, and a traced call passes what its test needs as true constants."""
@@ -71,6 +82,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none
+                if beside_grown_lists(f"{summary.module}.{qual}", c, r.root):
+                    continue  # the frame recompiles every call for its growing lists: Dynamo names them
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
