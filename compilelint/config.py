@@ -96,10 +96,12 @@ class Settings:
         return _RESOLVED[key]
 
     def configs_key(self, paths: List[str]) -> tuple:
-        """The configurations judging `paths`, with their sizes and times: part of a run's cache key."""
+        """The configurations judging `paths` (files), with their sizes and times: part of a run's
+        cache key. Asked per folder: a file's configuration is its folder's."""
         if self.cli is None or self.cli[0] or self.cli[1]:
             return ()
-        return tuple(sorted({(c, _stamp(c)) for c in map(find_config, paths) if c}))
+        folders = {os.path.join(os.path.abspath(d), "") for d in {os.path.dirname(p) for p in paths}}
+        return tuple(sorted({(c, _stamp(c)) for c in map(find_config, folders) if c}))
 
     def is_excluded(self, path: str) -> bool:
         """Whether the excludes of the configuration governing `path`'s folder match it; patterns

@@ -284,9 +284,9 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
     signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
     cache = Cache(settings.cache_dir or default_directory(settings.project_root)) if settings.cache else None
-    # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
-    whole_key = run_key(analysed, settings, signatures) if cache is not None and stdin is None else None
     judged = judging(analysed, settings) if cache is not None else ""
+    # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
+    whole_key = run_key(analysed, judged, signatures) if cache is not None and stdin is None else None
     result = cache.get(whole_key) if whole_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
