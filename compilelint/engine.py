@@ -377,7 +377,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     where reach is the same (`kept_placement`); `placed_out`: given this pass's placement.
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
-    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`). Long because each kept
+    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
+    names and config roots and `execution_order`'s answers (`FramesMemo.kept_roots`, `kept_chosen`). Long because each kept
     state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
@@ -396,7 +397,11 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         # every name question as this one does (what `pass_memo` let stand of it did too)
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
-        frames_memo.calls.kept, frames_memo.kept_frames = edges_store.get(kept_key) or ({}, {})
+        kept = edges_store.get(kept_key)
+        if not (isinstance(kept, tuple) and len(kept) == 4):
+            kept = ({}, {}, (None, None, None), {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen = kept
+        chosen_before = len(frames_memo.kept_chosen)
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached = kept_placement[0][0], kept_placement[0][1]
@@ -419,6 +424,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         for rule in hooked:
             if rule.project_phase == phase:
                 rule.check_project(context)
-    if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew):
-        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames))
+    if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
+                                 or len(frames_memo.kept_chosen) > chosen_before):
+        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
+                                       frames_memo.kept_chosen))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
