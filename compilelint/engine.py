@@ -16,8 +16,6 @@ import sys
 import traceback
 import warnings
 from contextlib import contextmanager
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze
@@ -143,6 +141,9 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     jobs = settings.jobs or os.cpu_count() or 1
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
+        # imported here: a run that analyses a few files (an edit) needs no pool (0.02 s of imports)
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
                 # unpickling the summaries makes no cycles: collections there only traverse them
