@@ -175,12 +175,12 @@ def files_key(paths, prefilter: bool) -> str:
                                       digest_size=20).hexdigest()
 
 
-def run_key(files, settings, signatures) -> Optional[str]:
+def run_key(files, judged: str, signatures) -> Optional[str]:
     """A key for a whole run: every file's path and signature (size, modification time: Ruff's
-    test for "unchanged", no file is read), and the settings that shape results; None when a
-    file has no signature (let the normal path report it)."""
+    test for "unchanged", no file is read), and the settings that shape results (`judged`:
+    `judging(files, settings)`); None when a file has no signature (let the normal path report it)."""
     h = hashlib.blake2b(digest_size=20)
-    h.update(judging(files, settings).encode())
+    h.update(judged.encode())
     for path in files:
         signature = signatures[path]
         if signature is None:
