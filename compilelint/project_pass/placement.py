@@ -37,7 +37,9 @@ def user_inits(project: Project, roots) -> frozenset:
 
 def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
           builder: FindingBuilder, calls: ResolvedCalls) -> None:
-    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
+    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`.
+    Long because each test a candidate passes (mode, dead guards, items, grown lists, flags) is one
+    line of one loop, and the memos those tests share are closures over it."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
