@@ -257,8 +257,11 @@ class FileFacts:
                         self.opt_in_classes[v.id] = key.value
             else:
                 aliased = self._attribute_of(value)
-                if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
-                    self.imports.aliases[name] = aliased  # tc = torch.compile
+                known = self.imports.aliases.values()
+                if aliased and (aliased.startswith("torch.") or aliased in known or
+                                isinstance(value, ast.Attribute) and aliased.rpartition(".")[0] in known):
+                    # tc = torch.compile; op = Op.apply: calling the name calls what it is bound to
+                    self.imports.aliases[name] = aliased
 
     def _attribute_of(self, value) -> Optional[str]:
         """The dotted name a module-level value stands for: `torch.compile`, or a guarded lookup

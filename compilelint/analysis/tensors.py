@@ -405,6 +405,8 @@ class TensorInference:
             if kinds and kinds <= {TENSOR, BOOL}:
                 return SEQ
             return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
+        if cls is ast.ListComp or cls is ast.GeneratorExp:  # `[t.detach() for t in ts]`: one tensor an element
+            return SEQ if self.kind(node.elt) in (TENSOR, BOOL) else None
         if cls is ast.Dict:
             kinds = {self.kind(v) for v in node.values}
             return DICT if kinds and None not in node.keys and kinds <= {TENSOR, BOOL} else None
@@ -533,6 +535,8 @@ class TensorInference:
         if name in ("len", "int", "float", "bool", "str", "range", "isinstance", "hasattr", "repr",
                     "round", "id", "hash", "callable", "issubclass", "format"):
             return SCALAR
+        if name in ("tuple", "list") and len(node.args) == 1 and not node.keywords and self.kind(node.args[0]) == SEQ:
+            return SEQ  # `tuple(t.detach() for t in ts)`: the same tensors in another sequence
         if name in ("abs",) and node.args and self.kind(node.args[0]) in TENSORISH:
             return TENSOR
         if name in ("min", "max") and len(node.args) == 1 and not node.keywords and self.kind(node.args[0]) == TENSOR:
