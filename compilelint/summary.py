@@ -292,6 +292,8 @@ class ClassInfo(Unpacked):
     state_defaults: Dict[str, bool] = field(default_factory=dict)
     init_state: Dict[str, Optional[bool]] = field(default_factory=dict)
     state_changes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # Every attribute name it gives its instances ("*": any, under a run-time name): `state.class_attributes`.
+    attributes: Tuple[str, ...] = ()
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
@@ -355,7 +357,8 @@ class FileSummary:
                     sorted(c.param_types.items()), sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
                     sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
-                    sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()))
+                    sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()),
+                    c.attributes)
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),
