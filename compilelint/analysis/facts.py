@@ -47,10 +47,11 @@ ITEMS = "[]"
 EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 # Kinds of nodes that passes over a function look for (`FileFacts.of_kinds`), and some sets of them.
 KEPT_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor,
-                        ast.While, ast.Import, ast.ImportFrom))
+                        ast.While, ast.Import, ast.ImportFrom, ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else [])))
 IMPORTS = frozenset((ast.Import, ast.ImportFrom))
 CALLS = frozenset((ast.Call,))
 LOOPS = frozenset((ast.For, ast.AsyncFor, ast.While))
+TRIES = frozenset((ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,))
 ASSIGNS = frozenset((ast.Assign, ast.AnnAssign))
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
@@ -300,6 +301,8 @@ class FileFacts:
         info.marks_constant = self._marks_constants and marks_constant(nodes)
         for n in self.of_kinds(node, LOOPS):  # its loops (`frames`)
             info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
+        for n in self.of_kinds(node, TRIES):  # its `try` bodies (`placement.frame_skips`)
+            info.tries.append((n.body[0].lineno - node.lineno, (n.body[-1].end_lineno or n.body[-1].lineno) - node.lineno))
         return info
 
     def is_generator(self, func) -> bool:
