@@ -86,12 +86,21 @@ class ClassFacts:
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
         self.config_attrs: Dict[str, str] = {}  # self attribute → the config attribute __init__ copies into it
+        self.annotated: Dict[str, str] = {}  # self attribute → the class its `self.x: C = ...` names
+        self.built: Dict[str, List[str]] = {}  # self attribute → the classes `self.x = C(...)` constructs
 
     def attr_kind(self, attr: str) -> Optional[str]:
         if attr == "training":
             return T.SCALAR
         kinds = self.kinds.get(attr, set()) - {T.NONE}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def attr_class(self, attr: str) -> Optional[str]:
+        """The one class `self.<attr>` holds: its annotation (`self.t: Optional[Table] = None`), else
+        the one class the methods assign to it (`self.t = Table()`; not what they store as its
+        items, `self.t[k] = Block()`, which `submodules` holds too)."""
+        built = self.built.get(attr, ())
+        return self.annotated.get(attr) or (built[0] if len(built) == 1 else None)
 
 
 class FileFacts:
@@ -423,6 +432,8 @@ class ClassCollector:
                 cls.marked_buffer_attrs |= parent.marked_buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 cls.config_attrs = dict(parent.config_attrs)
+                cls.annotated.update(parent.annotated)
+                cls.built.update((k, list(v)) for k, v in parent.built.items())
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
@@ -531,6 +542,10 @@ class ClassCollector:
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 if sub.value is None:
                     continue
+                if isinstance(sub, ast.AnnAssign) and self_attr(sub.target):
+                    typed = annotation_class(sub.annotation, self.facts.resolve_plain)
+                    if typed:
+                        cls.annotated[self_attr(sub.target)] = typed
                 for t in targets:
                     for attr, value in self_targets(t, sub.value):
                         self._record_attr(cls, attr, value, probe, in_init)
@@ -693,6 +708,9 @@ class ClassCollector:
         classes = self._constructed_classes(value)
         if classes:
             cls.info.submodules.setdefault(attr, [])
+            if attr != ITEMS and isinstance(value, ast.Call):  # `self.t = Table()`: the object itself
+                built = cls.built.setdefault(attr, [])
+                built.extend(c for c in classes if c not in built)
             for c in classes:
                 if c not in cls.info.submodules[attr]:
                     cls.info.submodules[attr].append(c)

@@ -224,7 +224,7 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
     (`-> list[Tensor]`, `-> Union[Tensor, tuple[Tensor, Tensor]]`: an item of either is a tensor)."""
     ann = getattr(fn, "returns", None)
     if ann is None:
-        return ()
+        return (-1,) if _returns_own_tensors(fn) else ()
     kind = T.annotation_kind(ann, resolve)
     if kind in T.TENSORISH:
         return (-1,)
@@ -236,6 +236,19 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
         if not any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
             return tuple(i for i, e in enumerate(items) if T.annotation_kind(e, resolve) in T.TENSORISH)
     return ()
+
+
+# nn.Module's own tables of tensors: what `register_buffer` / `register_parameter` fill.
+_TENSOR_TABLES = ("_buffers", "_parameters")
+
+
+def _returns_own_tensors(fn: ast.AST) -> bool:
+    """Does every `return` of the method give an item of its module's own buffers or parameters
+    (`return self._buffers[key]`: a container's `__getitem__`)?"""
+    returns = [n.value for n in walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and v.value.attr in _TENSOR_TABLES
+        and isinstance(v.value.value, ast.Name) and v.value.value.id == "self" for v in returns)
 
 
 def merge(pairs: Tuple[Tuple[str, str], ...], key: str, said: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
