@@ -20,6 +20,10 @@ from compilelint.finding import Fix, Span
 Guard = Tuple[str, bool]
 # `if self.training:` is kept as a guard too: it decides the mode (train/eval) a finding runs in.
 TRAINING = "self.training"
+# On a call: the caller put the called submodule in eval mode just before (`self.teacher.eval()`
+# then `self.teacher(x)`): in what the call runs, every `self.training` is False whatever the
+# mode of the compiled model (`Module.eval` sets it on the submodule and all its children).
+EVAL_HELD = "eval-held"
 
 
 @dataclass
@@ -138,7 +142,13 @@ class Unpacked:
     """A record (function or class) read from the cache's pack keeps its fields pickled until one
     is asked for: a pass after an edit reads a few hundred of a big project's tens of thousands of
     functions, and unpickling all of them was most of loading the summaries. Anything that reads a
-    field — an attribute, `==`, `repr`, pickling, `copy` — sees the record as it was written."""
+    field — an attribute, `==`, `repr`, pickling, `copy` — sees the record as it was written.
+
+    A packed record is an instance of its class's packed twin (`_packed_class`), whose
+    `__getattribute__` unpacks on the first read of anything but `__dict__` and turns the record
+    back into its own class: a field with a default is also a class attribute (`is_generator =
+    False`), which an instance without the field in its `__dict__` reads without ever reaching
+    `__getattr__`."""
 
     __slots__ = ()
 
@@ -152,17 +162,42 @@ class Unpacked:
         return self.__dict__
 
     def _unpack(self) -> bool:
-        packed = self.__dict__.pop("_packed", None)
-        if packed is None:
-            return False
-        self.__dict__.update(pickle.loads(packed))  # into an empty dict: the fields in their order
-        return True
+        return _unpack(self)
+
+
+def _unpack(record) -> bool:
+    state = object.__getattribute__(record, "__dict__")
+    packed = state.pop("_packed", None)
+    if packed is None:
+        return False
+    state.update(pickle.loads(packed))  # into an empty dict: the fields in their order
+    cls = type(record)
+    object.__setattr__(record, "__class__", getattr(cls, "_unpacked_class", cls))  # its own class again
+    return True
+
+
+_TWINS: dict = {}
+
+
+def _packed_class(cls):
+    """`cls`'s packed twin: the same class, reading any attribute but `__dict__` unpacks first."""
+    twin = _TWINS.get(cls)
+    if twin is None:
+        def __getattribute__(self, name):
+            if name != "__dict__":
+                _unpack(self)
+            return object.__getattribute__(self, name)
+
+        twin = _TWINS[cls] = type(cls.__name__, (cls,), {"__slots__": (), "__getattribute__": __getattribute__,
+                                                         "_unpacked_class": cls, "__module__": cls.__module__})
+    return twin
 
 
 def packed_record(cls, fields: bytes):
     """A record of class `cls` whose fields (its `__dict__`, pickled) are unpickled on first use
     (`Unpacked`; the pack's pickler writes records this way: `cache.put_pack`)."""
-    record = cls.__new__(cls)
+    cls = getattr(cls, "_unpacked_class", cls)
+    record = object.__new__(_packed_class(cls))
     record.__dict__["_packed"] = fields
     return record
 
@@ -203,6 +238,10 @@ class FunctionInfo(Unpacked):
     self_items: Tuple[Tuple[str, str], ...] = ()
     registers: Tuple[str, ...] = ()
     named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The object's containers it grows on every run (`self.xs.append(v)`, `.extend`, `.insert`,
+    # `self.xs += [v]`, not under a branch), by attribute name: a list grown every call fails its
+    # length guard every call (`self_items.grown_every_call`).
+    grows: Tuple[str, ...] = ()
     # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
     tensor_returns: Tuple[int, ...] = ()
     # A decorator's wrapper: the (first row, last row), counted from `row`, of the nested `def` it

@@ -16,9 +16,10 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
+from compilelint.analysis.held_eval import calls_held_submodule
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
-from compilelint.summary import Call, FileSummary, Root
+from compilelint.summary import EVAL_HELD, Call, FileSummary, Root
 
 # function → its `_bound_table` (per function, asked at every call of a local name)
 _BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
@@ -88,7 +89,7 @@ class CallRecorder:
         args = passed_shape(node, scope.node)  # the direct targets' (`_ARGS`), the others' None
         targets = [(kind, target, member, label, args if passed is _ARGS else passed)
                    for kind, target, member, label, passed in targets]
-        guards = tuple(scope.guards)
+        guards = self._guards(node, scope)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
@@ -107,6 +108,14 @@ class CallRecorder:
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
                                                 passed, needs, forwards, given, alike, own))
+
+    def _guards(self, node: ast.Call, scope: "Scope") -> tuple:
+        """The guards around the call, and `EVAL_HELD` on a call of a submodule the function put in
+        eval mode above it (`held_eval`)."""
+        guards = tuple(scope.guards)
+        if calls_held_submodule(node, scope.node, self.facts.nodes):
+            guards += ((EVAL_HELD, True),)
+        return guards
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass

@@ -146,6 +146,7 @@ class FileAnalyzer(Conditions, RuleContext):
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         info.tensor_returns = self_items.tensor_returns(node, self.resolve)
+        info.grows = self_items.grown_every_call(node)
         if "def " in "".join(self.facts.source.lines[node.lineno: node.end_lineno]):  # lines keep their ends
             info.wrapper = returned_wrapper(node)  # only a function with a nested `def` can return one
         self._walk_block(node.body)

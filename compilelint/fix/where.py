@@ -27,14 +27,33 @@ def _condition(test: ast.AST, expr: ast.AST) -> Tuple[Optional[ast.AST], bool]:
     return None, False
 
 
+# Expressions `.bool()` can follow without parentheses.
+POSTFIXABLE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def _mask_text(ctx, ft, cond: ast.AST) -> Optional[str]:
+    """The text of a boolean tensor that holds what `bool(cond)` answers: a boolean tensor as written;
+    another tensor (`if total:`) `.bool()`: non-zero is True, NaN too, as Python's bool of it."""
+    kind = ctx.kind(cond)
+    if kind == T.BOOL:
+        return expr_text(ft, cond)
+    if kind != T.TENSOR:
+        return None
+    text = expr_text(ft, cond)
+    return f"{text}.bool()" if isinstance(cond, POSTFIXABLE) else f"({text}).bool()"
+
+
 @never_raise
 def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
-    """`a if c else b` → `torch.where(c, a, b)` (unsafe: both sides are evaluated)."""
+    """`a if c else b` → `torch.where(c, a, b)` (unsafe: both sides are evaluated); a test that is
+    not a boolean tensor is tested as `c.bool()`."""
     cond, swap = _condition(node.test, expr)
-    if cond is None or ctx.kind(cond) != T.BOOL or in_fstring(ctx):
+    if cond is None or ctx.kind(cond) not in T.TENSORISH or in_fstring(ctx):
         return None
     if not (ctx.is_tensor(node.body) or ctx.is_tensor(node.orelse)):
         return None
+    if _not_a_number(node.body) or _not_a_number(node.orelse):
+        return None  # `torch.where(c, t, None)` raises
     ft = file_text(ctx)
     keep = [ft.span(n) for n in (cond, node.body, node.orelse)]
     if ft.comments_in(ft.span(node), keep):
@@ -46,7 +65,7 @@ def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
     a, b = expr_text(ft, node.body), expr_text(ft, node.orelse)
     if swap:
         a, b = b, a
-    content = f"{name}.where({expr_text(ft, cond)}, {a}, {b})"
+    content = f"{name}.where({_mask_text(ctx, ft, cond)}, {a}, {b})"
     message = "Replace with `torch.where(cond, a, b)`"
     return Fix("unsafe", message, imports + (Edit(content, ft.span(node)),), title=message)
 
@@ -227,3 +246,59 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         content = nl.join([guard] + warn_rows) + nl + indent + content
         message += WARNED
     return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")
+
+
+def _statement_after(ctx, node: ast.stmt) -> Optional[ast.stmt]:
+    """The statement that follows `node` in the block that holds it, else None."""
+    func = ctx.function_node
+    if func is None:
+        return None
+    stack = [func]
+    while stack:
+        n = stack.pop()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+        stack.extend(c for c in ast.iter_child_nodes(n)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+    return None
+
+
+@never_raise
+def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
+    """`if c: return a` followed by `return b` → `return torch.where(c, a, b)` (unsafe: both sides are
+    evaluated, and the function returns a tensor either way)."""
+    cond, swap = _condition(node.test, expr)
+    if cond is None or node.orelse or len(node.body) != 1:
+        return None
+    early, last = node.body[0], _statement_after(ctx, node)
+    if not (isinstance(early, ast.Return) and isinstance(last, ast.Return)):
+        return None
+    if early.value is None or last.value is None or _not_a_number(early.value) or _not_a_number(last.value):
+        return None
+    if not (ctx.is_tensor(early.value) or ctx.is_tensor(last.value)):
+        return None
+    ft = file_text(ctx)
+    if_span, last_span = ft.span(node), ft.span(last)
+    span = Span(if_span.row, if_span.col, last_span.end_row, last_span.end_col)
+    if not whole_lines(ft, span) or not ft.line(span.row)[span.col - 1:].startswith("if"):
+        return None  # shares a line, or is an `elif`
+    keep = [ft.span(n) for n in (cond, early.value, last.value)]
+    header = _header_comment(ft, node)  # `if c:  # why`: the comment stays, on the new statement
+    if header is not None:
+        keep.append(header[0])
+    if ft.comments_in(span, keep):
+        return None
+    mask = _mask_text(ctx, ft, cond)
+    t = torch_name(ctx)
+    if mask is None or t is None:
+        return None
+    tname, imports = t
+    a, b = expr_text(ft, early.value), expr_text(ft, last.value)
+    if swap:
+        a, b = b, a
+    message = "Return `torch.where(cond, a, b)` instead of returning early"
+    content = f"return {tname}.where({mask}, {a}, {b})" + ("  " + header[1] if header is not None else "")
+    return Fix("unsafe", message, imports + (Edit(content, span),), title=message)

@@ -13,9 +13,9 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
-from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, grows_registered_lists, only_tensor_items
 from compilelint.project_pass.callee_skips import call_skips
-from compilelint.project_pass.regions import Project, edge_mode, meet
+from compilelint.project_pass.regions import Project, held_mode
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
 from compilelint.finding import Region
@@ -37,7 +37,9 @@ def user_inits(project: Project, roots) -> frozenset:
 
 def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
           builder: FindingBuilder, calls: ResolvedCalls) -> None:
-    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
+    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`.
+    Long because each test a candidate passes (mode, dead guards, items, grown lists, flags) is one
+    line of one loop, and the memos those tests share are closures over it."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
@@ -46,6 +48,17 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
         if (fid, region_root) not in items_memo:
             items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
         return items_memo[fid, region_root]
+
+    def beside_grown_lists(fid: str, c, region_root: str) -> bool:
+        """A recompile claim that Dynamo files under another guard: the frame's registered lists
+        grow every call and fail their own length guard on the same calls (the claim's fix would
+        remove no recompile)."""
+        if not getattr(builder.rules.get(c.code), "shadowed_by_grown_lists", False):
+            return False
+        if (fid, region_root, "grown") not in items_memo:
+            items_memo[fid, region_root, "grown"] = grows_registered_lists(
+                project, roots, fid, root_ids.get(region_root, ""), reached)
+        return items_memo[fid, region_root, "grown"]
 
     def given_misuse(fid: str, c) -> bool:
         """A misuse branch (a deprecated flag) that traced code takes itself: dead by its misuse
@@ -66,11 +79,13 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             if any(c.span.row > info.row for c in candidates):  # a call whose callee always breaks, in a loop or of a built object
                 skips += call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
-                mode = meet(r.mode, edge_mode(c.guards))
+                mode = held_mode(r.mode, r.held, c.guards)
                 if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none
+                if beside_grown_lists(f"{summary.module}.{qual}", c, r.root):
+                    continue  # the frame recompiles every call for its growing lists: Dynamo names them
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
