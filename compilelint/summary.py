@@ -63,6 +63,9 @@ class Candidate:
     # whole result, i a tuple's i-th item): the project pass keeps the candidate only when each
     # function's return annotation says so (`Project.assumed_returns_hold`).
     assumes: Tuple[str, ...] = ()
+    # A break Dynamo cannot resume after whatever its rule (one inside a method of an object the
+    # frame built: `rules.untraceable_call`): the rest of the frame runs eager (`placement.frame_skips`).
+    skips_frame: bool = False
 
 
 class Call(tuple):
@@ -71,6 +74,7 @@ class Call(tuple):
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
     "method" (target = dotted class of the receiver, from an annotation; member = the method),
+    "built" (as "method", the receiver an object this function constructs: `b = Box(x); b.peak()`),
     "property" (`self.target` read, not called: runs the getter when `target` is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them

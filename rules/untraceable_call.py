@@ -105,8 +105,10 @@ class UntraceableCall(Rule):
     break inside them (a data-dependent branch in the library's body) are rows of
     `compilelint/data/library_calls-<torch>.json`, each with the reason Dynamo gave and the run
     that measured it; a row may name the calls that break (`when`: a keyword argument that is not
-    a constant, as a base class's constructor that sorts its keywords) and the other names the
-    library exports it under (`exported_as`); `super().__init__(...)` runs the first base's.
+    a constant, as a base class's constructor that sorts its keywords; "built object": a method
+    of an object the compiled function builds, `Op(a, b).to_dense()`, where Dynamo cannot resume
+    after the break and runs the rest of the function eager) and the other names the library
+    exports it under (`exported_as`); `super().__init__(...)` runs the first base's.
 
     ## Example
     ```python
@@ -161,6 +163,10 @@ class UntraceableCall(Rule):
         if library is not None:
             self._library_call(node, *library)
             return
+        built = self._built_method(node)
+        if built is not None:
+            self._library_call(node, *built)
+            return
         measured = BREAKING.get(name) if name else None
         if measured is None or self.on_the_way_to_raise():
             return
@@ -212,6 +218,17 @@ class UntraceableCall(Rule):
                           "installed, the case its `except ImportError` is written for: import it once at module "
                           "level, or pick the implementation outside the compiled region")
 
+    def _built_method(self, node: ast.Call):
+        """A row for `box.method(...)` where the function built `box` (`box = Box(x)`, `Box(x).method()`)
+        of a class outside the checked tree: `<class>.<method>`, a row measured on such objects
+        (`when`: "built object")."""
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        cls = self.ctx.constructed(func.value)
+        row = LIBRARY_CALLS.get(f"{cls}.{func.attr}") if cls else None
+        return row if row is not None and row[2].get("when") == "built object" else None
+
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
         (the constructor the call runs), else ""."""
@@ -233,6 +250,14 @@ class UntraceableCall(Rule):
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
         short = name.rsplit(".", 1)[-1]
         what = f"constructing `{short}` with a keyword argument that is not a constant" if keyword_breaks else f"`{short}()`"
+        if row.get("when") == "built object":
+            # Dynamo cannot rebuild the bound method of an object that exists only in the frame to
+            # resume after the break: the rest of the frame runs eager (fixtures/precision/built_object_break.py)
+            what = f"`{'.'.join(name.rsplit('.', 2)[-2:])}()` of an object built here"
+            self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
+                              f"{row.get('where', name)}) and Dynamo runs the rest of this function eager: build "
+                              "and use it outside the compiled region", behaviour=behaviour, skips_frame=True)
+            return
         self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
                           f"{row.get('where', name)}): call it outside the compiled region", behaviour=behaviour)
 

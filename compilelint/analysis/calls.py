@@ -184,6 +184,11 @@ class CallRecorder:
             return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
             return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.constructed:  # `b = Box(x); b.peak()`
+            return [("built", scope.constructed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        built = self._class_of_expr(value, scope) if isinstance(value, ast.Call) else None
+        if built is not None:  # `Box(x).peak()`
+            return [("built", built, func.attr, f"{dotted(value.func) or '...'}(...).{func.attr}")]
         name = scope.resolve(func)
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]

@@ -14,7 +14,7 @@ from typing import List
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, grows_registered_lists, only_tensor_items
-from compilelint.project_pass.callee_skips import loop_call_skips
+from compilelint.project_pass.callee_skips import call_skips
 from compilelint.project_pass.regions import Project, held_mode
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
@@ -76,8 +76,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 first, last = info.wrapper
                 candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
             skips = frame_skips(candidates, builder.rules, info)
-            if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
-                skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
+            if any(c.span.row > info.row for c in candidates):  # a call whose callee always breaks, in a loop or of a built object
+                skips += call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
                 mode = held_mode(r.mode, r.held, c.guards)
                 if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
@@ -121,7 +121,7 @@ def frame_skips(candidates, rules, info) -> list:
         if getattr(rule, "kind", "") != "break":
             continue
         in_try = any(lo <= c.span.row <= hi for lo, hi in tries)
-        if c.in_loop or in_try or getattr(rule, "skips_frame", False):
+        if c.in_loop or in_try or c.skips_frame or getattr(rule, "skips_frame", False):
             out.append(c)
     return out
 
@@ -135,7 +135,7 @@ def hidden_by(c, skips, info) -> int:
     and its `elif`s are never traced; a break after a nested loop that its first iteration skips
     hides the one inside)."""
     for s in skips:
-        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and (not s.when or s.when in c.when) \
+        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and same_branch(s.when, c.when) \
                 and asks_no_more(s, c):
             return s.span.row
     loops = [(info.row + lo, info.row + hi) for lo, hi in info.loops if lo <= c.span.row - info.row <= hi]
@@ -145,6 +145,13 @@ def hidden_by(c, skips, info) -> int:
     group = [s for s in skips if lo <= s.span.row <= hi and set(s.guards) <= set(c.guards) and asks_no_more(s, c)]
     first = min(group, key=lambda s: (bool(s.when), s.span.row), default=None)
     return first.span.row if first is not None and first is not c and first.span.row != c.span.row else 0
+
+
+def same_branch(outer: str, inner: str) -> bool:
+    """Does code under the `if` tests `outer` (their texts joined by " and ") run only where code
+    under `inner` can, each test of `outer` one of `inner`'s? As whole tests, not text: `not diag`
+    is not a test of the `else` arm's `not (not diag)`."""
+    return not outer or set(outer.split(" and ")) <= set(inner.split(" and "))
 
 
 def asks_no_more(s, c) -> bool:

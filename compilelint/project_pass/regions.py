@@ -433,7 +433,7 @@ class Project:
                 forward = self.method(owner, "forward")
                 return [forward] if forward else []
             return []
-        if call.kind == "method":
+        if call.kind in ("method", "built"):
             target = self.canonical(call.target)
             method = self.method(target, call.member) if target in self.classes else None
             return [method] if method else []
@@ -475,7 +475,7 @@ class Project:
             out = [self.receiver(callee, c) for c in classes
                    if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
             return list(dict.fromkeys(out)) or [None]
-        if call.kind in ("name", "method"):
+        if call.kind in ("name", "method", "built"):
             target = self.canonical(call.target)
             if target in self.classes:
                 return [self.receiver(callee, target)]
