@@ -25,6 +25,11 @@ def test_the_user_built_class_keeps_every_option():
     assert _codes("Layer") == [(PRINT_ROW, "CL201")]  # Layer(kind=...) is the user's: Relative can run
 
 
+def test_an_inherited_init_takes_the_options_of_the_subclass_chain():
+    assert _codes("PlainStack") == []  # its super().__init__() leaves kind="plain"
+    assert _codes("AnyStack") == [(PRINT_ROW, "CL201")]  # hands on the user's kind
+
+
 def test_a_class_built_with_unknown_arguments_keeps_every_option(tmp_path):
     source = open(PATH, encoding="utf-8").read().replace('Decoder(kind="plain")', "Decoder(**options)")
     source = source.replace("def __init__(self):\n        super().__init__()\n        self.decoder",

@@ -748,8 +748,8 @@ def _option_test(test: ast.AST, params) -> Optional[Tuple[str, Tuple[str, ...], 
 def option_parts(init, constructed) -> Dict[str, list]:
     """`ClassInfo.option_parts`: per `self.<attr> = ...` statement of `__init__` (down its `if`s
     only) that constructs classes, (those classes, the option tests it sits under as (parameter,
-    constants, branch)), or (those classes, None) where a test above it is no such test or the
-    parameter is rebound in `__init__` (which no option decides)."""
+    constants, branch, default)): tests of anything else, or of a parameter `__init__` rebinds,
+    constrain nothing and are left out."""
     rebound = {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     defaults = {a.arg: repr(d.value) if isinstance(d, ast.Constant) else "" for a, d in parameter_defaults(init.args)}
     params = {p: defaults.get(p, "") for p in parameter_names(init.args) if p != "self" and p not in rebound}
@@ -758,10 +758,9 @@ def option_parts(init, constructed) -> Dict[str, list]:
     def visit(stmts, path):
         for stmt in stmts:
             if isinstance(stmt, ast.If):
-                test = _option_test(stmt.test, params)
-                visit(stmt.body, path + (test,) if path is not None and test else None)
-                visit(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if path is not None and test
-                      else None)
+                test = _option_test(stmt.test, params)  # another test constrains no option: either branch may run
+                visit(stmt.body, path + (test,) if test else path)
+                visit(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if test else path)
             elif isinstance(stmt, ast.Assign):
                 classes = tuple(constructed(stmt.value))
                 for t in stmt.targets:

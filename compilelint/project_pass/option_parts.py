@@ -23,47 +23,66 @@ class OptionParts:
         self.user_built: FrozenSet[str] = frozenset()
         self._values: Dict[Tuple[str, str, str, FrozenSet[str]], Optional[frozenset]] = {}
 
-    def allows(self, project, cls: str, attr: str, part: str) -> bool:
-        """Can `cls`'s `__init__` store `part` (a canonical class name) in `self.<attr>`?"""
-        entry = project.classes.get(cls)
-        records = entry[1].option_parts.get(attr) if entry else None
+    def allows(self, project, cls: str, attr: str, part: str, receiver: str = "") -> bool:
+        """Can `cls`'s `__init__` store `part` (a canonical class name) in `self.<attr>` of an
+        instance of `receiver` (a subclass: its own `__init__` chain calls `cls`'s)?"""
+        records = None
+        for owner in project.mro(cls):  # a subclass in the same file copies its base's parts: the base's __init__ stores them
+            entry = project.classes.get(owner)
+            records = entry[1].option_parts.get(attr) if entry else None
+            if records:
+                cls = owner
+                break
         if not records:
             return True
         paths = [path for classes, path in records if part in {project.canonical(c) for c in classes}]
         if not paths:
             return True  # stored by other code than a plain assignment of `__init__`
-        return any(path is None or self._feasible(project, cls, path) for path in paths)
+        return any(path is None or self._feasible(project, cls, path, receiver) for path in paths)
 
-    def _feasible(self, project, cls: str, path) -> bool:
+    def _feasible(self, project, cls: str, path, receiver: str) -> bool:
         """Some value each option takes passes every test of `path` on it."""
         init = f"{cls}.__init__"
         by_param: Dict[str, list] = {}
         for param, consts, branch, default in path:
             by_param.setdefault(param, []).append((consts, branch, default))
         for param, tests in by_param.items():
-            values = self.values(project, init, param, tests[0][2])
+            values = self.values(project, init, param, tests[0][2], self._chain(project, receiver, cls))
             if values is not None and not any(all((v in consts) == branch for consts, branch, _ in tests)
                                               for v in values):
                 return False
         return True
 
-    def values(self, project, init: str, param: str, default: str) -> Optional[frozenset]:
+    @staticmethod
+    def _chain(project, receiver: str, cls: str) -> Tuple[str, ...]:
+        """The `__init__`s of `receiver`'s classes before `cls` in its MRO: for an instance of
+        `receiver`, `cls.__init__` runs only through their `super().__init__(...)`."""
+        if not receiver or receiver == cls:
+            return ()
+        mro = project.mro(receiver)
+        before = mro[: mro.index(cls)] if cls in mro else []
+        return tuple(f"{k}.__init__" for k in before if f"{k}.__init__" in project.functions)
+
+    def values(self, project, init: str, param: str, default: str, chain: Tuple[str, ...] = ()) -> Optional[frozenset]:
         """The reprs of the constants parameter `param` of constructor `init` receives from every
         construction in the project (`default`: its default's repr, "" when not a constant), or
-        None when some construction could give anything."""
-        key = (init, param, default, self.user_built)
+        None when some construction could give anything. `chain`: the subclass `__init__`s whose
+        `super().__init__(...)` calls are the only constructions that count."""
+        key = (init, param, default, chain, self.user_built)
         if key not in self._values:
             self._values[key] = None  # a cycle decides nothing
-            self._values[key] = self._values_of(project, init, param, default)
+            self._values[key] = self._values_of(project, init, param, default, chain)
         return self._values[key]
 
-    def _values_of(self, project, init: str, param: str, default: str) -> Optional[frozenset]:
+    def _values_of(self, project, init: str, param: str, default: str, chain) -> Optional[frozenset]:
         from compilelint.analysis.passed_args import NONE, VALUE, _handed_on, _offset, _slot, handed_name
 
-        if init in self.user_built or init not in project.functions:
+        if init not in project.functions or init in self.user_built and not chain:
             return None
         callee = project.functions[init][1]
         sites = constructor_defaults(project).sites().get(init, ())
+        if chain:
+            sites = [(caller, call) for caller, call in sites if caller in chain and call.kind == "super"]
         if not sites:
             return None  # built only outside the checked code: anything
         out = set()

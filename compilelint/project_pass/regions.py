@@ -201,7 +201,7 @@ class Project:
             entry = self.classes.get(c)
             if entry and attr in entry[1].submodules:
                 out = [x for x in map(self.canonical, entry[1].submodules[attr])
-                       if self.option_parts.allows(self, c, attr, x)]  # a branch no construction's option takes
+                       if self.option_parts.allows(self, c, attr, x, cls)]  # a branch no construction's option takes
                 break
         for c in self.mro(cls):
             entry = self.classes.get(c)
