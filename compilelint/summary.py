@@ -284,6 +284,10 @@ class ClassInfo(Unpacked):
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
     built_under: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Tuple[int, bool], ...]]]] = field(default_factory=dict)
+    # self.<attr> → per assignment in `__init__` constructing classes: (those classes, the option
+    # tests above it as (parameter, constants' reprs, branch), None where another test decides):
+    # `Project.submodule_classes` leaves out a class no construction's arguments can choose.
+    option_parts: Dict[str, List[tuple]] = field(default_factory=dict)
     # self.<attr> → what `__init__` stores there that other code decides (`parts`): the arguments
     # of a parameter (`@arg:heads`), a builder's returns (`@ret:pkg.build_head`, `@self:_make_layer`).
     parts: Dict[str, List[str]] = field(default_factory=dict)
@@ -359,7 +363,7 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted(c.param_types.items()), sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()), sorted(c.option_parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
                     sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()),
                     c.attributes)

@@ -15,7 +15,7 @@ from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, is_super_init, keyword_str,
-    module_statements, self_attr, self_targets, walk,
+    module_statements, parameter_defaults, parameter_names, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
@@ -445,6 +445,7 @@ class ClassCollector:
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
+                    info.option_parts = option_parts(method, self._constructed_classes)
         self._tensor_dicts(cls)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
@@ -746,6 +747,50 @@ def built_under(init, class_row: int) -> Dict[str, list]:
                     entries = [(called(value), path)] if path else []
                 for attr in attrs:
                     out.setdefault(attr, []).extend(e for e in entries if e[0])
+
+    visit(init.body, ())
+    return out
+
+
+def _option_test(test: ast.AST, params) -> Optional[Tuple[str, Tuple[str, ...], bool, str]]:
+    """`kind == "a"` / `kind != "a"` / `kind in ("a", "b")` / `kind not in (...)` on a parameter
+    `kind` of `__init__`, as (parameter, the constants' reprs, whether the test holds for them, the
+    repr of the parameter's constant default or "": `params` maps each parameter to it)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id in params):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+        consts = (right,)
+    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and \
+            all(isinstance(e, ast.Constant) for e in right.elts):
+        consts = tuple(right.elts)
+    else:
+        return None
+    return test.left.id, tuple(repr(c.value) for c in consts), isinstance(op, (ast.Eq, ast.In)), params[test.left.id]
+
+
+def option_parts(init, constructed) -> Dict[str, list]:
+    """`ClassInfo.option_parts`: per `self.<attr> = ...` statement of `__init__` (down its `if`s
+    only) that constructs classes, (those classes, the option tests it sits under as (parameter,
+    constants, branch, default)): tests of anything else, or of a parameter `__init__` rebinds,
+    constrain nothing and are left out."""
+    rebound = {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    defaults = {a.arg: repr(d.value) if isinstance(d, ast.Constant) else "" for a, d in parameter_defaults(init.args)}
+    params = {p: defaults.get(p, "") for p in parameter_names(init.args) if p != "self" and p not in rebound}
+    out: Dict[str, list] = {}
+
+    def visit(stmts, path):
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                test = _option_test(stmt.test, params)  # another test constrains no option: either branch may run
+                visit(stmt.body, path + (test,) if test else path)
+                visit(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if test else path)
+            elif isinstance(stmt, ast.Assign):
+                classes = tuple(constructed(stmt.value))
+                for t in stmt.targets:
+                    if classes and isinstance(t, ast.Attribute) and is_self(t.value):
+                        out.setdefault(t.attr, []).append((classes, path))
 
     visit(init.body, ())
     return out

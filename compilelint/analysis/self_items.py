@@ -333,26 +333,29 @@ def only_tensor_items(project, roots, fid: str, region_root: str) -> bool:
     return bool(classes) and all(_tensor_items(project, cls) for cls in classes)
 
 
-def _methods(project, cls: str) -> dict:
-    """Method name → (its function id, its function info), the nearest class of `cls`'s MRO first."""
+def _methods(project, cls: str, every: bool = False) -> dict:
+    """Method name → (its function id, its function info), the nearest class of `cls`'s MRO first;
+    `every`: keyed by function id, the methods of every class of the MRO (an overridden
+    `__init__` that calls `super().__init__()` runs its base's too)."""
     methods = {}
     for c in project.mro(cls):
         entry = project.classes.get(c)
         for m in entry[1].methods if entry else ():
             found = project.functions.get(f"{c}.{m}")
             if found is not None:
-                methods.setdefault(m, (f"{c}.{m}", found[1]))
+                methods.setdefault(f"{c}.{m}" if every else m, (f"{c}.{m}", found[1]))
     return methods
 
 
-def _registered(methods: dict) -> Optional[dict]:
+def _registered(methods: dict, callers: Optional[dict] = None) -> Optional[dict]:
     """{name the object registers an attribute by: the verdicts of the display arguments of the
-    call naming it}, "" (names given at run time) included; None when it registers nothing by name."""
+    call naming it}, "" (names given at run time) included; None when it registers nothing by name.
+    `callers`: the methods whose calls name them (default: `methods`)."""
     registrars = {m: (info.registers[0], info.params) for m, (_, info) in methods.items() if info.registers}
     if not registrars:
         return None  # nothing registered by name: what a computed name reads is not known here
     names = {"": ()}
-    for _, info in methods.values():
+    for _, info in (callers or methods).values():
         for m, passed, said in info.named_calls:
             if m not in registrars:
                 continue
@@ -394,8 +397,8 @@ def grows_registered_lists(project, roots, fid: str, region_root: str, reached) 
 
 
 def _grows_registered(project, cls: str, reached) -> bool:
-    methods = _methods(project, cls)
-    names = _registered(methods)
+    every = _methods(project, cls, every=True)
+    names = _registered(_methods(project, cls), every)
     return names is not None and any(
-        container in names for method_id, info in methods.values() if method_id in reached
+        container in names for method_id, info in every.values() if method_id in reached
         for container in info.grows)

@@ -18,6 +18,7 @@ from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import AUTOGRAD_FUNCTIONS, COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.project_pass.installed import Installed
 from compilelint.analysis.parts import CONTAINERS
+from compilelint.project_pass.option_parts import OptionParts
 from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
 from compilelint.project_pass.resolved_calls import ResolvedCalls
@@ -118,6 +119,7 @@ class Project:
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow()
+        self.option_parts = OptionParts()
         self.installed = Installed()
         self.state_flags = StateFlags()
 
@@ -201,7 +203,8 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].submodules:
-                out = [self.canonical(x) for x in entry[1].submodules[attr]]
+                out = [x for x in map(self.canonical, entry[1].submodules[attr])
+                       if self.option_parts.allows(self, c, attr, x, cls)]  # a branch no construction's option takes
                 break
         for c in self.mro(cls):
             entry = self.classes.get(c)
