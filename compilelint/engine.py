@@ -151,18 +151,17 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
             results = [_worker(w) for w in work]
     else:
         results = [_worker(w) for w in work]
-    with _no_collection():  # unpickled summaries make no cycles: collections would traverse each one before
-        for (path, _, key), (status, value) in zip(todo, results):
-            if status != "ok":
-                errors.append(FileError(path, value))
-            elif isinstance(value, bytes):  # pickled by a pool's worker
-                summaries[path] = pickle.loads(value)
-                if cache:
-                    cache.put_pickled(key, value)
-            else:
-                summaries[path] = value
-                if cache:
-                    cache.put(key, value)
+    for (path, _, key), (status, value) in zip(todo, results):
+        if status != "ok":
+            errors.append(FileError(path, value))
+        elif isinstance(value, bytes):  # pickled by a pool's worker
+            summaries[path] = pickle.loads(value)
+            if cache:
+                cache.put_pickled(key, value)
+        else:
+            summaries[path] = value
+            if cache:
+                cache.put(key, value)
     if cache and keyed.unpacked > PACK_STALE * len(summaries):  # the next run reads them in one file
         cache.put_pack(keyed.manifest_key, {keyed.keys[p]: s for p, s in summaries.items()})
     ordered = [summaries[p] for p in paths if p in summaries]
