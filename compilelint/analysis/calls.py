@@ -84,6 +84,8 @@ class CallRecorder:
                 targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
+        # never a function of the checked project (`math.ceil(x)`): left out before the arguments are looked at
+        targets = [t for t in targets if t[0] != "name" or not self._stdlib(t[1])]
         if not targets:
             return  # most calls (`x.view(...)`, `torch.cat(...)`): no edge, so nothing it would carry
         args = passed_shape(node, scope.node)  # the direct targets' (`_ARGS`), the others' None
@@ -98,9 +100,6 @@ class CallRecorder:
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
-            top = target.split(".", 1)[0]
-            if kind == "name" and top in STDLIB and top != self.facts.top_package:
-                continue  # never a function of the checked project
             given = tensors if passed is not None else ()
             alike = same if passed is not None else ()
             key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
@@ -116,6 +115,11 @@ class CallRecorder:
         if calls_held_submodule(node, scope.node, self.facts.nodes):
             guards += ((EVAL_HELD, True),)
         return guards
+
+    def _stdlib(self, target: str) -> bool:
+        """Is the dotted name in the standard library (and the checked project not one of its names)?"""
+        top = target.split(".", 1)[0]
+        return top in STDLIB and top != self.facts.top_package
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass

@@ -49,13 +49,14 @@ def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
     statement between them binds `name`: straight-line code, so that is the value `expr` reads,
     whatever other bindings of `name` elsewhere in the function are (`a, b = helper(x)` in one
     branch, `a = torch.cat([z, a])` right before the test)."""
-    up = _own(func).parents
+    own = _own(func)
+    up = own.parents
     stmt = expr
     while not isinstance(stmt, ast.stmt):
         if id(stmt) not in up:
             return False
         stmt = up[id(stmt)]
-    parent = up.get(id(stmt))
+    parent = own.parent(stmt, func)
     block = next((b for f in ("body", "orelse", "finalbody") for b in [getattr(parent, f, None)]
                   if isinstance(b, list) and stmt in b), None)
     if block is None:
@@ -101,14 +102,16 @@ def _binding_statement(func, name: ast.Name):
 
 class _Own:
     """A function's own nodes (`_own_nodes`, in its order), the parent of each (by `id`; the body's
-    statements' is the function), those that bind names (a stored `Name`, an import), and, by the
+    statements' is the function: `parent`), those that bind names (a stored `Name`, an import), and, by the
     `id` of each `Name` an `=` / `x: T =` binds directly, that statement: once per function, not a
-    walk per name asked."""
+    walk per name asked. It never holds the function itself: as a value of `_OWN` it would keep its
+    own key alive, and with it every tree of the run (measured: 93,000 nodes of 445 functions left
+    after 300 files, which later collections traversed)."""
 
     def __init__(self, func):
         self.nodes = _own_list(func)
         self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
-        self.parents.update({id(c): func for c in func.body})
+        self.body = {id(c) for c in func.body}
         self.binders = [n for n in self.nodes if (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
                         or isinstance(n, (ast.Import, ast.ImportFrom))]
         self.bindings = {}
@@ -118,6 +121,10 @@ class _Own:
                     self.bindings.setdefault(id(target), node)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self.bindings.setdefault(id(node.target), node)
+
+    def parent(self, node, func):
+        """The node holding `node` in `func` (`func` for its body's statements), else None."""
+        return func if id(node) in self.body else self.parents.get(id(node))
 
 
 def _own_list(func) -> list:
