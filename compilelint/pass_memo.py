@@ -167,7 +167,7 @@ class NameCounts:
     count over every summary would (each at the file's path); a table or summary no longer in the
     cache answers None (the pass runs; the next store counts them all)."""
 
-    MAX_CHANGES = 32  # past it, the next store writes a new table
+    MAX_CHANGES = 8  # past it, the next store writes a new table (a count asks 2 summaries per change)
 
     def __init__(self, cache: Cache, stored: tuple):
         self.cache = cache
@@ -198,7 +198,9 @@ class NameCounts:
 
     def stored(self) -> Optional[tuple]:
         """What the memo keeps (None: a table to write, too many changes noted)."""
-        if self.table is None or len(self.changes) > self.MAX_CHANGES:
+        if self._counted is not None and self.changes:  # counted this run: the next count reads no summary
+            return NameCounts.written(self.cache, self._counted)
+        if self._gone or self.table is None or len(self.changes) > self.MAX_CHANGES or not self.cache.has(self.table):
             return None
         return self.table, self.changes
 
