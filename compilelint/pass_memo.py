@@ -161,7 +161,7 @@ class PassMemo:
 
 class NameCounts:
     """How many of the pass's summaries hold each name (`only_unreachable_added`), kept as (the key
-    of a table counted once, the summaries changed since: (content key before, after) each): most
+    of a table counted once, the summaries changed since: (path, content key before, after) each): most
     edits never ask (the pass's other questions answer first), and the table is 1.5 MB for a
     3,231-file project, read and written again at every edit before. Counted on first ask, as a
     count over every summary would (each at the file's path); a table or summary no longer in the
