@@ -84,6 +84,10 @@ class Cache(Store):
             if enabled:
                 gc.enable()
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is under `key` (not read: it may still turn out unreadable)."""
+        return os.path.exists(os.path.join(self.directory, key[:2], key))
+
     def get_many(self, pack: str, keys: Iterable[str]) -> Tuple[Dict[str, object], int]:
         """(the cached entries of `keys`, how many of them the pack did not hold). The pack named
         `pack` (`put_pack`) holds many entries in one file, read at once: a file per entry costs an

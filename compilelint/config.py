@@ -110,10 +110,12 @@ class Settings:
         s = self
         if self.cli is not None:  # the walk asks for every file: one resolution per folder
             folder = os.path.dirname(path)
-            key = (folder, self.cli)
-            s = _FOLDERS.get(key)
+            if _FOLDERS_OF[0] is not self.cli:  # the same options object: no hash of it per file
+                _FOLDERS_OF[:] = [self.cli, _FOLDERS.setdefault(self.cli, {})]
+            folders = _FOLDERS_OF[1]
+            s = folders.get(folder)
             if s is None:
-                s = _FOLDERS[key] = self.for_path(os.path.abspath(folder) + os.sep)
+                s = folders[folder] = self.for_path(os.path.abspath(folder) + os.sep)
         patterns = s.all_excludes
         if not patterns:
             return False
@@ -201,7 +203,8 @@ KEYS = {
 CONFIG_FILES = (".compilelint.toml", "compilelint.toml", "pyproject.toml")  # precedence in one folder
 _NEAREST: Dict[str, Optional[str]] = {}  # folder -> its nearest configuration (one run, one answer)
 _RESOLVED: Dict[tuple, "Settings"] = {}
-_FOLDERS: Dict[tuple, "Settings"] = {}  # (folder as spelled, cli) -> the settings governing it
+_FOLDERS: Dict[tuple, Dict[str, "Settings"]] = {}  # cli -> folder as spelled -> the settings governing it
+_FOLDERS_OF: list = [None, None]  # the cli last asked about, and its folders' table
 
 
 def config_in(directory: str) -> Optional[str]:
