@@ -8,7 +8,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
-    expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
+    expr_text, file_text, in_fstring, names_read, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 from compilelint.fix.warn_guard import is_warning_call
 
@@ -248,24 +248,6 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")
 
 
-def _statement_after(ctx, node: ast.stmt) -> Optional[ast.stmt]:
-    """The statement that follows `node` in the block that holds it, else None."""
-    func = ctx.function_node
-    if func is None:
-        return None
-    stack = [func]
-    while stack:
-        n = stack.pop()
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if isinstance(block, list) and node in block:
-                i = block.index(node)
-                return block[i + 1] if i + 1 < len(block) else None
-        stack.extend(c for c in ast.iter_child_nodes(n)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
-    return None
-
-
 @never_raise
 def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     """`if c: return a` followed by `return b` → `return torch.where(c, a, b)` (unsafe: both sides are
@@ -273,7 +255,7 @@ def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     cond, swap = _condition(node.test, expr)
     if cond is None or node.orelse or len(node.body) != 1:
         return None
-    early, last = node.body[0], _statement_after(ctx, node)
+    early, last = node.body[0], statement_after(ctx, node)
     if not (isinstance(early, ast.Return) and isinstance(last, ast.Return)):
         return None
     if early.value is None or last.value is None or _not_a_number(early.value) or _not_a_number(last.value):
