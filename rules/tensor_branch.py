@@ -159,6 +159,7 @@ class TensorBranch(Rule):
       `a or b` of tensors (`torch.logical_or`), Python operands before `and` (kept as a Python `if`),
       and an f-string message (a plain string naming its fields: nothing built on every call);
       `if not (p and t): raise` → `if not (p): raise` as written, then the check on `t`;
+      `if p or t: raise` (Python operands first) → `if p: raise` as written, then the check on `t`;
     - `if not mask.any(): mask = None` → deleted: the all-False mask is kept (fix/empty_mask.py);
     - `if c:` whose body only warns or logs → `if not torch.compiler.is_compiling() and (c):`
       (fix/warn_guard.py; eager unchanged, under compile the check and its warning are skipped).
