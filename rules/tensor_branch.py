@@ -148,7 +148,9 @@ class TensorBranch(Rule):
     one for `torch.where`, or another tensor tested as `c.bool()`: non-zero, NaN included, is True as
     in Python; where eager raises because `c` has several elements, `torch.where` broadcasts instead):
     - `a if c else b`, a side a tensor → `torch.where(c, a, b)`;
-    - `if c: return a` followed by `return b` → `return torch.where(c, a, b)`;
+    - `if c: return a` followed by `return b` → `return torch.where(c, a, b)` (`c` also `p and q` /
+      `p or q` of boolean tensors: `torch.logical_and` / `logical_or`; the result takes both sides'
+      promoted dtype: `return torch.tensor(0)` beside a float now returns `0.0`);
     - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
       with no `else`, names bound before it → `y = torch.where(c, a, y)`; warning calls leading the `if`
       branch stay in `if not torch.compiler.is_compiling() and (c):` (c evaluated twice in eager);

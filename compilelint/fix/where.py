@@ -317,8 +317,8 @@ def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     a, b = expr_text(ft, early.value), expr_text(ft, last.value)
     if swap:
         a, b = b, a
-    message = ("Return `torch.where(cond, a, b)` instead of returning early (both sides are computed; the "
-               "result has both sides' promoted dtype)")
+    message = ("Return `torch.where(cond, a, b)` instead of returning early (both sides are computed, their "
+               "errors and NaN/inf too; the result is always a tensor, of both sides' promoted dtype)")
     content = f"return {tname}.where({mask}, {a}, {b})" + ("  " + header[1] if header is not None else "")
     indent = ft.line(span.row)[: span.col - 1]
     content = "".join(f"{c}{newline(ctx)}{indent}" for c in moved) + content
