@@ -148,7 +148,9 @@ class TensorBranch(Rule):
     one for `torch.where`, or another tensor tested as `c.bool()`: non-zero, NaN included, is True as
     in Python; where eager raises because `c` has several elements, `torch.where` broadcasts instead):
     - `a if c else b`, a side a tensor → `torch.where(c, a, b)`;
-    - `if c: return a` followed by `return b` → `return torch.where(c, a, b)`;
+    - `if c: return a` followed by `return b` → `return torch.where(c, a, b)` (`c` also `p and q` /
+      `p or q` of boolean tensors: `torch.logical_and` / `logical_or`; the result takes both sides'
+      promoted dtype: `return torch.tensor(0)` beside a float now returns `0.0`);
     - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
       with no `else`, names bound before it → `y = torch.where(c, a, y)`; warning calls leading the `if`
       branch stay in `if not torch.compiler.is_compiling() and (c):` (c evaluated twice in eager);
@@ -159,6 +161,7 @@ class TensorBranch(Rule):
       `a or b` of tensors (`torch.logical_or`), Python operands before `and` (kept as a Python `if`),
       and an f-string message (a plain string naming its fields: nothing built on every call);
       `if not (p and t): raise` → `if not (p): raise` as written, then the check on `t`;
+      `if p or t: raise` (Python operands first) → `if p: raise` as written, then the check on `t`;
     - `if not mask.any(): mask = None` → deleted: the all-False mask is kept (fix/empty_mask.py);
     - `if c:` whose body only warns or logs → `if not torch.compiler.is_compiling() and (c):`
       (fix/warn_guard.py; eager unchanged, under compile the check and its warning are skipped).

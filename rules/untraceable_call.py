@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
+from compilelint.fix.sparse_dense import dense_where_densified
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
 from compilelint.rules.rng_state import SEEDING
@@ -121,11 +122,20 @@ class UntraceableCall(Rule):
     Move the call out of the compiled region: time and log around the compiled call, read
     files in `__init__`, draw random numbers with `torch.rand` (traced) or pass them in.
 
+    ## Fix safety
+    Unsafe, offered only for a COO tensor the next statement densifies under a flag
+    (`x = torch.sparse_coo_tensor(i, v, size)` then `if dense: x = x.to_dense() ...`, no `else`):
+    the dense path builds it directly, `x.new_zeros(size).index_put_(tuple(i), v, accumulate=True)`,
+    and the sparse construction moves under `else:` (fix/sparse_dense.py). `to_dense()` sums the values
+    of a repeated index as `accumulate=True` does, but floating-point ones may sum in another order;
+    the arguments are evaluated after the flag instead of before it. The sparse path keeps its findings.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0007.html
     """
 
     code = "CL206"
+    fix = "unsafe"  # a COO tensor densified under a flag → built dense on that path (fix/sparse_dense.py)
     name = "untraceable-call"
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
@@ -171,6 +181,7 @@ class UntraceableCall(Rule):
         if measured is None or self.on_the_way_to_raise():
             return
         versions, row = measured
+        fix = None
         # On a torch where the table does not say "breaks", the project pass drops the finding.
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"untraceable-call:{name}"
         short = name[9:] if name.startswith("builtins.") else name
@@ -186,12 +197,14 @@ class UntraceableCall(Rule):
         elif name in SPARSE:
             message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}; using its sparse result skips the "
                        "frame: build it outside the compiled region, or stay dense")
+            if name == "torch.sparse_coo_tensor":
+                fix = dense_where_densified(self.ctx, node)
         elif name.startswith("torch.nn.utils.rnn."):
             message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}: pack outside the compiled region, "
                        "or keep the padded tensor and a mask")
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
-        self.report(node, message, behaviour=behaviour)
+        self.report(node, message, behaviour=behaviour, fix=fix)
 
     def visit_Import(self, node: ast.Import):
         self._optional_import(node)

@@ -8,7 +8,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
-    expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
+    expr_text, file_text, in_fstring, names_read, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 from compilelint.fix.warn_guard import is_warning_call
 
@@ -248,32 +248,43 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")
 
 
-def _statement_after(ctx, node: ast.stmt) -> Optional[ast.stmt]:
-    """The statement that follows `node` in the block that holds it, else None."""
-    func = ctx.function_node
-    if func is None:
+def _joined_mask(ctx, ft, tname: str, test: ast.AST, expr: ast.AST) -> Optional[str]:
+    """`a and b` / `a or b` of boolean tensors, `expr` the first → `torch.logical_and(a, b)` (bool() of
+    `a and b` on one-element tensors is bool() of their logical and); else None."""
+    if not (isinstance(test, ast.BoolOp) and test.values[0] is expr):
         return None
-    stack = [func]
-    while stack:
-        n = stack.pop()
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if isinstance(block, list) and node in block:
-                i = block.index(node)
-                return block[i + 1] if i + 1 < len(block) else None
-        stack.extend(c for c in ast.iter_child_nodes(n)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
-    return None
+    if any(ctx.kind(v) != T.BOOL for v in test.values):
+        return None
+    fn = "logical_and" if isinstance(test.op, ast.And) else "logical_or"
+    text = expr_text(ft, test.values[0])
+    for v in test.values[1:]:
+        text = f"{tname}.{fn}({text}, {expr_text(ft, v)})"
+    return text
+
+
+def _comment_rows(ft, first: int, last: int) -> Optional[List[str]]:
+    """The rows in [first, last] that hold only a comment; None if a comment shares a row with code."""
+    rows = []
+    for r in range(first, last + 1):
+        found = ft.comment_on(r)
+        if found is None:
+            continue
+        if ft.line(r)[: found[0] - 1].strip():
+            return None
+        rows.append(found[1])
+    return rows
 
 
 @never_raise
 def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     """`if c: return a` followed by `return b` → `return torch.where(c, a, b)` (unsafe: both sides are
-    evaluated, and the function returns a tensor either way)."""
+    evaluated, and the function returns a tensor either way); `c` may be `p and q` / `p or q` of
+    boolean tensors; comments on rows of their own in the branch move above the new statement."""
     cond, swap = _condition(node.test, expr)
-    if cond is None or node.orelse or len(node.body) != 1:
+    joined = isinstance(node.test, ast.BoolOp) and cond is None
+    if (cond is None and not joined) or node.orelse or len(node.body) != 1:
         return None
-    early, last = node.body[0], _statement_after(ctx, node)
+    early, last = node.body[0], statement_after(ctx, node)
     if not (isinstance(early, ast.Return) and isinstance(last, ast.Return)):
         return None
     if early.value is None or last.value is None or _not_a_number(early.value) or _not_a_number(last.value):
@@ -285,20 +296,30 @@ def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     span = Span(if_span.row, if_span.col, last_span.end_row, last_span.end_col)
     if not whole_lines(ft, span) or not ft.line(span.row)[span.col - 1:].startswith("if"):
         return None  # shares a line, or is an `elif`
-    keep = [ft.span(n) for n in (cond, early.value, last.value)]
+    keep = [ft.span(n) for n in (node.test, early.value, last.value)]
     header = _header_comment(ft, node)  # `if c:  # why`: the comment stays, on the new statement
     if header is not None:
         keep.append(header[0])
+    # Comments on rows of their own between the `if` line and the early `return` move above the new statement.
+    moved = _comment_rows(ft, node.test.end_lineno + 1, early.lineno - 1)
+    if moved is None:
+        return None
+    keep += [Span(r, 1, r, len(ft.line(r)) + 1) for r in range(node.test.end_lineno + 1, early.lineno)]
     if ft.comments_in(span, keep):
         return None
-    mask = _mask_text(ctx, ft, cond)
     t = torch_name(ctx)
-    if mask is None or t is None:
+    if t is None:
         return None
     tname, imports = t
+    mask = _joined_mask(ctx, ft, tname, node.test, expr) if joined else _mask_text(ctx, ft, cond)
+    if mask is None:
+        return None
     a, b = expr_text(ft, early.value), expr_text(ft, last.value)
     if swap:
         a, b = b, a
-    message = "Return `torch.where(cond, a, b)` instead of returning early"
+    message = ("Return `torch.where(cond, a, b)` instead of returning early (both sides are computed, their "
+               "errors and NaN/inf too; the result is always a tensor, of both sides' promoted dtype)")
     content = f"return {tname}.where({mask}, {a}, {b})" + ("  " + header[1] if header is not None else "")
+    indent = ft.line(span.row)[: span.col - 1]
+    content = "".join(f"{c}{newline(ctx)}{indent}" for c in moved) + content
     return Fix("unsafe", message, imports + (Edit(content, span),), title=message)
