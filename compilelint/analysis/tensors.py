@@ -243,10 +243,11 @@ class TensorInference:
     """
 
     def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns,
-                 call_returns=None):
+                 call_returns=None, self_attr_class=None):
         self.resolve = resolve  # node -> dotted name through imports (None when unknown / local)
         self.env = env  # local name -> [((row, col), kind)] sorted by position
         self.self_attr_kind = self_attr_kind  # attr -> kind for `self.attr`
+        self.self_attr_class = self_attr_class or (lambda attr: None)  # attr -> the one class `self.attr` holds
         self.global_kind = global_kind  # module-level name -> kind
         self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
         # (call, this inference) -> what a call of a function or method of the file returns, with
@@ -363,7 +364,7 @@ class TensorInference:
                 return SCALAR
             if base == DICT:
                 return TENSOR  # params["perm"]: every value of the dict is a tensor
-            return None
+            return self._item_of_object(node) if base in (None, MODULE) else None
         if cls is ast.Call:
             return self._call(node)
         if cls is ast.BinOp:
@@ -413,6 +414,21 @@ class TensorInference:
         if cls is ast.NamedExpr:
             return self.kind(node.value)
         return None
+
+    def _item_of_object(self, node: ast.Subscript):
+        """`self.table[key]` where `self.table` holds an instance of a project class: Python calls
+        that class's `__getitem__`, so the item is what it returns. Taken for a tensor under
+        the assumption that it returns one; the project pass keeps it only when `__getitem__` says
+        so (`Project.returns_tensor`: its annotation, or a return of the module's own buffers)."""
+        value = node.value
+        if not (self.assume_returns and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+                and value.value.id == "self"):
+            return None
+        owner = self.self_attr_class(value.attr)
+        if not owner:
+            return None
+        self.assume((f"{owner}.__getitem__#-1",))
+        return TENSOR
 
     def _isolated(self, node: ast.AST):
         """(kind of `node`, the assumed returns it rests on), not yet passed on to the kind being
