@@ -163,12 +163,12 @@ class _PackPickler(pickle.Pickler):
     """Writes each function and class record as its fields pickled apart (`summary.packed_record`)."""
 
     def reducer_override(self, obj):
-        if type(obj) is FunctionInfo or type(obj) is ClassInfo:
+        if getattr(type(obj), "_unpacked_class", type(obj)) in (FunctionInfo, ClassInfo):  # or a packed twin
             state = obj.__dict__
             fields = state["_packed"] if len(state) == 1 and "_packed" in state else None  # read from a pack, unused since
             if fields is None:
                 fields = pickle.dumps(obj.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL)
-            return packed_record, (type(obj), fields)
+            return packed_record, (getattr(type(obj), "_unpacked_class", type(obj)), fields)
         return NotImplemented
 
 

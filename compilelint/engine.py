@@ -33,7 +33,7 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
 from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach
+from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach, user_built
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
@@ -406,6 +406,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached = kept_placement[0][0], kept_placement[0][1]
+        project.option_parts.user_built = user_built(project, roots)
         disabled = disabled_calls(project, kept_placement[0][2])
     else:
         roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)

@@ -22,8 +22,17 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 def lines_with_ends(text: str) -> List[str]:
     """The text's rows with their line ends, split where Python's tokenizer and `ast` split them.
-    The one line splitter of the project: analysis, fixes and reports all count rows with it."""
+    The one line splitter of the project: analysis, fixes and reports all count rows with it.
+    A text with none of the other separators `str.splitlines` knows (most files) is split by it:
+    the same rows, at a fraction of the expression's cost."""
+    if not any(c in text for c in _OTHER_SEPARATORS):
+        return text.splitlines(keepends=True)
     return _LINE.findall(text)
+
+
+# What `str.splitlines` splits at besides "\n", "\r\n" and "\r": characters that `ast` and the
+# tokenizer never take for a line end.
+_OTHER_SEPARATORS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 class SourceError(Exception):

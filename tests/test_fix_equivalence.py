@@ -24,7 +24,7 @@ CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_ass
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
          ("equal_shortcut", "eval"), ("numpy_constant", "eval"),
-         ("raise_negated_and", "eval")]
+         ("raise_negated_and", "eval"), ("where_truthy_return", "eval"), ("sparse_densified", "eval"), ("raise_python_or", "eval")]
 
 
 def _load(path, name):

@@ -16,9 +16,10 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
+from compilelint.analysis.held_eval import calls_held_submodule
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
-from compilelint.summary import Call, FileSummary, Root
+from compilelint.summary import EVAL_HELD, Call, FileSummary, Root
 
 # function → its `_bound_table` (per function, asked at every call of a local name)
 _BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
@@ -83,12 +84,14 @@ class CallRecorder:
                 targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
             elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
                 targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
+        # never a function of the checked project (`math.ceil(x)`): left out before the arguments are looked at
+        targets = [t for t in targets if t[0] != "name" or not self._stdlib(t[1])]
         if not targets:
             return  # most calls (`x.view(...)`, `torch.cat(...)`): no edge, so nothing it would carry
         args = passed_shape(node, scope.node)  # the direct targets' (`_ARGS`), the others' None
         targets = [(kind, target, member, label, args if passed is _ARGS else passed)
                    for kind, target, member, label, passed in targets]
-        guards = tuple(scope.guards)
+        guards = self._guards(node, scope)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
@@ -97,9 +100,6 @@ class CallRecorder:
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
-            top = target.split(".", 1)[0]
-            if kind == "name" and top in STDLIB and top != self.facts.top_package:
-                continue  # never a function of the checked project
             given = tensors if passed is not None else ()
             alike = same if passed is not None else ()
             key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
@@ -107,6 +107,19 @@ class CallRecorder:
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
                                                 passed, needs, forwards, given, alike, own))
+
+    def _guards(self, node: ast.Call, scope: "Scope") -> tuple:
+        """The guards around the call, and `EVAL_HELD` on a call of a submodule the function put in
+        eval mode above it (`held_eval`)."""
+        guards = tuple(scope.guards)
+        if calls_held_submodule(node, scope.node, self.facts.nodes):
+            guards += ((EVAL_HELD, True),)
+        return guards
+
+    def _stdlib(self, target: str) -> bool:
+        """Is the dotted name in the standard library (and the checked project not one of its names)?"""
+        top = target.split(".", 1)[0]
+        return top in STDLIB and top != self.facts.top_package
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass
@@ -175,6 +188,11 @@ class CallRecorder:
             return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
             return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.constructed:  # `b = Box(x); b.peak()`
+            return [("built", scope.constructed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        built = self._class_of_expr(value, scope) if isinstance(value, ast.Call) else None
+        if built is not None:  # `Box(x).peak()`
+            return [("built", built, func.attr, f"{dotted(value.func) or '...'}(...).{func.attr}")]
         name = scope.resolve(func)
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]

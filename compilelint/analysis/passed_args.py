@@ -366,6 +366,8 @@ def _bound_only_under(fn: ast.AST, nodes, name: str, test: ast.AST, branch: bool
 
 
 _REBOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()
+_ASSIGN_KINDS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign))
+_LOOP_KINDS = frozenset((ast.For, ast.AsyncFor, ast.While))
 _LOOPS: "weakref.WeakKeyDictionary[ast.AST, bool]" = weakref.WeakKeyDictionary()
 
 
@@ -373,7 +375,7 @@ def _loops(fn: ast.AST, nodes) -> bool:
     """Does the function hold a loop (once per function node)?"""
     got = _LOOPS.get(fn)
     if got is None:
-        got = _LOOPS[fn] = any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) for sub in nodes(fn))
+        got = _LOOPS[fn] = any(sub.__class__ in _LOOP_KINDS for sub in nodes(fn))
     return got
 
 
@@ -385,8 +387,8 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
     if got is None:
         got = {}
         for sub in nodes(fn):
-            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+            if sub.__class__ in _ASSIGN_KINDS:  # the class, not isinstance: asked of every node of every function
+                for t in (sub.targets if sub.__class__ is ast.Assign else [sub.target]):
                     if isinstance(t, ast.Name):
                         row = sub.lineno - fn.lineno
                         got[t.id] = min(got.get(t.id, row), row)
