@@ -40,6 +40,8 @@ class Fix:
     # Findings of its own code the rewrite leaves on purpose, moved to the path it does not change (the
     # sparse construction kept under `else:`): the fixing loop does not count them as still reported.
     keeps: int = 0
+    # The rewrite offered instead on a torch where `behaviour` does not hold (None: no fix there).
+    otherwise: Optional["Fix"] = None
 
 
 @dataclass(frozen=True)
