@@ -567,19 +567,7 @@ class ClassCollector:
                     self._constructor_flow(parent, parent, sub)
                     self._constructor_flow(parent, cls, sub)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):
-                if sub.func.attr in ("register_buffer", "register_parameter") and sub.args:
-                    name = sub.args[0]
-                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                        cls.kinds.setdefault(name.value, set()).add(T.TENSOR)
-                        cls.tensor_attrs.add(name.value)
-                        if sub.func.attr == "register_buffer":
-                            cls.buffer_attrs.add(name.value)
-                elif sub.func.attr == "add_module" and len(sub.args) > 1:
-                    name = sub.args[0]
-                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                        self._record_attr(cls, name.value, sub.args[1], probe, in_init)
-                    else:  # a name made at run time: one of the object's own members
-                        self._record_member(cls, sub.args[1], probe, in_init)
+                self._record_registration(cls, sub, probe, in_init)
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.args \
                     and sub.func.attr in ("append", "extend", "insert") and self_attr(sub.func.value):
                 # `self.layer = nn.ModuleList(); self.layer.append(Block(...))`: members of the list.
@@ -589,6 +577,23 @@ class ClassCollector:
                         members.append(c)
                 if in_init:
                     self._record_parts(cls, self_attr(sub.func.value), sub.args[-1])
+
+    def _record_registration(self, cls: ClassFacts, call: ast.Call, probe: T.TensorInference, in_init: bool):
+        """`self.register_buffer("name", t)` / `register_parameter` (a tensor attribute) and
+        `self.add_module(name, m)` (an attribute, or a member when the name is made at run time)."""
+        if call.func.attr in ("register_buffer", "register_parameter") and call.args:
+            name = call.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                cls.kinds.setdefault(name.value, set()).add(T.TENSOR)
+                cls.tensor_attrs.add(name.value)
+                if call.func.attr == "register_buffer":
+                    cls.buffer_attrs.add(name.value)
+        elif call.func.attr == "add_module" and len(call.args) > 1:
+            name = call.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self._record_attr(cls, name.value, call.args[1], probe, in_init)
+            else:  # a name made at run time: one of the object's own members
+                self._record_member(cls, call.args[1], probe, in_init)
 
     def _record_members(self, cls: ClassFacts, attr: str, value: ast.AST):
         """`self.routers[name] = Router(cfg)` / `= build(cfg)` in any method: the container's
