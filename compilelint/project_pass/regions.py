@@ -506,7 +506,7 @@ class Project:
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
 _CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "torch_version",
                       "modules", "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
-                      "part_flow", "installed", "state_flags"})
+                      "part_flow", "installed", "state_flags", "option_parts"})
 
 
 def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: List[FileSummary]) -> Optional[Project]:
@@ -528,6 +528,8 @@ def with_file(project: Project, old: FileSummary, new: FileSummary, summaries: L
             out.functions[key] = (new, info)
     out._receiver_memo = {}  # a receiver's own methods and submodules are read from the summaries
     out.state_flags = StateFlags()  # what a forward runs is read from the calls
+    out.option_parts = OptionParts()  # the options' values are read from the constructions' calls
+    out.option_parts.user_built = project.option_parts.user_built
     out.classes = dict(project.classes)
     for qualname, cls in new.classes.items():
         key = f"{new.module}.{qualname}"
