@@ -84,6 +84,10 @@ class Cache(Store):
             if enabled:
                 gc.enable()
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is under `key` (not read: it may still turn out unreadable)."""
+        return os.path.exists(os.path.join(self.directory, key[:2], key))
+
     def get_many(self, pack: str, keys: Iterable[str]) -> Tuple[Dict[str, object], int]:
         """(the cached entries of `keys`, how many of them the pack did not hold). The pack named
         `pack` (`put_pack`) holds many entries in one file, read at once: a file per entry costs an
@@ -159,12 +163,12 @@ class _PackPickler(pickle.Pickler):
     """Writes each function and class record as its fields pickled apart (`summary.packed_record`)."""
 
     def reducer_override(self, obj):
-        if type(obj) is FunctionInfo or type(obj) is ClassInfo:
+        if getattr(type(obj), "_unpacked_class", type(obj)) in (FunctionInfo, ClassInfo):  # or a packed twin
             state = obj.__dict__
             fields = state["_packed"] if len(state) == 1 and "_packed" in state else None  # read from a pack, unused since
             if fields is None:
                 fields = pickle.dumps(obj.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL)
-            return packed_record, (type(obj), fields)
+            return packed_record, (getattr(type(obj), "_unpacked_class", type(obj)), fields)
         return NotImplemented
 
 
@@ -175,12 +179,12 @@ def files_key(paths, prefilter: bool) -> str:
                                       digest_size=20).hexdigest()
 
 
-def run_key(files, settings, signatures) -> Optional[str]:
+def run_key(files, judged: str, signatures) -> Optional[str]:
     """A key for a whole run: every file's path and signature (size, modification time: Ruff's
-    test for "unchanged", no file is read), and the settings that shape results; None when a
-    file has no signature (let the normal path report it)."""
+    test for "unchanged", no file is read), and the settings that shape results (`judged`:
+    `judging(files, settings)`); None when a file has no signature (let the normal path report it)."""
     h = hashlib.blake2b(digest_size=20)
-    h.update(judging(files, settings).encode())
+    h.update(judged.encode())
     for path in files:
         signature = signatures[path]
         if signature is None:

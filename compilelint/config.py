@@ -8,7 +8,6 @@ per-file-ignores, cache-dir) are relative to its folder.
 """
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import sys
@@ -96,10 +95,12 @@ class Settings:
         return _RESOLVED[key]
 
     def configs_key(self, paths: List[str]) -> tuple:
-        """The configurations judging `paths`, with their sizes and times: part of a run's cache key."""
+        """The configurations judging `paths` (files), with their sizes and times: part of a run's
+        cache key. Asked per folder: a file's configuration is its folder's."""
         if self.cli is None or self.cli[0] or self.cli[1]:
             return ()
-        return tuple(sorted({(c, _stamp(c)) for c in map(find_config, paths) if c}))
+        folders = {os.path.join(os.path.abspath(d), "") for d in {os.path.dirname(p) for p in paths}}
+        return tuple(sorted({(c, _stamp(c)) for c in map(find_config, folders) if c}))
 
     def is_excluded(self, path: str) -> bool:
         """Whether the excludes of the configuration governing `path`'s folder match it; patterns
@@ -109,10 +110,12 @@ class Settings:
         s = self
         if self.cli is not None:  # the walk asks for every file: one resolution per folder
             folder = os.path.dirname(path)
-            key = (folder, self.cli)
-            s = _FOLDERS.get(key)
+            if _FOLDERS_OF[0] is not self.cli:  # the same options object: no hash of it per file
+                _FOLDERS_OF[:] = [self.cli, _FOLDERS.setdefault(self.cli, {})]
+            folders = _FOLDERS_OF[1]
+            s = folders.get(folder)
             if s is None:
-                s = _FOLDERS[key] = self.for_path(os.path.abspath(folder) + os.sep)
+                s = folders[folder] = self.for_path(os.path.abspath(folder) + os.sep)
         patterns = s.all_excludes
         if not patterns:
             return False
@@ -200,7 +203,8 @@ KEYS = {
 CONFIG_FILES = (".compilelint.toml", "compilelint.toml", "pyproject.toml")  # precedence in one folder
 _NEAREST: Dict[str, Optional[str]] = {}  # folder -> its nearest configuration (one run, one answer)
 _RESOLVED: Dict[tuple, "Settings"] = {}
-_FOLDERS: Dict[tuple, "Settings"] = {}  # (folder as spelled, cli) -> the settings governing it
+_FOLDERS: Dict[tuple, Dict[str, "Settings"]] = {}  # cli -> folder as spelled -> the settings governing it
+_FOLDERS_OF: list = [None, None]  # the cli last asked about, and its folders' table
 
 
 def config_in(directory: str) -> Optional[str]:
@@ -287,6 +291,7 @@ _TYPE_NAMES = {list: "a list of strings", dict: "a table", str: "a string", bool
 def apply(settings: Settings, table: dict, source: str) -> None:
     for key, value in table.items():
         if key not in KEYS:
+            import difflib  # only to say what was meant: 0.01 s of imports on every run otherwise
             close = difflib.get_close_matches(key, list(KEYS), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (known keys: {', '.join(sorted(KEYS))})"
             raise ConfigError(f"unknown key '{key}' in {source}{hint}")

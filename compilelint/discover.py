@@ -48,7 +48,10 @@ class _GitIgnore:
             self.rules.append((line.lstrip("/"), negate, dir_only, anchored))
 
     def ignored(self, path: str, is_dir: bool) -> Optional[bool]:
-        rel = os.path.relpath(path, self.base).replace(os.sep, "/")
+        """`path`: absolute and normal (the walk's folder made absolute once, joined with a name)."""
+        inside = self.base if self.base.endswith(os.sep) else self.base + os.sep
+        rel = path[len(inside):] if path.startswith(inside) else os.path.relpath(path, self.base)
+        rel = rel.replace(os.sep, "/")
         verdict = None
         for pattern, negate, dir_only, anchored in self.rules:
             if dir_only and not is_dir:
@@ -125,12 +128,13 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             continue
         visited.add(real)
         ignores = _ignores_for(dirpath, ignore_cache) if respect_gitignore else []
+        absolute = os.path.abspath(dirpath)  # once per folder: gitignore patterns match from their folder
         keep = []
         for d in sorted(dirnames):
             full = os.path.join(dirpath, d)
             if d in SKIP_DIRS or d.endswith(".egg-info") or _is_virtualenv(full):
                 continue
-            if exclude(full) or _is_ignored(full, True, ignores):
+            if exclude(full) or _is_ignored(os.path.join(absolute, d), True, ignores):
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -138,7 +142,7 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             if not name.endswith(EXTENSIONS):
                 continue
             full = os.path.join(dirpath, name)
-            if exclude(full) or _is_ignored(full, False, ignores):
+            if exclude(full) or _is_ignored(os.path.join(absolute, name), False, ignores):
                 continue
             if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
                 add(full[2:] if full.startswith("./") else full)  # Ruff prints `a.py`, not `./a.py`

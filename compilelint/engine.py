@@ -16,8 +16,6 @@ import sys
 import traceback
 import warnings
 from contextlib import contextmanager
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis import analyze
@@ -35,7 +33,7 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
 from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach
+from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach, user_built
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
@@ -143,6 +141,9 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
     jobs = settings.jobs or os.cpu_count() or 1
     work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
+        # imported here: a run that analyses a few files (an edit) needs no pool (0.02 s of imports)
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool, _no_collection():
                 # unpickling the summaries makes no cycles: collections there only traverse them
@@ -284,9 +285,9 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
     signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
     cache = Cache(settings.cache_dir or default_directory(settings.project_root)) if settings.cache else None
-    # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
-    whole_key = run_key(analysed, settings, signatures) if cache is not None and stdin is None else None
     judged = judging(analysed, settings) if cache is not None else ""
+    # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
+    whole_key = run_key(analysed, judged, signatures) if cache is not None and stdin is None else None
     result = cache.get(whole_key) if whole_key else None
     if result is not None:  # nothing changed since the last identical run: its result stands
         findings, errors = result
@@ -377,7 +378,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     where reach is the same (`kept_placement`); `placed_out`: given this pass's placement.
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
-    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`). Long because each kept
+    kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
+    names and config roots and `execution_order`'s answers (`FramesMemo.kept_roots`, `kept_chosen`). Long because each kept
     state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
@@ -396,10 +398,15 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         # every name question as this one does (what `pass_memo` let stand of it did too)
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
-        frames_memo.calls.kept, frames_memo.kept_frames = edges_store.get(kept_key) or ({}, {})
+        kept = edges_store.get(kept_key)
+        if not (isinstance(kept, tuple) and len(kept) == 4):
+            kept = ({}, {}, (None, None, None), {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen = kept
+        chosen_before = len(frames_memo.kept_chosen)
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached = kept_placement[0][0], kept_placement[0][1]
+        project.option_parts.user_built = user_built(project, roots)
         disabled = disabled_calls(project, kept_placement[0][2])
     else:
         roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
@@ -419,6 +426,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         for rule in hooked:
             if rule.project_phase == phase:
                 rule.check_project(context)
-    if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew):
-        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames))
+    if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
+                                 or len(frames_memo.kept_chosen) > chosen_before):
+        edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
+                                       frames_memo.kept_chosen))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell

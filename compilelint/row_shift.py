@@ -131,8 +131,9 @@ def _moved_record(record, shift: Shift):
     if isinstance(record, FunctionInfo):
         row, end = shift.row(record.row), shift.row(record.end_row)
         loops = [(shift.row(record.row + lo) - row, shift.row(record.row + hi) - row) for lo, hi in record.loops]
+        tries = [(shift.row(record.row + lo) - row, shift.row(record.row + hi) - row) for lo, hi in record.tries]
         wrapper = tuple(shift.row(record.row + r) - row for r in record.wrapper)  # counted from `row` too
-        _set(out, row=row, end_row=end, loops=loops, wrapper=wrapper)
+        _set(out, row=row, end_row=end, loops=loops, tries=tries, wrapper=wrapper)
     elif isinstance(record, ClassInfo):  # its tests' rows are counted from its own
         row = shift.row(record.row)
         under = {attr: [(calls, tuple((shift.row(record.row + test) - row, branch) for test, branch in tests))

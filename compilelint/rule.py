@@ -154,14 +154,19 @@ class RuleContext:
     # ----- output -----------------------------------------------------------------------------------
     def report(self, rule: "Rule", node: ast.AST, message: str, fix=None, condition: str = "",
                fix_if_tensors: Tuple[str, ...] = (), args: "MessageArgs" = (), behaviour: str = "",
-               breaks_if: Tuple[ast.AST, ...] = ()) -> None:
+               breaks_if: Tuple[ast.AST, ...] = (), skips_frame: bool = False) -> None:
         """A candidate finding at `node` (rules call `Rule.report`, which fills in the rule).
         `fix_if_tensors`: parameters (`untyped_param`) the fix needs to be tensors; `args`: the
         message's data, for the rule's own project-pass hook (`Finding.arg`); `behaviour`: the
         measured torch behaviour it relies on (`torch_version.holds`), "" when it breaks on every
         measured torch; `breaks_if`: expressions that must be true for it to break
         (`requires_grad_(flag)`), read like the tests of `if`s around it (a flag defaulting to False
-        that no traced call passes)."""
+        that no traced call passes); `skips_frame`: Dynamo cannot resume after this break."""
+        raise NotImplementedError
+
+    def constructed(self, node: ast.AST) -> Optional[str]:
+        """The class of the object `node` is, when the function builds it: `Box(x)`, or a local
+        bound to one (`box = Box(x)`); None otherwise."""
         raise NotImplementedError
 
     @property
@@ -349,9 +354,10 @@ class Rule:
 
     def report(self, node, message: Optional[str] = None, *, fix=None, condition: str = "",
                fix_if_tensors: Tuple[str, ...] = (), args: MessageArgs = (), behaviour: str = "",
-               breaks_if: Tuple[ast.AST, ...] = ()):
+               breaks_if: Tuple[ast.AST, ...] = (), skips_frame: bool = False):
         self.ctx.report(self, node, message or self.message, fix=fix, condition=condition,
-                        fix_if_tensors=fix_if_tensors, args=args, behaviour=behaviour, breaks_if=breaks_if)
+                        fix_if_tensors=fix_if_tensors, args=args, behaviour=behaviour, breaks_if=breaks_if,
+                        skips_frame=skips_frame)
 
     @classmethod
     def function_facts(cls, fn: ast.AST, nodes: List[ast.AST]):

@@ -20,6 +20,10 @@ from compilelint.finding import Fix, Span
 Guard = Tuple[str, bool]
 # `if self.training:` is kept as a guard too: it decides the mode (train/eval) a finding runs in.
 TRAINING = "self.training"
+# On a call: the caller put the called submodule in eval mode just before (`self.teacher.eval()`
+# then `self.teacher(x)`): in what the call runs, every `self.training` is False whatever the
+# mode of the compiled model (`Module.eval` sets it on the submodule and all its children).
+EVAL_HELD = "eval-held"
 
 
 @dataclass
@@ -59,6 +63,9 @@ class Candidate:
     # whole result, i a tuple's i-th item): the project pass keeps the candidate only when each
     # function's return annotation says so (`Project.assumed_returns_hold`).
     assumes: Tuple[str, ...] = ()
+    # A break Dynamo cannot resume after whatever its rule (one inside a method of an object the
+    # frame built: `rules.untraceable_call`): the rest of the frame runs eager (`placement.frame_skips`).
+    skips_frame: bool = False
 
 
 class Call(tuple):
@@ -67,6 +74,7 @@ class Call(tuple):
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
     "method" (target = dotted class of the receiver, from an annotation; member = the method),
+    "built" (as "method", the receiver an object this function constructs: `b = Box(x); b.peak()`),
     "property" (`self.target` read, not called: runs the getter when `target` is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
@@ -134,7 +142,13 @@ class Unpacked:
     """A record (function or class) read from the cache's pack keeps its fields pickled until one
     is asked for: a pass after an edit reads a few hundred of a big project's tens of thousands of
     functions, and unpickling all of them was most of loading the summaries. Anything that reads a
-    field — an attribute, `==`, `repr`, pickling, `copy` — sees the record as it was written."""
+    field — an attribute, `==`, `repr`, pickling, `copy` — sees the record as it was written.
+
+    A packed record is an instance of its class's packed twin (`_packed_class`), whose
+    `__getattribute__` unpacks on the first read of anything but `__dict__` and turns the record
+    back into its own class: a field with a default is also a class attribute (`is_generator =
+    False`), which an instance without the field in its `__dict__` reads without ever reaching
+    `__getattr__`."""
 
     __slots__ = ()
 
@@ -148,17 +162,42 @@ class Unpacked:
         return self.__dict__
 
     def _unpack(self) -> bool:
-        packed = self.__dict__.pop("_packed", None)
-        if packed is None:
-            return False
-        self.__dict__.update(pickle.loads(packed))  # into an empty dict: the fields in their order
-        return True
+        return _unpack(self)
+
+
+def _unpack(record) -> bool:
+    state = object.__getattribute__(record, "__dict__")
+    packed = state.pop("_packed", None)
+    if packed is None:
+        return False
+    state.update(pickle.loads(packed))  # into an empty dict: the fields in their order
+    cls = type(record)
+    object.__setattr__(record, "__class__", getattr(cls, "_unpacked_class", cls))  # its own class again
+    return True
+
+
+_TWINS: dict = {}
+
+
+def _packed_class(cls):
+    """`cls`'s packed twin: the same class, reading any attribute but `__dict__` unpacks first."""
+    twin = _TWINS.get(cls)
+    if twin is None:
+        def __getattribute__(self, name):
+            if name != "__dict__":
+                _unpack(self)
+            return object.__getattribute__(self, name)
+
+        twin = _TWINS[cls] = type(cls.__name__, (cls,), {"__slots__": (), "__getattribute__": __getattribute__,
+                                                         "_unpacked_class": cls, "__module__": cls.__module__})
+    return twin
 
 
 def packed_record(cls, fields: bytes):
     """A record of class `cls` whose fields (its `__dict__`, pickled) are unpickled on first use
     (`Unpacked`; the pack's pickler writes records this way: `cache.put_pack`)."""
-    record = cls.__new__(cls)
+    cls = getattr(cls, "_unpacked_class", cls)
+    record = object.__new__(_packed_class(cls))
     record.__dict__["_packed"] = fields
     return record
 
@@ -185,6 +224,9 @@ class FunctionInfo(Unpacked):
     # Its loops (`for`, `while`, nested functions' too) as (first row, last row) counted from `row`:
     # a break inside one makes Dynamo skip the frame (`frames`).
     loops: List[Tuple[int, int]] = field(default_factory=list)
+    # The bodies of its `try` statements (first row, last row), counted from `row`: a break inside
+    # one makes Dynamo skip the frame, as in a loop (`placement.frame_skips`).
+    tries: List[Tuple[int, int]] = field(default_factory=list)
     # Rule code → what that rule's `function_facts` said of the function (only where it said something).
     rule_facts: Dict[str, object] = field(default_factory=dict)
     # Per `return` that can run, the classes it constructs and references (`parts`): what a builder makes.
@@ -196,6 +238,10 @@ class FunctionInfo(Unpacked):
     self_items: Tuple[Tuple[str, str], ...] = ()
     registers: Tuple[str, ...] = ()
     named_calls: Tuple[Tuple[str, Tuple[Tuple[object, str], ...], Tuple[str, ...]], ...] = ()
+    # The object's containers it grows on every run (`self.xs.append(v)`, `.extend`, `.insert`,
+    # `self.xs += [v]`, not under a branch), by attribute name: a list grown every call fails its
+    # length guard every call (`self_items.grown_every_call`).
+    grows: Tuple[str, ...] = ()
     # The parts of its result its return annotation says are tensors: -1 all, i a tuple's i-th.
     tensor_returns: Tuple[int, ...] = ()
     # A decorator's wrapper: the (first row, last row), counted from `row`, of the nested `def` it
@@ -238,6 +284,10 @@ class ClassInfo(Unpacked):
     # (test row counted from the class's row, branch) of each test it sits under, an `x if t else y`
     # value's own included): which branch builds which class (`frames.exclusive`, `execution_order`).
     built_under: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Tuple[int, bool], ...]]]] = field(default_factory=dict)
+    # self.<attr> → per assignment in `__init__` constructing classes: (those classes, the option
+    # tests above it as (parameter, constants' reprs, branch), None where another test decides):
+    # `Project.submodule_classes` leaves out a class no construction's arguments can choose.
+    option_parts: Dict[str, List[tuple]] = field(default_factory=dict)
     # self.<attr> → what `__init__` stores there that other code decides (`parts`): the arguments
     # of a parameter (`@arg:heads`), a builder's returns (`@ret:pkg.build_head`, `@self:_make_layer`).
     parts: Dict[str, List[str]] = field(default_factory=dict)
@@ -250,6 +300,8 @@ class ClassInfo(Unpacked):
     state_defaults: Dict[str, bool] = field(default_factory=dict)
     init_state: Dict[str, Optional[bool]] = field(default_factory=dict)
     state_changes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # Every attribute name it gives its instances ("*": any, under a run-time name): `state.class_attributes`.
+    attributes: Tuple[str, ...] = ()
     # The key of a module-level dict of classes that picks this class when the user asks for that
     # implementation (`FALCON_ATTENTION_CLASSES = {"flash_attention_2": FalconFlashAttention2}`).
     chosen_by: str = ""
@@ -311,9 +363,10 @@ class FileSummary:
             sorted((q, tuple(c.bases), tuple(c.decorators), tuple(c.methods),
                     tuple(sorted((k, tuple(v)) for k, v in c.submodules.items())), sorted(c.attr_types.items()),
                     sorted(c.param_types.items()), sorted((k, repr(v)) for k, v in c.flags.items()), sorted((k, sorted(v.items())) for k, v in c.submodule_flags.items()),
-                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()),
+                    sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()), sorted(c.option_parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
-                    sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()))
+                    sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()),
+                    c.attributes)
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

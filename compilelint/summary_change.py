@@ -32,7 +32,6 @@ import hashlib
 import io
 import pickle
 import re
-from collections import Counter
 from typing import Optional, Set
 
 from compilelint.row_shift import Shift, moved_summary, shift_between
@@ -107,10 +106,11 @@ def _reached_candidates_only(summary: FileSummary, kept: Set[str]) -> FileSummar
     return out
 
 
-def only_unreachable_added(before: FileSummary, now: FileSummary, names: Counter) -> bool:
+def only_unreachable_added(before: FileSummary, now: FileSummary, names) -> bool:
     """Whether `now` is `before` with module-level functions added that nothing can reach:
-    no decorator, a plain ASCII name held by none of the summaries `names` counts, no file-wide
-    candidate in their lines (its finding names its enclosing function)."""
+    no decorator, a plain ASCII name held by none of the summaries `names` counts (`names.get`:
+    asked only of an added function's name), no file-wide candidate in their lines (its finding
+    names its enclosing function)."""
     added = [q for q in now.functions if q not in before.functions]
     if not added or any(q not in now.functions for q in before.functions):
         return False

@@ -190,7 +190,7 @@ def later_reads(project: ProjectContext, findings) -> list:
                 seen.add(id(members[0][1]))
                 first.add(id(members[0][1]))
                 continue
-            order = order if order is not None else F.execution_order(fr, chosen)
+            order = order if order is not None else F.execution_order(fr, fr.chosen if fr.chosen is not None else chosen)
             members = [((order[fid], f.span.row), id(f)) for fid, f in members if fid in order]
             seen.update(i for _, i in members)
             if members:

@@ -89,6 +89,10 @@ class ModuleScalarMutation(Rule):
     severity = "warning"
     # when provable: `self.n = 0` → a non-persistent buffer, `self.n += 1` → `self.n.add_(1)`
     fix = "unsafe"
+    # A frame that also grows a list the object registers by name (`self.add("seen", [])`, then
+    # `self.seen.append(x)`) recompiles every call for the list's length, and Dynamo names that
+    # guard (measured: fixtures/precision/counter_behind_named_list.py): the counter adds no recompile.
+    shadowed_by_grown_lists = True
 
     def _check(self, target: ast.AST, node: ast.AST, fixable: bool = True):
         attr = self_attr(target)

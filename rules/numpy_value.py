@@ -68,6 +68,10 @@ class NumpyValue(Rule):
     Python while tracing and puts its answer in the graph as a constant, no break. The compiled code
     keeps that answer while the same objects are passed (measured on torch 2.13: another object
     recompiles; an in-place change to an array the object holds is not seen). Eager is unchanged.
+    On torch 2.11 such a call fails to compile (its arguments must be Python constants there), so with
+    `--torch-version 2.11` the helper gets `@torch.compiler.disable` instead: it runs in Python on every
+    call, one break at each call instead of the branches on traced NumPy inside it (measured on torch
+    2.13 CPU: stable_baselines3's image check, 8 → 6 breaks per policy, outputs bitwise).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html

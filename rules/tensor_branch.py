@@ -2,7 +2,7 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.where import where_for_if, where_for_ifexp
+from compilelint.fix.where import where_for_if, where_for_ifexp, where_for_return
 from compilelint.fix.assert_split import split_assert
 from compilelint.fix.notes import BOTH_BRANCHES, explained
 from compilelint.fix.paths import tensor_on_every_path
@@ -52,7 +52,7 @@ def truth_tested(test: ast.AST):
 
 
 def _where_or_check(ctx, node, expr):
-    return where_for_if(ctx, node, expr) or raise_to_assert_async(ctx, node, expr)
+    return where_for_if(ctx, node, expr) or where_for_return(ctx, node, expr) or raise_to_assert_async(ctx, node, expr)
 
 
 def _bindings(ctx, name: str):
@@ -145,8 +145,12 @@ class TensorBranch(Rule):
     failed check raises `RuntimeError`, as any traced tensor `assert` does.
 
     Unsafe, offered only for `if c:` / `if not c:` where `c` is a tensor on every path (a boolean
-    one for `torch.where`):
+    one for `torch.where`, or another tensor tested as `c.bool()`: non-zero, NaN included, is True as
+    in Python; where eager raises because `c` has several elements, `torch.where` broadcasts instead):
     - `a if c else b`, a side a tensor → `torch.where(c, a, b)`;
+    - `if c: return a` followed by `return b` → `return torch.where(c, a, b)` (`c` also `p and q` /
+      `p or q` of boolean tensors: `torch.logical_and` / `logical_or`; the result takes both sides'
+      promoted dtype: `return torch.tensor(0)` beside a float now returns `0.0`);
     - an `if`/`else` (no `elif`) whose branches only assign the same names → `y = torch.where(c, a, b)`;
       with no `else`, names bound before it → `y = torch.where(c, a, y)`; warning calls leading the `if`
       branch stay in `if not torch.compiler.is_compiling() and (c):` (c evaluated twice in eager);
@@ -157,6 +161,7 @@ class TensorBranch(Rule):
       `a or b` of tensors (`torch.logical_or`), Python operands before `and` (kept as a Python `if`),
       and an f-string message (a plain string naming its fields: nothing built on every call);
       `if not (p and t): raise` → `if not (p): raise` as written, then the check on `t`;
+      `if p or t: raise` (Python operands first) → `if p: raise` as written, then the check on `t`;
     - `if not mask.any(): mask = None` → deleted: the all-False mask is kept (fix/empty_mask.py);
     - `if c:` whose body only warns or logs → `if not torch.compiler.is_compiling() and (c):`
       (fix/warn_guard.py; eager unchanged, under compile the check and its warning are skipped).

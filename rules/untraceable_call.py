@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
+from compilelint.fix.sparse_dense import dense_where_densified
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
 from compilelint.rules.rng_state import SEEDING
@@ -105,8 +106,10 @@ class UntraceableCall(Rule):
     break inside them (a data-dependent branch in the library's body) are rows of
     `compilelint/data/library_calls-<torch>.json`, each with the reason Dynamo gave and the run
     that measured it; a row may name the calls that break (`when`: a keyword argument that is not
-    a constant, as a base class's constructor that sorts its keywords) and the other names the
-    library exports it under (`exported_as`); `super().__init__(...)` runs the first base's.
+    a constant, as a base class's constructor that sorts its keywords; "built object": a method
+    of an object the compiled function builds, `Op(a, b).to_dense()`, where Dynamo cannot resume
+    after the break and runs the rest of the function eager) and the other names the library
+    exports it under (`exported_as`); `super().__init__(...)` runs the first base's.
 
     ## Example
     ```python
@@ -119,11 +122,20 @@ class UntraceableCall(Rule):
     Move the call out of the compiled region: time and log around the compiled call, read
     files in `__init__`, draw random numbers with `torch.rand` (traced) or pass them in.
 
+    ## Fix safety
+    Unsafe, offered only for a COO tensor the next statement densifies under a flag
+    (`x = torch.sparse_coo_tensor(i, v, size)` then `if dense: x = x.to_dense() ...`, no `else`):
+    the dense path builds it directly, `x.new_zeros(size).index_put_(tuple(i), v, accumulate=True)`,
+    and the sparse construction moves under `else:` (fix/sparse_dense.py). `to_dense()` sums the values
+    of a repeated index as `accumulate=True` does, but floating-point ones may sum in another order;
+    the arguments are evaluated after the flag instead of before it. The sparse path keeps its findings.
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0007.html
     """
 
     code = "CL206"
+    fix = "unsafe"  # a COO tensor densified under a flag → built dense on that path (fix/sparse_dense.py)
     name = "untraceable-call"
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
@@ -161,10 +173,15 @@ class UntraceableCall(Rule):
         if library is not None:
             self._library_call(node, *library)
             return
+        built = self._built_method(node)
+        if built is not None:
+            self._library_call(node, *built)
+            return
         measured = BREAKING.get(name) if name else None
         if measured is None or self.on_the_way_to_raise():
             return
         versions, row = measured
+        fix = None
         # On a torch where the table does not say "breaks", the project pass drops the finding.
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"untraceable-call:{name}"
         short = name[9:] if name.startswith("builtins.") else name
@@ -180,12 +197,14 @@ class UntraceableCall(Rule):
         elif name in SPARSE:
             message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}; using its sparse result skips the "
                        "frame: build it outside the compiled region, or stay dense")
+            if name == "torch.sparse_coo_tensor":
+                fix = dense_where_densified(self.ctx, node)
         elif name.startswith("torch.nn.utils.rnn."):
             message = (f"`{short}()` is skipped by Dynamo and graph-breaks{gb}: pack outside the compiled region, "
                        "or keep the padded tensor and a mask")
         else:
             message = f"`{short}()` is not traceable and graph-breaks: move it out of the compiled region"
-        self.report(node, message, behaviour=behaviour)
+        self.report(node, message, behaviour=behaviour, fix=fix)
 
     def visit_Import(self, node: ast.Import):
         self._optional_import(node)
@@ -212,6 +231,17 @@ class UntraceableCall(Rule):
                           "installed, the case its `except ImportError` is written for: import it once at module "
                           "level, or pick the implementation outside the compiled region")
 
+    def _built_method(self, node: ast.Call):
+        """A row for `box.method(...)` where the function built `box` (`box = Box(x)`, `Box(x).method()`)
+        of a class outside the checked tree: `<class>.<method>`, a row measured on such objects
+        (`when`: "built object")."""
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        cls = self.ctx.constructed(func.value)
+        row = LIBRARY_CALLS.get(f"{cls}.{func.attr}") if cls else None
+        return row if row is not None and row[2].get("when") == "built object" else None
+
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
         (the constructor the call runs), else ""."""
@@ -233,6 +263,14 @@ class UntraceableCall(Rule):
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
         short = name.rsplit(".", 1)[-1]
         what = f"constructing `{short}` with a keyword argument that is not a constant" if keyword_breaks else f"`{short}()`"
+        if row.get("when") == "built object":
+            # Dynamo cannot rebuild the bound method of an object that exists only in the frame to
+            # resume after the break: the rest of the frame runs eager (fixtures/precision/built_object_break.py)
+            what = f"`{'.'.join(name.rsplit('.', 2)[-2:])}()` of an object built here"
+            self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
+                              f"{row.get('where', name)}) and Dynamo runs the rest of this function eager: build "
+                              "and use it outside the compiled region", behaviour=behaviour, skips_frame=True)
+            return
         self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
                           f"{row.get('where', name)}): call it outside the compiled region", behaviour=behaviour)
 

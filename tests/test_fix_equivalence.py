@@ -24,7 +24,7 @@ CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_ass
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
          ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
          ("equal_shortcut", "eval"), ("numpy_constant", "eval"),
-         ("raise_negated_and", "eval")]
+         ("raise_negated_and", "eval"), ("where_truthy_return", "eval"), ("sparse_densified", "eval"), ("raise_python_or", "eval")]
 
 
 def _load(path, name):
@@ -300,3 +300,25 @@ def test_negated_and_raises_as_before():
         module(x, x[:2])
     with pytest.raises(RuntimeError):
         module(x, x + 1)
+
+
+def test_numpy_helper_fallback_for_older_torch(tmp_path):
+    """`--torch-version 2.11`: the helper is marked `@torch.compiler.disable` instead of
+    `assume_constant_result` (which does not compile there with objects). Run here (torch 2.13): the
+    branches on traced NumPy go, one break per call is left; outputs equal."""
+    from fix_helpers import prepare, run_cli
+
+    path = prepare("numpy_constant", str(tmp_path))
+    run_cli(["check", "--fix", "--unsafe-fixes", "--torch-version", "2.11", "--no-cache", "--isolated",
+             "numpy_constant.py"], str(tmp_path))
+    text = open(path, encoding="utf-8").read()
+    assert "@torch.compiler.disable\ndef is_byte_range" in text and "\n@torch.compiler.assume_constant_result\n" not in text
+    before = _targets("numpy_constant", "")
+    after = _load(path, "fixture_numpy_constant_t211").make()
+    for (m0, args0, _), (m1, args1, _) in zip(before, after):
+        ref = _values(m0, args0, False)
+        assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+        _, n_before = _compiled(m0, args0, False)
+        got, n_after = _compiled(m1, args1, False)
+        assert n_after == 1 < n_before, (n_before, n_after)
+        assert compare(ref, got)["equal"] == "bitwise"

@@ -78,3 +78,16 @@ def test_a_missing_attribute_still_raises(tmp_path):
     else:
         raise AssertionError("no AttributeError")
     assert info.qualname == "helper"  # unpacked on the way
+
+
+def test_a_field_with_a_default_reads_as_written(tmp_path):
+    """A field with a default is a class attribute too (`is_generator = False`): the first read of
+    it on a packed record must give the value written, not the class's default."""
+    source = SOURCE + b"\n\ndef numbers(n):\n    yield n\n"
+    status, summary = analyze_bytes("block.py", source)
+    assert status == "ok" and summary.functions["numbers"].is_generator
+    _, loaded = _packed(tmp_path, summary)
+    numbers = loaded.functions["numbers"]
+    assert set(vars(numbers)) == {"_packed"}
+    assert numbers.is_generator is True  # the first field read
+    assert type(numbers) is type(summary.functions["numbers"])  # its own class again once unpacked

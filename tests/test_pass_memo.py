@@ -392,3 +392,66 @@ def test_names_in_finds_a_name_at_either_end_of_a_string_of_any_length(length):
     padding = "x" * max(0, length - len("later.") - len(".first"))
     summary = FileSummary("m.py", "m", aliases={"a": f"later.{padding}.first", "b": "line\nafter"})
     assert {"later", "first", "after", "line"} <= names_in(summary)
+
+
+def _kept_name_counts(cache_dir):
+    """The name counts the kept pass holds (`NameCounts`), counted, and a count over every summary."""
+    import glob
+    import pickle
+    from collections import Counter
+
+    from compilelint.cache import Cache
+    from compilelint.pass_memo import NameCounts
+    from compilelint.summary_change import names_in
+
+    [entry] = glob.glob(os.path.join(cache_dir, "*", "pa", "pass-*"))
+    with open(entry, "rb") as f:
+        kept = pickle.load(f)
+    counted = NameCounts(Cache(cache_dir), kept[4]).counted()
+    files = sorted(p for p in os.listdir(".") if p.endswith(".py"))
+    summaries, _ = engine.analyze_files(files, Settings(cache=False))
+    every = Counter()
+    for summary in summaries:
+        every.update(names_in(summary))
+    return (None if counted is None else +counted), +every, len(kept[4][1])
+
+
+def test_name_counts_noted_as_changes_count_what_every_summary_holds(repo, tmp_path, passes, monkeypatch):
+    """The kept pass holds a table of name counts and the summaries changed since (`NameCounts`),
+    counted only when a run asks (a function appended): after edits that reuse the pass and edits
+    that run it, past the changes a memo notes before it writes a new table, the counts are those of
+    every summary, and the findings a run's from scratch; a table gone from the cache runs the pass."""
+    from compilelint.pass_memo import NameCounts
+
+    monkeypatch.setattr(NameCounts, "MAX_CHANGES", 2)
+    cache_dir = str(tmp_path / "cache")
+    both(["helpers.py"], cache_dir)
+    noted = []
+    for i in range(4):
+        added = "".join(f"\n\ndef added_{j}(x):\n    return x\n" for j in range(i + 1))
+        (repo / "helpers.py").write_text(HELPERS + added)  # a function appended: the counts asked
+        del passes[:]
+        again, scratch = both(["helpers.py"], cache_dir)
+        assert again == scratch and len(passes) == 1
+        counted, every, changes = _kept_name_counts(cache_dir)
+        assert counted == every
+        noted.append(changes)
+        # a break in the compiled function: the pass runs, the change noted
+        (repo / "run.py").write_text(RUN.replace("return scale(x)", "print(%d)\n    return scale(x)" % i))
+        del passes[:]
+        again, scratch = both(["helpers.py"], cache_dir)
+        assert again == scratch and len(passes) == 2
+        counted, every, changes = _kept_name_counts(cache_dir)
+        assert counted == every
+        noted.append(changes)
+    assert max(noted) <= 3 and 0 in noted  # a new table once past MAX_CHANGES
+    for folder, _, names in os.walk(cache_dir):  # the tables gone: the next added function runs the pass
+        for name in names:
+            if name.startswith("names-"):
+                os.unlink(os.path.join(folder, name))
+    (repo / "helpers.py").write_text(HELPERS + HELPER_ADDED)
+    del passes[:]
+    again, scratch = both(["helpers.py"], cache_dir)
+    assert again == scratch and len(passes) == 2
+    counted, every, _ = _kept_name_counts(cache_dir)
+    assert counted == every  # the pass counted every summary again

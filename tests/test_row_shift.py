@@ -29,13 +29,23 @@ def inserted(text: str, stmt: ast.stmt, line: str) -> str:
     return "\n".join(lines)
 
 
+def _returns_after_an_if_that_returns(prev: ast.stmt, stmt: ast.stmt) -> bool:
+    """`if c: return a` then `return b`: one rewrite (fix/where's `return torch.where(c, a, b)`), so a
+    line between them changes the file's fixes, not only its rows."""
+    return isinstance(stmt, ast.Return) and isinstance(prev, ast.If) and not prev.orelse \
+        and isinstance(prev.body[-1], ast.Return)
+
+
 def body_statements(text: str):
     """Each statement that starts its line in a function body (where a line can go before it)."""
     lines = text.split("\n")
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for stmt in node.body[1:]:
-                if not lines[stmt.lineno - 1][:stmt.col_offset].strip() and not getattr(stmt, "decorator_list", None):
+            for prev, stmt in zip([None, *node.body], node.body):
+                if prev is None and ast.get_docstring(node) is not None:
+                    continue  # a line above the docstring would make it a statement
+                if not lines[stmt.lineno - 1][:stmt.col_offset].strip() and not getattr(stmt, "decorator_list", None) \
+                        and not (prev is not None and _returns_after_an_if_that_returns(prev, stmt)):
                     yield stmt
 
 

@@ -160,3 +160,22 @@ def update(self, preds, target):
     resolve = lambda node: {"check": "pkg.check", "count": "pkg.count"}.get(ast.unparse(node))  # noqa: E731
     said = [verdicts([i], lambda n: False, fn, resolve) for i in items]
     assert said == [("@pkg.check#0",), ("@pkg.count#1",), ("other",)]
+
+
+def test_grown_every_call_leaves_out_growth_under_a_branch():
+    from compilelint.analysis.self_items import grown_every_call
+
+    fn = ast.parse('''
+def update(self, x, y):
+    self.seen.append(x)
+    for v in y:
+        self.items.extend([v])
+    with ctx():
+        self.log += [x]
+    if self.per_sample:
+        self.samples.append(x)
+    else:
+        self.total += x
+    setattr(self, "stored", [x])
+''').body[0]
+    assert grown_every_call(fn) == ("seen", "items", "log")

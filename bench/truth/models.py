@@ -692,7 +692,7 @@ ONE_OFF = {
 
 
 # The breadth libraries whose module declares variants (`variants(Variant) -> {model: {variant: Variant}}`).
-BREADTH_WITH_VARIANTS = ["e3nn", "esm", "gpytorch", "peft", "sentence_transformers", "speechbrain", "stable_baselines3",
+BREADTH_WITH_VARIANTS = ["e3nn", "encodec", "esm", "gpytorch", "peft", "sentence_transformers", "speechbrain", "stable_baselines3",
                          "torchmetrics", "vector_quantize_pytorch", "x_transformers"]
 
 

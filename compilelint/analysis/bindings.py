@@ -103,7 +103,8 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
         ks = ks - {T.NONE}
         env[name] = [((0, 0), ks.pop() if len(ks) == 1 else None)]
     inference = T.TensorInference(resolve, env, (cls.attr_kind if cls else (lambda a: None)),
-                                  facts.global_kind, lambda key: module_call_kind(facts, cls, key), call_returns)
+                                  facts.global_kind, lambda key: module_call_kind(facts, cls, key), call_returns,
+                                  cls.attr_class if cls else None)
     inference.assume_returns = True  # other files' functions: their return annotations decide later
     inference.module = facts.module
     # In source order, so each right-hand side sees the bindings made before it.

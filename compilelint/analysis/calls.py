@@ -16,14 +16,17 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
+from compilelint.analysis.held_eval import calls_held_submodule
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
-from compilelint.summary import Call, FileSummary, Root
+from compilelint.summary import EVAL_HELD, Call, FileSummary, Root
 
 # function → its `_bound_table` (per function, asked at every call of a local name)
 _BOUND: "weakref.WeakKeyDictionary[ast.AST, Dict[str, Optional[List[str]]]]" = weakref.WeakKeyDictionary()
 # Stands for the call's `passed_shape` in its direct targets until one is known to have an edge
 _ARGS = object()
+# Marks a submodule handed to a function of the file with the shape that function calls it with
+HANDED = "handed"
 # The nodes that bind names `_bound_table` reads (the rest of a function's nodes it skipped one by one)
 _BINDING_KINDS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
                             ast.comprehension, ast.With, ast.AsyncWith))
@@ -77,12 +80,7 @@ class CallRecorder:
             # `with Flag(True):` runs the instance's `__enter__` and `__exit__` too (when it is a class)
             targets += [("method", target, hook, f"{label}.{hook}", None)
                         for kind, target, member, label in direct if kind == "name" for hook in ("__enter__", "__exit__")]
-        # Functions and submodules passed as arguments are called too (checkpoint(self.block, x)).
-        for arg in (node.args if name not in NOT_CALLING else ()):
-            if isinstance(arg, ast.Attribute) and is_self(arg.value):
-                targets.append(("self", arg.attr, "forward", f"self.{arg.attr}", None))
-            elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
-                targets.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
+        targets += self._argument_targets(node, name, scope)
         # never a function of the checked project (`math.ceil(x)`): left out before the arguments are looked at
         targets = [t for t in targets if t[0] != "name" or not self._stdlib(t[1])]
         if not targets:
@@ -90,7 +88,7 @@ class CallRecorder:
         args = passed_shape(node, scope.node)  # the direct targets' (`_ARGS`), the others' None
         targets = [(kind, target, member, label, args if passed is _ARGS else passed)
                    for kind, target, member, label, passed in targets]
-        guards = tuple(scope.guards)
+        guards = self._guards(node, scope)
         needs = needed_params(scope.exits + scope.conditions, scope.node, self.facts.nodes,
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
@@ -100,12 +98,34 @@ class CallRecorder:
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
             given = tensors if passed is not None else ()
-            alike = same if passed is not None else ()
-            key = (kind, target, member, guards, passed, needs, forwards, given, alike, own)
+            alike, handed_on = (same if passed is not None else ()), forwards
+            if isinstance(passed, tuple) and passed[:1] == (HANDED,):  # the helper's call: none of this one's
+                passed, given, alike, handed_on = passed[1], (), (), ()
+            key = (kind, target, member, guards, passed, needs, handed_on, given, alike, own)
             if key not in scope.seen_calls:  # one edge per callee and arguments is all reach needs
                 scope.seen_calls.add(key)
                 scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1, label, guards,
-                                                passed, needs, forwards, given, alike, own))
+                                                passed, needs, handed_on, given, alike, own))
+
+    def _argument_targets(self, node: ast.Call, name: Optional[str], scope: "Scope") -> list:
+        """Functions and submodules passed as arguments are called too (checkpoint(self.block, x));
+        a submodule with the arguments a function of this file calls it with (`handed_call_shape`)."""
+        out = []
+        for i, arg in enumerate(node.args if name not in NOT_CALLING else ()):
+            if isinstance(arg, ast.Attribute) and is_self(arg.value):
+                shape = handed_call_shape(self.facts, name, i)
+                out.append(("self", arg.attr, "forward", f"self.{arg.attr}", shape and (HANDED, shape)))
+            elif isinstance(arg, ast.Name) and arg.id in self.facts.module_defs and arg.id not in scope.locals:
+                out.append(("name", f"{self.facts.module}.{arg.id}", "", arg.id, None))
+        return out
+
+    def _guards(self, node: ast.Call, scope: "Scope") -> tuple:
+        """The guards around the call, and `EVAL_HELD` on a call of a submodule the function put in
+        eval mode above it (`held_eval`)."""
+        guards = tuple(scope.guards)
+        if calls_held_submodule(node, scope.node, self.facts.nodes):
+            guards += ((EVAL_HELD, True),)
+        return guards
 
     def _stdlib(self, target: str) -> bool:
         """Is the dotted name in the standard library (and the checked project not one of its names)?"""
@@ -179,6 +199,11 @@ class CallRecorder:
             return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.typed:  # config.get_text_config(...)
             return [("method", scope.typed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        if isinstance(value, ast.Name) and value.id in scope.constructed:  # `b = Box(x); b.peak()`
+            return [("built", scope.constructed[value.id], func.attr, f"{value.id}.{func.attr}")]
+        built = self._class_of_expr(value, scope) if isinstance(value, ast.Call) else None
+        if built is not None:  # `Box(x).peak()`
+            return [("built", built, func.attr, f"{dotted(value.func) or '...'}(...).{func.attr}")]
         name = scope.resolve(func)
         if name and not name.startswith(("builtins.", "torch.")):
             return [("name", name, "", dotted(func) or func.attr)]
@@ -315,3 +340,35 @@ def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:
     out: List[object] = [i for i, a in enumerate(node.args) if kind(a) in T.TENSORISH]
     out += [k.arg for k in node.keywords if k.arg and kind(k.value) in T.TENSORISH]
     return tuple(out)
+
+
+def handed_call_shape(facts: FileFacts, name: Optional[str], index: int) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """(positional count, keyword names) a module function of this file calls its `index`-th
+    positional parameter with, when calling it that one way is all the function does with it:
+    `def log_prob(model, seq): return model(seq[:, :-1])` → (1, ()). None otherwise (the
+    parameter read another way, rebound, called with `*`/`**` or two ways, or shadowed)."""
+    prefix = facts.module + "."
+    if not name or not name.startswith(prefix) or name[len(prefix):] not in facts.module_defs:
+        return None
+    fn = next((f for f in facts.top if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and f.name == name[len(prefix):]), None)
+    positional = fn.args.posonlyargs + fn.args.args if fn is not None else []
+    if index >= len(positional):
+        return None
+    param = positional[index].arg
+    loads, shapes = 0, set()
+    for sub in ast.walk(fn):
+        if sub is not fn and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                param in parameter_names(sub.args):
+            return None
+        if isinstance(sub, ast.Name) and sub.id == param:
+            if not isinstance(sub.ctx, ast.Load):
+                return None
+            loads += 1
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == param:
+            if any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords):
+                return None
+            shapes.add((len(sub.args), tuple(k.arg for k in sub.keywords)))
+    calls = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+                and sub.func.id == param)
+    return shapes.pop() if len(shapes) == 1 and calls == loads else None

@@ -15,14 +15,14 @@ from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, is_super_init, keyword_str,
-    module_statements, self_attr, self_targets, walk,
+    module_statements, parameter_defaults, parameter_names, self_attr, self_targets, walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
 from compilelint.analysis.parts import CONTAINERS, Parts, false_constants
 from compilelint.analysis.passed_args import none_tests
-from compilelint.analysis.state import class_state, returned_attr
+from compilelint.analysis.state import class_attributes, class_state, returned_attr
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -47,10 +47,11 @@ ITEMS = "[]"
 EAGER_DEFAULT_HOOKS = libraries.EAGER_DEFAULT_HOOKS
 # Kinds of nodes that passes over a function look for (`FileFacts.of_kinds`), and some sets of them.
 KEPT_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor,
-                        ast.While, ast.Import, ast.ImportFrom))
+                        ast.While, ast.Import, ast.ImportFrom, ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else [])))
 IMPORTS = frozenset((ast.Import, ast.ImportFrom))
 CALLS = frozenset((ast.Call,))
 LOOPS = frozenset((ast.For, ast.AsyncFor, ast.While))
+TRIES = frozenset((ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,))
 ASSIGNS = frozenset((ast.Assign, ast.AnnAssign))
 FILE_NOQA = re.compile(r"#\s*compilelint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
@@ -85,12 +86,21 @@ class ClassFacts:
         self.init_params: List[str] = []  # __init__'s parameters after self, in order
         self.param_attrs: Dict[str, str] = {}  # __init__ parameter → the self attribute it is stored in
         self.config_attrs: Dict[str, str] = {}  # self attribute → the config attribute __init__ copies into it
+        self.annotated: Dict[str, str] = {}  # self attribute → the class its `self.x: C = ...` names
+        self.built: Dict[str, List[str]] = {}  # self attribute → the classes `self.x = C(...)` constructs
 
     def attr_kind(self, attr: str) -> Optional[str]:
         if attr == "training":
             return T.SCALAR
         kinds = self.kinds.get(attr, set()) - {T.NONE}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def attr_class(self, attr: str) -> Optional[str]:
+        """The one class `self.<attr>` holds: its annotation (`self.t: Optional[Table] = None`), else
+        the one class the methods assign to it (`self.t = Table()`; not what they store as its
+        items, `self.t[k] = Block()`, which `submodules` holds too)."""
+        built = self.built.get(attr, ())
+        return self.annotated.get(attr) or (built[0] if len(built) == 1 else None)
 
 
 class FileFacts:
@@ -256,8 +266,11 @@ class FileFacts:
                         self.opt_in_classes[v.id] = key.value
             else:
                 aliased = self._attribute_of(value)
-                if aliased and (aliased.startswith("torch.") or aliased in self.imports.aliases.values()):
-                    self.imports.aliases[name] = aliased  # tc = torch.compile
+                known = self.imports.aliases.values()
+                if aliased and (aliased.startswith("torch.") or aliased in known or
+                                isinstance(value, ast.Attribute) and aliased.rpartition(".")[0] in known):
+                    # tc = torch.compile; op = Op.apply: calling the name calls what it is bound to
+                    self.imports.aliases[name] = aliased
 
     def _attribute_of(self, value) -> Optional[str]:
         """The dotted name a module-level value stands for: `torch.compile`, or a guarded lookup
@@ -291,6 +304,8 @@ class FileFacts:
         info.marks_constant = self._marks_constants and marks_constant(nodes)
         for n in self.of_kinds(node, LOOPS):  # its loops (`frames`)
             info.loops.append((n.lineno - node.lineno, (n.end_lineno or n.lineno) - node.lineno))
+        for n in self.of_kinds(node, TRIES):  # its `try` bodies (`placement.frame_skips`)
+            info.tries.append((n.body[0].lineno - node.lineno, (n.body[-1].end_lineno or n.body[-1].lineno) - node.lineno))
         return info
 
     def is_generator(self, func) -> bool:
@@ -417,6 +432,8 @@ class ClassCollector:
                 cls.marked_buffer_attrs |= parent.marked_buffer_attrs
                 cls.init_params, cls.param_attrs = list(parent.init_params), dict(parent.param_attrs)
                 cls.config_attrs = dict(parent.config_attrs)
+                cls.annotated.update(parent.annotated)
+                cls.built.update((k, list(v)) for k, v in parent.built.items())
                 for k, v in parent.info.submodules.items():
                     info.submodules.setdefault(k, list(v))
         facts.classes[node.name] = cls
@@ -428,10 +445,12 @@ class ClassCollector:
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
+                    info.option_parts = option_parts(method, self._constructed_classes)
         self._tensor_dicts(cls)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         info.state_defaults, info.init_state, info.state_changes = class_state(node, self.facts.of_kinds)
+        info.attributes = class_attributes(node, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)
         return cls
@@ -524,6 +543,10 @@ class ClassCollector:
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 if sub.value is None:
                     continue
+                if isinstance(sub, ast.AnnAssign) and self_attr(sub.target):
+                    typed = annotation_class(sub.annotation, self.facts.resolve_plain)
+                    if typed:
+                        cls.annotated[self_attr(sub.target)] = typed
                 for t in targets:
                     for attr, value in self_targets(t, sub.value):
                         self._record_attr(cls, attr, value, probe, in_init)
@@ -686,6 +709,9 @@ class ClassCollector:
         classes = self._constructed_classes(value)
         if classes:
             cls.info.submodules.setdefault(attr, [])
+            if attr != ITEMS and isinstance(value, ast.Call):  # `self.t = Table()`: the object itself
+                built = cls.built.setdefault(attr, [])
+                built.extend(c for c in classes if c not in built)
             for c in classes:
                 if c not in cls.info.submodules[attr]:
                     cls.info.submodules[attr].append(c)
@@ -721,6 +747,50 @@ def built_under(init, class_row: int) -> Dict[str, list]:
                     entries = [(called(value), path)] if path else []
                 for attr in attrs:
                     out.setdefault(attr, []).extend(e for e in entries if e[0])
+
+    visit(init.body, ())
+    return out
+
+
+def _option_test(test: ast.AST, params) -> Optional[Tuple[str, Tuple[str, ...], bool, str]]:
+    """`kind == "a"` / `kind != "a"` / `kind in ("a", "b")` / `kind not in (...)` on a parameter
+    `kind` of `__init__`, as (parameter, the constants' reprs, whether the test holds for them, the
+    repr of the parameter's constant default or "": `params` maps each parameter to it)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id in params):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+        consts = (right,)
+    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and \
+            all(isinstance(e, ast.Constant) for e in right.elts):
+        consts = tuple(right.elts)
+    else:
+        return None
+    return test.left.id, tuple(repr(c.value) for c in consts), isinstance(op, (ast.Eq, ast.In)), params[test.left.id]
+
+
+def option_parts(init, constructed) -> Dict[str, list]:
+    """`ClassInfo.option_parts`: per `self.<attr> = ...` statement of `__init__` (down its `if`s
+    only) that constructs classes, (those classes, the option tests it sits under as (parameter,
+    constants, branch, default)): tests of anything else, or of a parameter `__init__` rebinds,
+    constrain nothing and are left out."""
+    rebound = {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    defaults = {a.arg: repr(d.value) if isinstance(d, ast.Constant) else "" for a, d in parameter_defaults(init.args)}
+    params = {p: defaults.get(p, "") for p in parameter_names(init.args) if p != "self" and p not in rebound}
+    out: Dict[str, list] = {}
+
+    def visit(stmts, path):
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                test = _option_test(stmt.test, params)  # another test constrains no option: either branch may run
+                visit(stmt.body, path + (test,) if test else path)
+                visit(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if test else path)
+            elif isinstance(stmt, ast.Assign):
+                classes = tuple(constructed(stmt.value))
+                for t in stmt.targets:
+                    if classes and isinstance(t, ast.Attribute) and is_self(t.value):
+                        out.setdefault(t.attr, []).append((classes, path))
 
     visit(init.body, ())
     return out

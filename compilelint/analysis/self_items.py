@@ -224,7 +224,7 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
     (`-> list[Tensor]`, `-> Union[Tensor, tuple[Tensor, Tensor]]`: an item of either is a tensor)."""
     ann = getattr(fn, "returns", None)
     if ann is None:
-        return ()
+        return (-1,) if _returns_own_tensors(fn) else ()
     kind = T.annotation_kind(ann, resolve)
     if kind in T.TENSORISH:
         return (-1,)
@@ -236,6 +236,19 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
         if not any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
             return tuple(i for i, e in enumerate(items) if T.annotation_kind(e, resolve) in T.TENSORISH)
     return ()
+
+
+# nn.Module's own tables of tensors: what `register_buffer` / `register_parameter` fill.
+_TENSOR_TABLES = ("_buffers", "_parameters")
+
+
+def _returns_own_tensors(fn: ast.AST) -> bool:
+    """Does every `return` of the method give an item of its module's own buffers or parameters
+    (`return self._buffers[key]`: a container's `__getitem__`)?"""
+    returns = [n.value for n in walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and v.value.attr in _TENSOR_TABLES
+        and isinstance(v.value.value, ast.Name) and v.value.value.id == "self" for v in returns)
 
 
 def merge(pairs: Tuple[Tuple[str, str], ...], key: str, said: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
@@ -280,6 +293,27 @@ def note(node: ast.AST, info, fn: Optional[ast.AST], is_tensor, resolve) -> None
             info.named_calls += ((named[0], named[1], verdicts(named[2], is_tensor, fn, resolve)),)
 
 
+def grown_every_call(fn: ast.AST) -> Tuple[str, ...]:
+    """The object's containers `fn` grows on every run of its body, by attribute name: a statement
+    `self.xs.append(v)` (`.extend`, `.insert`, `self.xs += [v]`) not under an `if`, a `while`, an
+    `except` or a nested function (a `for` or `with` body counts: it runs). A growth under a
+    branch depends on the object's options (`if self.per_sample: self.xs.append(v)`)."""
+    out: list = []
+    todo = list(fn.body)
+    while todo:
+        stmt = todo.pop(0)
+        node = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            isinstance(stmt.value.func, ast.Attribute) else stmt if isinstance(stmt, ast.AugAssign) else None
+        put = put_items(node) if node is not None else None
+        if put is not None and put[0] and put[0] not in out:
+            out.append(put[0])
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            todo.extend(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            todo.extend(stmt.body)
+    return tuple(out)
+
+
 # ----- the project pass's decision --------------------------------------------------------------
 def only_tensor_items(project, roots, fid: str, region_root: str) -> bool:
     """The root the function's region names (`region_root`) and every other root that runs for a
@@ -299,21 +333,29 @@ def only_tensor_items(project, roots, fid: str, region_root: str) -> bool:
     return bool(classes) and all(_tensor_items(project, cls) for cls in classes)
 
 
-def _tensor_items(project, cls: str) -> bool:
-    """The attributes an instance of `cls` registers by name, and the containers it names at run
-    time, get only tensor items from its classes' methods (and it registers some)."""
-    methods = {}  # method name → its function info, the nearest class of the MRO first
+def _methods(project, cls: str, every: bool = False) -> dict:
+    """Method name → (its function id, its function info), the nearest class of `cls`'s MRO first;
+    `every`: keyed by function id, the methods of every class of the MRO (an overridden
+    `__init__` that calls `super().__init__()` runs its base's too)."""
+    methods = {}
     for c in project.mro(cls):
         entry = project.classes.get(c)
         for m in entry[1].methods if entry else ():
             found = project.functions.get(f"{c}.{m}")
             if found is not None:
-                methods.setdefault(m, found[1])
-    registrars = {m: (info.registers[0], info.params) for m, info in methods.items() if info.registers}
+                methods.setdefault(f"{c}.{m}" if every else m, (f"{c}.{m}", found[1]))
+    return methods
+
+
+def _registered(methods: dict, callers: Optional[dict] = None) -> Optional[dict]:
+    """{name the object registers an attribute by: the verdicts of the display arguments of the
+    call naming it}, "" (names given at run time) included; None when it registers nothing by name.
+    `callers`: the methods whose calls name them (default: `methods`)."""
+    registrars = {m: (info.registers[0], info.params) for m, (_, info) in methods.items() if info.registers}
     if not registrars:
-        return False  # nothing registered by name: what a computed name reads is not known here
-    names = {""}
-    for info in methods.values():
+        return None  # nothing registered by name: what a computed name reads is not known here
+    names = {"": ()}
+    for _, info in (callers or methods).values():
         for m, passed, said in info.named_calls:
             if m not in registrars:
                 continue
@@ -321,8 +363,42 @@ def _tensor_items(project, cls: str) -> bool:
             position = params.index(param) - 1 if param in params else -1
             for where, name in passed:
                 if where == param or where == position:
-                    names.add(name)
-                    if not all(_is_tensor_verdict(project, v) for v in said):
-                        return False
-    return all(_is_tensor_verdict(project, said) for info in methods.values()
+                    names[name] = names.get(name, ()) + tuple(said)
+    return names
+
+
+def _tensor_items(project, cls: str) -> bool:
+    """The attributes an instance of `cls` registers by name, and the containers it names at run
+    time, get only tensor items from its classes' methods (and it registers some)."""
+    methods = _methods(project, cls)
+    names = _registered(methods)
+    if names is None or not all(_is_tensor_verdict(project, v) for said in names.values() for v in said):
+        return False
+    return all(_is_tensor_verdict(project, said) for _, info in methods.values()
                for container, said in info.self_items if container in names)
+
+
+def grows_registered_lists(project, roots, fid: str, region_root: str, reached) -> bool:
+    """Every root that runs `fid` for a class inheriting its method (the region's own root among
+    them) runs for a class whose compiled code grows a list it registers by name
+    (`self.add("seen", [])`, then `self.seen.append(x)` in a reached method): such a frame fails
+    the list's length guard on every call, and Dynamo names one failing guard per recompile."""
+    defining = project.defining_class(fid) if fid in project.functions else None
+    if defining is None or region_root not in project.functions:
+        return False
+    classes = set()
+    for root in roots:
+        cls = root[4] or (project.defining_class(root[0]) if root[0] in project.functions else None)
+        if cls is not None and defining in project.mro(cls):
+            classes.add(cls)
+        elif root[0] == region_root:
+            return False
+    return bool(classes) and all(_grows_registered(project, cls, reached) for cls in classes)
+
+
+def _grows_registered(project, cls: str, reached) -> bool:
+    every = _methods(project, cls, every=True)
+    names = _registered(_methods(project, cls), every)
+    return names is not None and any(
+        container in names for method_id, info in every.values() if method_id in reached
+        for container in info.grows)

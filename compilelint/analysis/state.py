@@ -94,6 +94,51 @@ def _stores(method, of_kinds):
                         yield e.attr, None
 
 
+# `self.register_buffer(name, t)` and its kind: an attribute the module gets by a call, not a store
+REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+
+
+def _self_dict(node) -> bool:
+    """`self.__dict__`."""
+    return node.__class__ is ast.Attribute and node.attr == "__dict__" and is_self(node.value)
+
+
+def class_attributes(class_node: ast.ClassDef, of_kinds) -> Tuple[str, ...]:
+    """Every attribute name the class gives its instances: names bound in its body (constants,
+    annotations, methods, nested classes), stores into `self.<attr>` and registrations
+    (`self.register_buffer("mean", t)`) in its methods; "*" when a method may give any name
+    (`setattr(self, name, v)`, `self.register_buffer(name, t)` under a run-time name, `self.__dict__`,
+    `vars(self)`). `state_flags` reads it: an attribute no class of the MRO gives is missing."""
+    out = set()
+    for stmt in class_node.body:
+        if isinstance(stmt, FUNCS + (ast.ClassDef,)):
+            out.add(stmt.name)
+        for t in stmt.targets if stmt.__class__ is ast.Assign else [stmt.target] if stmt.__class__ in (
+                ast.AnnAssign, ast.AugAssign) else []:
+            for e in t.elts if t.__class__ in (ast.Tuple, ast.List) else [t]:
+                if e.__class__ is ast.Name:
+                    out.add(e.id)
+    for method in class_node.body:
+        if not isinstance(method, FUNCS):
+            continue
+        out.update(attr for attr, _ in _stores(method, of_kinds))
+        for sub in of_kinds(method, _STORES):
+            if sub.__class__ is not ast.Call:  # `self.__dict__[k] = v`
+                targets = sub.targets if sub.__class__ is ast.Assign else [sub.target]
+                if any(t.__class__ is ast.Subscript and _self_dict(t.value) for t in targets):
+                    out.add("*")
+                continue
+            func = sub.func
+            if func.__class__ is ast.Name and func.id == "vars" and sub.args and is_self(sub.args[0]):
+                out.add("*")
+            elif func.__class__ is ast.Attribute and _self_dict(func.value):  # `self.__dict__.update(kw)`
+                out.add("*")
+            elif func.__class__ is ast.Attribute and func.attr in REGISTERS and is_self(func.value) and sub.args:
+                name = sub.args[0]
+                out.add(name.value if name.__class__ is ast.Constant and isinstance(name.value, str) else "*")
+    return tuple(sorted(out))
+
+
 def foreign_stores(fn, of_kinds) -> List[str]:
     """Attributes a function stores on objects other than `self` (`module.flag = True`,
     `setattr(module, "flag", on)`): state that code outside the class sets, never decided."""

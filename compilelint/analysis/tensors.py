@@ -243,10 +243,11 @@ class TensorInference:
     """
 
     def __init__(self, resolve, env: Dict[str, list], self_attr_kind, global_kind, module_class_returns,
-                 call_returns=None):
+                 call_returns=None, self_attr_class=None):
         self.resolve = resolve  # node -> dotted name through imports (None when unknown / local)
         self.env = env  # local name -> [((row, col), kind)] sorted by position
         self.self_attr_kind = self_attr_kind  # attr -> kind for `self.attr`
+        self.self_attr_class = self_attr_class or (lambda attr: None)  # attr -> the one class `self.attr` holds
         self.global_kind = global_kind  # module-level name -> kind
         self.module_class_returns = module_class_returns  # "self.attr" -> kind its call returns
         # (call, this inference) -> what a call of a function or method of the file returns, with
@@ -363,7 +364,7 @@ class TensorInference:
                 return SCALAR
             if base == DICT:
                 return TENSOR  # params["perm"]: every value of the dict is a tensor
-            return None
+            return self._item_of_object(node) if base in (None, MODULE) else None
         if cls is ast.Call:
             return self._call(node)
         if cls is ast.BinOp:
@@ -405,12 +406,29 @@ class TensorInference:
             if kinds and kinds <= {TENSOR, BOOL}:
                 return SEQ
             return SCALAR if isinstance(node, ast.Tuple) and kinds and kinds <= {SCALAR} else None  # (batch, seq)
+        if cls is ast.ListComp or cls is ast.GeneratorExp:  # `[t.detach() for t in ts]`: one tensor an element
+            return SEQ if self.kind(node.elt) in (TENSOR, BOOL) else None
         if cls is ast.Dict:
             kinds = {self.kind(v) for v in node.values}
             return DICT if kinds and None not in node.keys and kinds <= {TENSOR, BOOL} else None
         if cls is ast.NamedExpr:
             return self.kind(node.value)
         return None
+
+    def _item_of_object(self, node: ast.Subscript):
+        """`self.table[key]` where `self.table` holds an instance of a project class: Python calls
+        that class's `__getitem__`, so the item is what it returns. Taken for a tensor under
+        the assumption that it returns one; the project pass keeps it only when `__getitem__` says
+        so (`Project.returns_tensor`: its annotation, or a return of the module's own buffers)."""
+        value = node.value
+        if not (self.assume_returns and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+                and value.value.id == "self"):
+            return None
+        owner = self.self_attr_class(value.attr)
+        if not owner:
+            return None
+        self.assume((f"{owner}.__getitem__#-1",))
+        return TENSOR
 
     def _isolated(self, node: ast.AST):
         """(kind of `node`, the assumed returns it rests on), not yet passed on to the kind being
@@ -533,6 +551,8 @@ class TensorInference:
         if name in ("len", "int", "float", "bool", "str", "range", "isinstance", "hasattr", "repr",
                     "round", "id", "hash", "callable", "issubclass", "format"):
             return SCALAR
+        if name in ("tuple", "list") and len(node.args) == 1 and not node.keywords and self.kind(node.args[0]) == SEQ:
+            return SEQ  # `tuple(t.detach() for t in ts)`: the same tensors in another sequence
         if name in ("abs",) and node.args and self.kind(node.args[0]) in TENSORISH:
             return TENSOR
         if name in ("min", "max") and len(node.args) == 1 and not node.keywords and self.kind(node.args[0]) == TENSOR:

@@ -13,7 +13,8 @@ import functools
 from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import CHILD_FIELDS, FUNCS, child_fields, enclosing_tests, exits, parameter_defaults
+from compilelint.analysis.astutil import (CHILD_FIELDS, FUNCS, child_fields, enclosing_tests, exits, is_class_name,
+                                         parameter_defaults)
 from compilelint.analysis.call_sites import CallSites
 from compilelint.analysis.conditions import Conditions
 from compilelint.analysis.calls import CallRecorder
@@ -145,6 +146,7 @@ class FileAnalyzer(Conditions, RuleContext):
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
         info.tensor_returns = self_items.tensor_returns(node, self.resolve)
+        info.grows = self_items.grown_every_call(node)
         if "def " in "".join(self.facts.source.lines[node.lineno: node.end_lineno]):  # lines keep their ends
             info.wrapper = returned_wrapper(node)  # only a function with a nested `def` can return one
         self._walk_block(node.body)
@@ -352,6 +354,36 @@ class FileAnalyzer(Conditions, RuleContext):
             return False
         return all(needed_params([test], fn, self.facts.nodes, self.facts.none_tests) for test in tests)
 
+    def constructed(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name) and node.id in self.scope.constructed:
+            return self.scope.constructed[node.id]
+        if isinstance(node, ast.Call):
+            name = self.resolve(node.func)
+            if name and is_class_name(name) and not name.startswith(("builtins.", "torch.")):
+                return name
+        return None
+
+    def _raises_after(self) -> bool:
+        """Is the statement being walked a `raise`, or followed by one in its block? Its path
+        fails either way, so a break on it costs a working model nothing."""
+        stack = self.scope.stack
+        at = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], ast.stmt)), None)
+        if at is None:
+            return False
+        stmt = stack[at]
+        if isinstance(stmt, ast.Raise):
+            return True
+        if at == 0:
+            return False
+        holder = stack[at - 1]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list):
+                for i, s in enumerate(block):
+                    if s is stmt:
+                        return any(isinstance(r, ast.Raise) for r in block[i + 1:])
+        return False
+
     def _path_to(self, node: ast.AST) -> List[ast.AST]:
         """Ancestors of `node` from the enclosing statement down to it (the node itself last)."""
         stack = self.scope.stack
@@ -377,10 +409,12 @@ class FileAnalyzer(Conditions, RuleContext):
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
     def report(self, rule, node, message, fix=None, condition="", fix_if_tensors=(), args=(), behaviour="",
-               breaks_if=()):
+               breaks_if=(), skips_frame=False):
         path = self._path_to(node)
         if any(_error_message(parent, child) for parent, child in zip(path, path[1:])):
             return  # `assert ok, f"{t}"`, `raise ValueError(t.tolist())`: built only when failing
+        if self._raises_after():
+            return  # `bad = idx.nonzero()[0].item(); raise ValueError(bad)`: a path that fails either way
         guards = tuple(self.scope.guards) + tuple(self._short_circuit_guards(path))
         when = " and ".join(x for x in [self._condition_text()] + self._short_circuit_texts(path) if x)
         bound = self._binding_conditions(node)
@@ -403,7 +437,7 @@ class FileAnalyzer(Conditions, RuleContext):
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args),
                               behaviour=behaviour,
-                              assumes=self.scope.inference.assumptions_under(node))
+                              assumes=self.scope.inference.assumptions_under(node), skips_frame=skips_frame)
         if not rule.region_only:
             self.summary.anywhere.append(candidate)
         elif self.scope.info is not None:

@@ -211,3 +211,21 @@ def signed_int_const(node) -> Optional[int]:
         inner = signed_int_const(node.operand)
         return -inner if inner is not None else None
     return None
+
+
+def statement_after(ctx, node: ast.stmt) -> Optional[ast.stmt]:
+    """The statement that follows `node` in the block of the function at hand that holds it, else None."""
+    func = ctx.function_node
+    if func is None:
+        return None
+    stack = [func]
+    while stack:
+        n = stack.pop()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+        stack.extend(c for c in ast.iter_child_nodes(n)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+    return None

@@ -8,7 +8,9 @@ helper runs eagerly, in Python, while Dynamo traces, and its answer goes into th
 constant: no break.
 
 Only on torch 2.13 and later (`assume-constant-result-takes-objects`): on 2.11 the call with such
-objects fails to compile.
+objects fails to compile. There the helper is marked `@torch.compiler.disable` instead (`Fix.otherwise`):
+Dynamo runs it in Python on every call, one graph break per call instead of the branches on traced
+NumPy inside it, and the answer is computed afresh each time (nothing is taken as a constant).
 
 Unsafe (said in its message): the compiled code keeps the answer while the same objects are passed.
 Measured on torch 2.13 CPU: another object passed recompiles and answers again, but an in-place change
@@ -34,6 +36,10 @@ MESSAGE = ("Take `{name}`'s answer as a constant under compile: `@{torch}.compil
            "Dynamo runs it in Python while tracing; the compiled code keeps the answer while the same objects "
            "are passed (another object recompiles; an in-place change to an array they hold is not seen). "
            "Eager behaviour is unchanged")
+
+DISABLE = ("Run `{name}` in Python under compile: `@{torch}.compiler.disable` (on this torch an "
+           "`assume_constant_result` helper cannot take objects). One graph break per call instead of the branches on "
+           "traced NumPy inside it. Eager behaviour is unchanged")
 
 SCALAR_RETURNS = frozenset({"bool", "int", "float", "str"})
 # an annotation that may name a tensor or an array: such an argument is data, not a question's input
@@ -74,6 +80,11 @@ def assume_numpy_answer_constant(ctx) -> Optional[Fix]:
     if t is None:
         return None
     tname, imports = t
-    edit = Edit(f"@{tname}.compiler.assume_constant_result{newline(ctx)}", Span(func.lineno, 1, func.lineno, 1))
+    at = Span(func.lineno, 1, func.lineno, 1)
+    disable = Fix("unsafe", DISABLE.format(name=func.name, torch=tname),
+                  imports + (Edit(f"@{tname}.compiler.disable{newline(ctx)}", at),),
+                  title="Run the helper in Python under compile")
+    edit = Edit(f"@{tname}.compiler.assume_constant_result{newline(ctx)}", at)
     return Fix("unsafe", MESSAGE.format(name=func.name, torch=tname), imports + (edit,),
-               title="Take the answer as a constant under compile", behaviour="assume-constant-result-takes-objects")
+               title="Take the answer as a constant under compile", behaviour="assume-constant-result-takes-objects",
+               otherwise=disable)

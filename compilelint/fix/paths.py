@@ -162,14 +162,30 @@ def _own(func) -> _Own:
     return own
 
 
+def _unpacked_names(target: ast.AST):
+    """The names a tuple/list target unpacks, at any depth (not a starred one: it gets a list)."""
+    for e in target.elts:
+        if isinstance(e, ast.Name):
+            yield e
+        elif isinstance(e, (ast.Tuple, ast.List)):
+            yield from _unpacked_names(e)
+
+
 def _unpacks_tensors(ctx, func, name: ast.Name) -> bool:
     """`name` is an element of `a, b = f(...)` and the call is inferred a sequence of tensors (what
-    every `return` of the callee gives, or its annotation): unpacking it binds a tensor to each."""
+    every `return` of the callee gives, or its annotation): unpacking it binds a tensor to each; or an
+    element, at any depth, of `(a, b), (c, d) = value` where the value is a tensor: unpacking a tensor
+    gives tensors (its rows), and so does unpacking those."""
     for node in _own(func).nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if isinstance(target, (ast.Tuple, ast.List)) and any(e is name for e in target.elts):
-                return ctx.kind(node.value) == T.SEQ
+            if not isinstance(target, (ast.Tuple, ast.List)):
+                continue
+            if isinstance(node.value, ast.Call) and any(e is name for e in target.elts) \
+                    and ctx.kind(node.value) == T.SEQ:
+                return True
+            if any(e is name for e in _unpacked_names(target)):
+                return ctx.kind(node.value) == T.TENSOR
     return False
 
 

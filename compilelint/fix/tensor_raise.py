@@ -9,7 +9,8 @@ What the source must show (else no fix): the `if` has no `else`/`elif`, its body
 tensors (then `torch.logical_or(a, b)`: bool() of `a or b` on one-element tensors is bool() of
 their logical or), each a tensor on every path (fix/paths.py), optionally after Python operands
 joined by `and` (`if p and t: raise` is `if p: if t: raise` for any `p`: they stay a Python `if`);
-`if not (p and t): raise` is `if not p: raise` then `if not t: raise` (the raise copied as written);
+`if not (p and t): raise` is `if not p: raise` then `if not t: raise` (the raise copied as written),
+and `if p or t: raise` (Python operands `p` before the tensor) is `if p: raise` then `if t: raise`;
 the statement has its lines to itself with no comments inside. An f-string message becomes a plain
 string naming its fields (`{expr}` as text): the values are not built on every call.
 
@@ -39,16 +40,19 @@ def raise_to_assert_async(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         return None
     guard, check = _split_test(node.test)
     failed_guard = []  # `not (p and t)`: p's failure raises as before, in a Python `if` of its own
+    raising_guard = []  # `p or t`: p raises as before, in a Python `if` of its own
     if not guard:
         failed_guard, inner = _split_negated_and(node.test)
         if failed_guard:
             check = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=inner), node.test)
+    if not guard and not failed_guard:
+        raising_guard, check = _split_python_or(ctx, node.test)
     operands, negated = _tensor_operands(check)
     if not operands or operands[0] is not expr:  # one fix per statement, on its first tensor
         return None
     if any(ctx.kind(o) != T.BOOL or not tensor_on_every_path(ctx, o) for o in operands):
         return None
-    if any(ctx.is_tensor(g) for g in guard + failed_guard):
+    if any(ctx.is_tensor(g) for g in guard + failed_guard + raising_guard):
         return None
     exc = node.body[0].exc
     if node.body[0].cause is not None or not isinstance(exc, ast.Call) or exc.keywords or len(exc.args) > 1:
@@ -80,14 +84,16 @@ def raise_to_assert_async(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         inner = ft.line(raise_span.row)[: raise_span.col - 1]
         head = " and ".join(_one_line(expr_text(ft, g)) for g in guard)
         text = f"if {head}:{newline(ctx)}{inner}{check_text}"
-    elif failed_guard:
+    elif failed_guard or raising_guard:
         raise_span = ft.span(node.body[0])
-        inner = ft.line(raise_span.row)[: raise_span.col - 1]
         raise_rows = [ft.line(r).rstrip("\r\n") for r in range(raise_span.row, raise_span.end_row + 1)]
-        head = " and ".join(_one_line(expr_text(ft, g)) for g in failed_guard)
+        if failed_guard:
+            header = "if not ({}):".format(" and ".join(_one_line(expr_text(ft, g)) for g in failed_guard))
+        else:
+            header = "if {}:".format(" or ".join(_one_line(expr_text(ft, g)) for g in raising_guard))
         indent = ft.line(span.row)[: span.col - 1]
         nl = newline(ctx)
-        text = nl.join([f"if not ({head}):", *raise_rows, f"{indent}{check_text}"])
+        text = nl.join([header, *raise_rows, f"{indent}{check_text}"])
         note += "; the Python operands before the tensor keep their `if ...: raise`"
     else:
         text = check_text
@@ -107,6 +113,16 @@ def _split_negated_and(test: ast.AST):
             and isinstance(test.operand.op, ast.And) and len(test.operand.values) > 1:
         return list(test.operand.values[:-1]), test.operand.values[-1]
     return [], None
+
+
+def _split_python_or(ctx, test: ast.AST):
+    """`p or q or t` (p, q not tensors) → ([p, q], t): it raises where p or q holds, else where t does;
+    else ([], test)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and len(test.values) > 1:
+        head = list(test.values[:-1])
+        if head and not any(ctx.is_tensor(v) for v in head):
+            return head, test.values[-1]
+    return [], test
 
 
 def _tensor_operands(check: ast.AST):

@@ -8,7 +8,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
-    expr_text, file_text, in_fstring, names_read, never_raise, newline, torch_name, whole_lines,
+    expr_text, file_text, in_fstring, names_read, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 from compilelint.fix.warn_guard import is_warning_call
 
@@ -27,14 +27,33 @@ def _condition(test: ast.AST, expr: ast.AST) -> Tuple[Optional[ast.AST], bool]:
     return None, False
 
 
+# Expressions `.bool()` can follow without parentheses.
+POSTFIXABLE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def _mask_text(ctx, ft, cond: ast.AST) -> Optional[str]:
+    """The text of a boolean tensor that holds what `bool(cond)` answers: a boolean tensor as written;
+    another tensor (`if total:`) `.bool()`: non-zero is True, NaN too, as Python's bool of it."""
+    kind = ctx.kind(cond)
+    if kind == T.BOOL:
+        return expr_text(ft, cond)
+    if kind != T.TENSOR:
+        return None
+    text = expr_text(ft, cond)
+    return f"{text}.bool()" if isinstance(cond, POSTFIXABLE) else f"({text}).bool()"
+
+
 @never_raise
 def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
-    """`a if c else b` → `torch.where(c, a, b)` (unsafe: both sides are evaluated)."""
+    """`a if c else b` → `torch.where(c, a, b)` (unsafe: both sides are evaluated); a test that is
+    not a boolean tensor is tested as `c.bool()`."""
     cond, swap = _condition(node.test, expr)
-    if cond is None or ctx.kind(cond) != T.BOOL or in_fstring(ctx):
+    if cond is None or ctx.kind(cond) not in T.TENSORISH or in_fstring(ctx):
         return None
     if not (ctx.is_tensor(node.body) or ctx.is_tensor(node.orelse)):
         return None
+    if _not_a_number(node.body) or _not_a_number(node.orelse):
+        return None  # `torch.where(c, t, None)` raises
     ft = file_text(ctx)
     keep = [ft.span(n) for n in (cond, node.body, node.orelse)]
     if ft.comments_in(ft.span(node), keep):
@@ -46,7 +65,7 @@ def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
     a, b = expr_text(ft, node.body), expr_text(ft, node.orelse)
     if swap:
         a, b = b, a
-    content = f"{name}.where({expr_text(ft, cond)}, {a}, {b})"
+    content = f"{name}.where({_mask_text(ctx, ft, cond)}, {a}, {b})"
     message = "Replace with `torch.where(cond, a, b)`"
     return Fix("unsafe", message, imports + (Edit(content, ft.span(node)),), title=message)
 
@@ -227,3 +246,80 @@ def where_for_if(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
         content = nl.join([guard] + warn_rows) + nl + indent + content
         message += WARNED
     return Fix("unsafe", message, imports + (Edit(content, span),), title="Replace the branch with `torch.where`")
+
+
+def _joined_mask(ctx, ft, tname: str, test: ast.AST, expr: ast.AST) -> Optional[str]:
+    """`a and b` / `a or b` of boolean tensors, `expr` the first → `torch.logical_and(a, b)` (bool() of
+    `a and b` on one-element tensors is bool() of their logical and); else None."""
+    if not (isinstance(test, ast.BoolOp) and test.values[0] is expr):
+        return None
+    if any(ctx.kind(v) != T.BOOL for v in test.values):
+        return None
+    fn = "logical_and" if isinstance(test.op, ast.And) else "logical_or"
+    text = expr_text(ft, test.values[0])
+    for v in test.values[1:]:
+        text = f"{tname}.{fn}({text}, {expr_text(ft, v)})"
+    return text
+
+
+def _comment_rows(ft, first: int, last: int) -> Optional[List[str]]:
+    """The rows in [first, last] that hold only a comment; None if a comment shares a row with code."""
+    rows = []
+    for r in range(first, last + 1):
+        found = ft.comment_on(r)
+        if found is None:
+            continue
+        if ft.line(r)[: found[0] - 1].strip():
+            return None
+        rows.append(found[1])
+    return rows
+
+
+@never_raise
+def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
+    """`if c: return a` followed by `return b` → `return torch.where(c, a, b)` (unsafe: both sides are
+    evaluated, and the function returns a tensor either way); `c` may be `p and q` / `p or q` of
+    boolean tensors; comments on rows of their own in the branch move above the new statement."""
+    cond, swap = _condition(node.test, expr)
+    joined = isinstance(node.test, ast.BoolOp) and cond is None
+    if (cond is None and not joined) or node.orelse or len(node.body) != 1:
+        return None
+    early, last = node.body[0], statement_after(ctx, node)
+    if not (isinstance(early, ast.Return) and isinstance(last, ast.Return)):
+        return None
+    if early.value is None or last.value is None or _not_a_number(early.value) or _not_a_number(last.value):
+        return None
+    if not (ctx.is_tensor(early.value) or ctx.is_tensor(last.value)):
+        return None
+    ft = file_text(ctx)
+    if_span, last_span = ft.span(node), ft.span(last)
+    span = Span(if_span.row, if_span.col, last_span.end_row, last_span.end_col)
+    if not whole_lines(ft, span) or not ft.line(span.row)[span.col - 1:].startswith("if"):
+        return None  # shares a line, or is an `elif`
+    keep = [ft.span(n) for n in (node.test, early.value, last.value)]
+    header = _header_comment(ft, node)  # `if c:  # why`: the comment stays, on the new statement
+    if header is not None:
+        keep.append(header[0])
+    # Comments on rows of their own between the `if` line and the early `return` move above the new statement.
+    moved = _comment_rows(ft, node.test.end_lineno + 1, early.lineno - 1)
+    if moved is None:
+        return None
+    keep += [Span(r, 1, r, len(ft.line(r)) + 1) for r in range(node.test.end_lineno + 1, early.lineno)]
+    if ft.comments_in(span, keep):
+        return None
+    t = torch_name(ctx)
+    if t is None:
+        return None
+    tname, imports = t
+    mask = _joined_mask(ctx, ft, tname, node.test, expr) if joined else _mask_text(ctx, ft, cond)
+    if mask is None:
+        return None
+    a, b = expr_text(ft, early.value), expr_text(ft, last.value)
+    if swap:
+        a, b = b, a
+    message = ("Return `torch.where(cond, a, b)` instead of returning early (both sides are computed, their "
+               "errors and NaN/inf too; the result is always a tensor, of both sides' promoted dtype)")
+    content = f"return {tname}.where({mask}, {a}, {b})" + ("  " + header[1] if header is not None else "")
+    indent = ft.line(span.row)[: span.col - 1]
+    content = "".join(f"{c}{newline(ctx)}{indent}" for c in moved) + content
+    return Fix("unsafe", message, imports + (Edit(content, span),), title=message)

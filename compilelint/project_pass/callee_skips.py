@@ -1,11 +1,15 @@
-"""Calls that make Dynamo skip their caller's frame: a call, inside a loop of the caller, of a
-function that breaks on every such call.
+"""Calls that make Dynamo skip their caller's frame: a call of a function that breaks on every
+such call, inside a loop of the caller, or of a method of an object the caller builds itself.
 
 A break inside a function Dynamo inlines is a break of the outermost frame at the call; inside a
 loop of that frame Dynamo cannot resume ("graph break in loop"), so it runs the whole frame eager
 (measured on torch 2.13: fixtures/precision/callee_break_in_loop.py). The caller's own breaks after
 the call are never met, as after a break of its own in that loop (`placement.hidden_by`): the call
-is a frame-skipping break of the caller. The callee must break whatever the call: a break of a
+is a frame-skipping break of the caller. So is a call `b.m()` of an object the frame built (`b =
+Box(x)`, `Box(x).m()`), loop or not: to resume after the break Dynamo must rebuild the bound method
+of an object that exists only inside the frame, which it cannot ("Reconstruction failure"), so it
+runs the whole frame eager (measured on torch 2.13: fixtures/precision/built_object_break.py; torch
+2.11 in the truth corpus). The callee must break whatever the call: a break of a
 `break` rule that runs on every call giving what it needs of the optional arguments
 (`Candidate.every_call`, `needs`), which this call gives (or leaves out, for a `-name` need).
 """
@@ -30,15 +34,15 @@ class CallSkip(NamedTuple):
     flags: tuple = ()
 
 
-def loop_call_skips(project, fid: str, info, calls, rules) -> List[CallSkip]:
-    """The calls of function `fid` inside its loops whose callee breaks on them."""
-    if not info.loops:
-        return []
+def call_skips(project, fid: str, info, calls, rules) -> List[CallSkip]:
+    """The calls of function `fid` inside its loops, or of methods of objects it builds, whose
+    callee breaks on them."""
     out = []
     for call, callees in calls.of(project, fid):
-        if call.kind != "name" or not callees:
-            continue  # a method may be overridden by the receiver's class: only plain functions
-        if not any(lo <= call.row - info.row <= hi for lo, hi in info.loops):
+        if call.kind not in ("name", "built") or not callees:
+            continue  # a method may be overridden by the receiver's class: plain functions, and built objects' own
+        in_loop = any(lo <= call.row - info.row <= hi for lo, hi in info.loops)
+        if not in_loop and call.kind != "built":
             continue
         if all(breaks_on(project, call, callee, rules) for callee in callees):
             out.append(CallSkip(Row(call.row), call.guards, call.needs))

@@ -63,7 +63,7 @@ class FindingBuilder:
         tv = settings.torch_version
         self.findings[key] = Finding(
             code=c.code, name=rule.name, message=rule.render(c.message, tv), path=path, span=c.span, function=function,
-            fix=c.fix if c.code in fixable and _fix_holds(c.fix, tv) else None,
+            fix=_fix_for(c.fix, tv) if c.code in fixable else None,
             gb_type=rule.gb_types[0] if rule.gb_types else "",
             url=rule.url(tv), noqa_row=c.span.row, region=region, severity=severity, args=c.args,
         )
@@ -86,6 +86,9 @@ class FindingBuilder:
         return sorted(self.findings.values(), key=lambda f: f.sort_key)
 
 
-def _fix_holds(fix, torch_version: str) -> bool:
-    """The rewrite works on the selected torch: the behaviour it relies on holds there."""
-    return fix is None or not fix.behaviour or holds(fix.behaviour, torch_version)
+def _fix_for(fix, torch_version: str):
+    """The rewrite that works on the selected torch: the fix where the behaviour it relies on holds
+    there, else the one it names instead (`Fix.otherwise`), else None."""
+    while fix is not None and fix.behaviour and not holds(fix.behaviour, torch_version):
+        fix = fix.otherwise
+    return fix

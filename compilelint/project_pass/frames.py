@@ -70,6 +70,8 @@ class Frames:
     carried: Optional[list] = None  # `carried_none.hits`, once asked
     # fid → (its edges, its callees in `execution_order`'s order): kept by the memo between passes
     call_order: Dict[str, tuple] = field(default_factory=dict)
+    # `execution_order`'s answers over this call graph, kept between processes (`FramesMemo.kept_chosen`)
+    chosen: Optional[Dict[tuple, bool]] = field(default=None, compare=False, repr=False)
 
 
 def _runs_in(mode: str, wanted: str) -> bool:
@@ -95,6 +97,12 @@ class FramesMemo:
         self.kept_frames: Optional[Dict[str, tuple]] = None
         self.file_keys: Dict[str, Optional[str]] = {}
         self.kept_grew = False  # a function was looked at that the table lacked: worth writing again
+        # Kept with `kept_frames`, over the same call graph: `root_facts`' answer (set by `check`
+        # to the kept one, or (None, None, None)), and `execution_order`'s (class, attribute, built
+        # class) answers. Both read the graph alone (bases, attribute types, what `__init__` builds
+        # under which test: `FileSummary.graph_key`), never a candidate.
+        self.kept_roots: Optional[tuple] = None
+        self.kept_chosen: Optional[Dict[tuple, bool]] = None
         # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
         # every pass over one memo, as the parts kept are made with them).
         self.break_codes: frozenset = frozenset()
@@ -134,7 +142,14 @@ class FramesMemo:
     def root_facts(self, project, roots: List[str]) -> tuple:
         """(the root each reached function's `root` display names, a root per config class)."""
         if self._roots[0] != roots:
-            self._roots = (roots, {project.display(f): f for f in roots}, _one_per_config(project, roots))
+            kept = self.kept_roots
+            if kept is not None and kept[0] == roots:  # a process before, over this call graph
+                self._roots = kept
+            else:
+                self._roots = (roots, {project.display(f): f for f in roots}, _one_per_config(project, roots))
+                if kept is not None:
+                    self.kept_roots = self._roots
+                    self.kept_grew = True
         return self._roots[1:]
 
     def reached_part(self, project, fid: str, mode_reached: str, reached) -> Dict[str, tuple]:
@@ -187,7 +202,8 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], break_
     out = {}
     for mode in MODES:
         edges = memo.edges(mode, reached, ((fid, by_mode[mode][0]) for fid, by_mode in taken))
-        out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode])
+        out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode],
+                           chosen=memo.kept_chosen)
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     for fid, by_mode in taken:
         for mode in MODES:
@@ -428,8 +444,9 @@ def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> D
     """fid → when the compiled roots first run it: a depth-first walk of the calls in row order,
     a submodule `__init__` builds only under a test after the others (the first instance of a
     stage may lack it: a first stage built with `downsample = nn.Identity()`). `chosen`: what an
-    earlier call over the same project found of (class, attribute, built class) → built under a test."""
-    chosen = chosen if chosen is not None else {}
+    earlier call over the same project found of (class, attribute, built class) → built under a test
+    (default: the frames' kept answers, `Frames.chosen`, where there are)."""
+    chosen = chosen if chosen is not None else fr.chosen if fr.chosen is not None else {}
     project = fr.index
 
     def later(caller: str, callee: str, call) -> tuple:

@@ -13,9 +13,9 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
-from compilelint.analysis.self_items import NON_TENSOR_ITEM, only_tensor_items
-from compilelint.project_pass.callee_skips import loop_call_skips
-from compilelint.project_pass.regions import Project, edge_mode, meet
+from compilelint.analysis.self_items import NON_TENSOR_ITEM, grows_registered_lists, only_tensor_items
+from compilelint.project_pass.callee_skips import call_skips
+from compilelint.project_pass.regions import Project, held_mode
 from compilelint.project_pass.resolved_calls import ResolvedCalls
 from compilelint.config import Settings
 from compilelint.finding import Region
@@ -37,7 +37,9 @@ def user_inits(project: Project, roots) -> frozenset:
 
 def place(project: Project, summaries: List[FileSummary], roots, reached, settings: Settings,
           builder: FindingBuilder, calls: ResolvedCalls) -> None:
-    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`."""
+    """Every reached candidate that can run in the compiled code, and every file-wide one, into `builder`.
+    Long because each test a candidate passes (mode, dead guards, items, grown lists, flags) is one
+    line of one loop, and the memos those tests share are closures over it."""
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
@@ -46,6 +48,17 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
         if (fid, region_root) not in items_memo:
             items_memo[fid, region_root] = only_tensor_items(project, roots, fid, root_ids.get(region_root, ""))
         return items_memo[fid, region_root]
+
+    def beside_grown_lists(fid: str, c, region_root: str) -> bool:
+        """A recompile claim that Dynamo files under another guard: the frame's registered lists
+        grow every call and fail their own length guard on the same calls (the claim's fix would
+        remove no recompile)."""
+        if not getattr(builder.rules.get(c.code), "shadowed_by_grown_lists", False):
+            return False
+        if (fid, region_root, "grown") not in items_memo:
+            items_memo[fid, region_root, "grown"] = grows_registered_lists(
+                project, roots, fid, root_ids.get(region_root, ""), reached)
+        return items_memo[fid, region_root, "grown"]
 
     def given_misuse(fid: str, c) -> bool:
         """A misuse branch (a deprecated flag) that traced code takes itself: dead by its misuse
@@ -62,15 +75,17 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
             if r.as_wrapper:  # a decorator's own body runs when it decorates, not when the wrapper is called
                 first, last = info.wrapper
                 candidates = [c for c in candidates if first <= c.span.row - info.row <= last]
-            skips = frame_skips(candidates, builder.rules)
-            if any(c.span.row > info.row for c in candidates):  # a call in a loop whose callee always breaks
-                skips += loop_call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
+            skips = frame_skips(candidates, builder.rules, info)
+            if any(c.span.row > info.row for c in candidates):  # a call whose callee always breaks, in a loop or of a built object
+                skips += call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
-                mode = meet(r.mode, edge_mode(c.guards))
+                mode = held_mode(r.mode, r.held, c.guards)
                 if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none
+                if beside_grown_lists(f"{summary.module}.{qual}", c, r.root):
+                    continue  # the frame recompiles every call for its growing lists: Dynamo names them
                 if settings.mode != "any" and mode not in ("any", settings.mode):
                     continue
                 allowed, config_note = config_flags.decide(project, root_ids.get(r.root, ""), c.flags)
@@ -93,14 +108,20 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 builder.add(summary, summary.enclosing_function(c.span.row), c, None)
 
 
-def frame_skips(candidates, rules) -> list:
+def frame_skips(candidates, rules, info) -> list:
     """Break candidates after which Dynamo runs the rest of the frame eager: those inside a loop
     (it cannot resume inside a loop: "frame-skipped", measured in the truth corpus, e.g. a span-masking
-    helper's loop), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    helper's loop), those inside a `try` body (nor inside the block an exception handler or a
+    `finally` protects: measured on torch 2.13, fixtures/precision/break_in_try.py, and in the truth
+    corpus on torch 2.11), and those of rules whose break has no point to resume at (`skips_frame`)."""
+    tries = [(info.row + lo, info.row + hi) for lo, hi in info.tries]
     out = []
     for c in candidates:
         rule = rules.get(c.code)
-        if getattr(rule, "kind", "") == "break" and (c.in_loop or getattr(rule, "skips_frame", False)):
+        if getattr(rule, "kind", "") != "break":
+            continue
+        in_try = any(lo <= c.span.row <= hi for lo, hi in tries)
+        if c.in_loop or in_try or c.skips_frame or getattr(rule, "skips_frame", False):
             out.append(c)
     return out
 
@@ -114,7 +135,7 @@ def hidden_by(c, skips, info) -> int:
     and its `elif`s are never traced; a break after a nested loop that its first iteration skips
     hides the one inside)."""
     for s in skips:
-        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and (not s.when or s.when in c.when) \
+        if s.span.row < c.span.row and set(s.guards) <= set(c.guards) and same_branch(s.when, c.when) \
                 and asks_no_more(s, c):
             return s.span.row
     loops = [(info.row + lo, info.row + hi) for lo, hi in info.loops if lo <= c.span.row - info.row <= hi]
@@ -124,6 +145,13 @@ def hidden_by(c, skips, info) -> int:
     group = [s for s in skips if lo <= s.span.row <= hi and set(s.guards) <= set(c.guards) and asks_no_more(s, c)]
     first = min(group, key=lambda s: (bool(s.when), s.span.row), default=None)
     return first.span.row if first is not None and first is not c and first.span.row != c.span.row else 0
+
+
+def same_branch(outer: str, inner: str) -> bool:
+    """Does code under the `if` tests `outer` (their texts joined by " and ") run only where code
+    under `inner` can, each test of `outer` one of `inner`'s? As whole tests, not text: `not diag`
+    is not a test of the `else` arm's `not (not diag)`."""
+    return not outer or set(outer.split(" and ")) <= set(inner.split(" and "))
 
 
 def asks_no_more(s, c) -> bool:

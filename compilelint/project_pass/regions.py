@@ -18,6 +18,7 @@ from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
 from compilelint.analysis.names import AUTOGRAD_FUNCTIONS, COMPILE_FUNCS, DYNAMO_OPTIMIZE
 from compilelint.project_pass.installed import Installed
 from compilelint.analysis.parts import CONTAINERS
+from compilelint.project_pass.option_parts import OptionParts
 from compilelint.project_pass.part_flow import PartFlow
 from compilelint.analysis.stops import DISABLE_DECORATORS, bare as _bare, is_stop_decorator
 from compilelint.project_pass.resolved_calls import ResolvedCalls
@@ -25,7 +26,7 @@ from compilelint.project_pass.state_flags import StateFlags
 from compilelint.analysis.state import STATE
 from compilelint.rule import DEFAULT_TORCH_VERSION
 from compilelint.analysis.self_items import ANY_PART
-from compilelint.summary import TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.summary import EVAL_HELD, TRAINING, Call, Candidate, ClassInfo, FileSummary, FunctionInfo, Root
 from compilelint.torch_version import holds
 
 COMPILE_DECORATORS = COMPILE_FUNCS | DYNAMO_OPTIMIZE
@@ -75,6 +76,9 @@ class Reach:
     # The subclasses it runs for as a method of a base (`Project.receiver`), told apart by reach:
     # their `self.m(...)` calls run their own methods (`ResolvedCalls.callers` reads them).
     receivers: Tuple[str, ...] = ()
+    # Reached only through calls of submodules their caller put in eval mode (`EVAL_HELD`): its
+    # `self.training` is False in either mode of the compiled model.
+    held: bool = False
 
 
 @dataclass
@@ -115,6 +119,7 @@ class Project:
         self._mro_memo: Dict[str, List[str]] = {}
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow()
+        self.option_parts = OptionParts()
         self.installed = Installed()
         self.state_flags = StateFlags()
 
@@ -198,7 +203,8 @@ class Project:
         for c in self.mro(cls):
             entry = self.classes.get(c)
             if entry and attr in entry[1].submodules:
-                out = [self.canonical(x) for x in entry[1].submodules[attr]]
+                out = [x for x in map(self.canonical, entry[1].submodules[attr])
+                       if self.option_parts.allows(self, c, attr, x, cls)]  # a branch no construction's option takes
                 break
         for c in self.mro(cls):
             entry = self.classes.get(c)
@@ -330,6 +336,8 @@ class Project:
                 if not self.follow_misuse:
                     return True
                 continue
+            if name == EVAL_HELD:
+                continue  # a mode, not a predicate (`held_mode`)
             opt_in = OPT_IN_PREDICATES.get(name.rsplit(".", 1)[-1])
             if opt_in is not None:
                 if not self.follow_swapped and opt_in != needed:
@@ -428,7 +436,7 @@ class Project:
                 forward = self.method(owner, "forward")
                 return [forward] if forward else []
             return []
-        if call.kind == "method":
+        if call.kind in ("method", "built"):
             target = self.canonical(call.target)
             method = self.method(target, call.member) if target in self.classes else None
             return [method] if method else []
@@ -470,7 +478,7 @@ class Project:
             out = [self.receiver(callee, c) for c in classes
                    if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
             return list(dict.fromkeys(out)) or [None]
-        if call.kind in ("name", "method"):
+        if call.kind in ("name", "method", "built"):
             target = self.canonical(call.target)
             if target in self.classes:
                 return [self.receiver(callee, target)]
@@ -595,6 +603,17 @@ def edge_mode(guards) -> str:
     return modes.pop() if len(modes) == 1 else ("never" if modes else "any")
 
 
+def held_mode(mode: str, held: bool, guards) -> str:
+    """The mode code under `guards` runs in, in a function reached with mode `mode`: `edge_mode`'s,
+    and where the function runs held in eval (`Reach.held`) its `self.training` is False: code
+    under `if self.training:` never runs, code under its negation always does."""
+    if not held:
+        return meet(mode, edge_mode(guards))
+    if (TRAINING, True) in guards:
+        return "never"
+    return mode
+
+
 def meet(a: str, b: str) -> str:
     """Both conditions at once: `any` yields to the other; train and eval never meet."""
     if a == "any" or a == b:
@@ -620,8 +639,9 @@ def reach(project: Project, roots, follow_swapped: bool = False,
             continue
         state = (fid, rest[0] if rest else None)
         existing = reached.get(fid)
-        ranked_below = existing is not None and (existing.explicit or not explicit)
-        if ranked_below and state in states:
+        # a root that an earlier one reached only held in eval (`Reach.held`) runs in its own mode
+        ranked_below = existing is not None and (existing.explicit or not explicit) and not existing.held
+        if ranked_below and state in states and not states[state].held:
             continue
         root_display = project.display(fid)
         qual = project.functions[fid][1].qualname
@@ -636,9 +656,10 @@ def reach(project: Project, roots, follow_swapped: bool = False,
             for index, (call, callees) in enumerate(calls.of(project, current, receiver)):
                 if here.as_wrapper and not info.wrapper[0] <= call.row - info.row <= info.wrapper[1]:
                     continue  # the decorator's own body runs when it decorates, not per call
-                mode = meet(here.mode, edge_mode(call.guards))
+                mode = held_mode(here.mode, here.held, call.guards)
                 if mode == "never" or project.dead(call.guards):
                     continue
+                held = here.held or (EVAL_HELD, True) in call.guards
                 if call.own_flags and not config_flags.own_decides(
                         project, receiver or project.defining_class(current) or "", call.own_flags):
                     continue  # `else: self._fast_path()` under `if self.full_update:` of a class setting it
@@ -662,13 +683,22 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                         state = (callee, callee_receiver)
                         old_state, old = states.get(state), reached.get(callee)
                         if old is not None and old.root == root_display and old.mode != mode and old.mode != "any":
-                            reached[callee] = replace(old, mode="any")  # reached in another mode too
+                            reached[callee] = old = replace(old, mode="any")  # reached in another mode too
+                        if old is not None and old.root == root_display and old.held and not held:
+                            reached[callee] = replace(old, held=False)  # and not held in eval
                         if old_state is not None and old_state.root == root_display:
+                            wider = {}
                             if old_state.mode != mode and old_state.mode != "any":
-                                states[state] = replace(old_state, mode="any")
+                                wider["mode"] = "any"
+                            if old_state.held and not held:
+                                wider["held"] = False
+                            if wider:
+                                states[state] = replace(old_state, **wider)
                                 queue.append(state)
                             continue
-                        if old_state is not None and (old_state.explicit or not explicit):
+                        # a later root reaches it too; it counts where the first held it in eval and this does not
+                        unheld = old_state is not None and old_state.held and not held
+                        if old_state is not None and (old_state.explicit or not explicit) and not unheld:
                             continue
                         own_method = call.kind in ("self", "super") and callee_qual.rsplit(".", 1)[-1] == call.target
                         plain = own_method or call.label in (callee_qual, callee_qual.rsplit(".", 1)[-1])
@@ -679,8 +709,8 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                         as_wrapper = bool(project.functions[callee][1].wrapper) and any(
                             callee in project.wrappers(other) for other in callees if other != callee)
                         states[state] = Reach(root_display, f"{here.reason} → {hop}", cudagraph, explicit, mode, condition,
-                                              as_wrapper)
-                        if old is None or (explicit and not old.explicit):
+                                              as_wrapper, held=held)
+                        if old is None or (explicit and not old.explicit) or (old.held and not held):
                             reached[callee] = states[state]
                         queue.append(state)
     receivers: Dict[str, set] = {}

@@ -14,6 +14,14 @@ The forward's own calls may sit under such tests (`if self.is_folded: self.unfol
 `unfold` empties the list): the values are decided together, as the largest set of attributes
 that keep their construction value when every call under a test that those values rule out is
 left out (none of them changed first, none can change: by induction over the calls).
+
+An attribute that nothing gives the module is missing: no class of its MRO binds, stores or
+registers it (`state.class_attributes`), no code stores it on another object, the MRO holds no
+class from outside the project but `nn.Module` (and `object`) and `nn.Module` has no such
+attribute, and no class defines `__getattr__`. Reading it raises AttributeError (`nn.Module.__getattr__`
+finds no parameter, buffer or submodule of that name), so code under a test of it never runs:
+`if ready and not self.optimize_values:` where `__init__` only reads its `optimize_values`
+argument.
 """
 from __future__ import annotations
 
@@ -22,6 +30,29 @@ from typing import Dict, List, Optional, Set
 from compilelint.analysis.state import STATE
 
 DEPTH = 3  # properties returning properties
+MISSING = "missing"  # `value` of an attribute nothing gives the module
+# What a plain `nn.Module` instance has beyond `object`'s: `dir(torch.nn.Module())` on torch 2.13.
+MODULE_ATTRIBUTES = frozenset((
+    "T_destination", "_apply", "_backward_hooks", "_backward_pre_hooks", "_buffers", "_call_impl",
+    "_compiled_call_impl", "_forward_hooks", "_forward_hooks_always_called", "_forward_hooks_with_kwargs",
+    "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_get_backward_hooks", "_get_backward_pre_hooks",
+    "_get_name", "_is_full_backward_hook", "_load_from_state_dict", "_load_state_dict_post_hooks",
+    "_load_state_dict_pre_hooks", "_maybe_warn_non_full_backward_hook", "_modules", "_named_members",
+    "_non_persistent_buffers_set", "_parameters", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward",
+    "_state_dict_hooks", "_state_dict_pre_hooks", "_version", "_wrapped_call_impl", "add_module", "apply",
+    "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu", "cuda", "double", "dump_patches",
+    "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state", "get_parameter",
+    "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+    "named_modules", "named_parameters", "parameters", "register_backward_hook", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_module", "register_parameter",
+    "register_state_dict_post_hook", "register_state_dict_pre_hook", "requires_grad_", "set_extra_state",
+    "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train", "training", "type", "xpu",
+    "zero_grad"))
+# The names `nn.Module` goes by in an MRO (`Project.mro` names a class outside the project as written).
+MODULE_NAMES = frozenset(("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "object"))
 
 
 class StateFlags:
@@ -41,15 +72,42 @@ class StateFlags:
                 cls, _, attr = name[len(STATE):].rpartition(":")
                 if cls not in project.classes or not project.is_module_class(cls):
                     continue
-                values = {self.value(project, c, attr) for c in self.subclasses(project, cls)}
+                values = {self.value(project, c, attr) for c in self.subclasses(project, cls)} - {MISSING}
                 if None not in values and needed not in values:
-                    return True
+                    return True  # (no values at all: every class misses the attribute)
         return False
 
     def value(self, project, cls: str, attr: str) -> Optional[bool]:
         """What `self.<attr>` holds in the compiled module of class `cls`; None: undecided."""
         plain = self.plain_attr(project, cls, attr)
-        return self.kept(project, cls).get(plain) if plain else None
+        if not plain:
+            return None
+        kept = self.kept(project, cls)
+        if plain in kept:
+            return kept[plain]
+        return MISSING if self.missing(project, cls, plain) else None
+
+    def missing(self, project, cls: str, attr: str) -> bool:
+        """Does nothing give instances of `cls` the attribute (see the module's docstring)?"""
+        if attr in MODULE_ATTRIBUTES or attr.startswith("__") or attr in self.foreign(project):
+            return False
+        for c in project.mro(cls):
+            entry = project.classes.get(c)
+            if entry is None:
+                if c not in MODULE_NAMES and project.canonical(c) not in MODULE_NAMES:
+                    return False  # a base outside the project: its attributes are unknown
+                continue
+            info = entry[1]
+            if attr in info.attributes or "*" in info.attributes or "__getattr__" in info.methods or \
+                    "__getattribute__" in info.methods:
+                return False
+        return True
+
+    def foreign(self, project) -> Set[str]:
+        """Attributes some code stores on other objects (`module.flag = True`): never decided."""
+        if self._foreign is None:
+            self._foreign = {a for summary in project.summaries for a in summary.foreign_stores}
+        return self._foreign
 
     @staticmethod
     def plain_attr(project, cls: str, attr: str) -> str:
@@ -68,14 +126,13 @@ class StateFlags:
         if cls in self._kept:
             return self._kept[cls]
         self._kept[cls] = {}  # a cycle decides nothing
-        if self._foreign is None:  # attributes some code stores on other objects: never decided
-            self._foreign = {a for summary in project.summaries for a in summary.foreign_stores}
+        foreign = self.foreign(project)
         chain = [c for c in project.mro(cls) if c in project.classes]
         infos = [project.classes[c][1] for c in chain]
         if any("*" in i.state_changes or "*" in i.init_state for i in infos):
             return {}  # `setattr(self, name, v)`: any attribute may change
         held: Dict[str, bool] = {}
-        for a in ({a for i in infos for a in i.state_defaults} | {a for i in infos for a in i.init_state}) - self._foreign:
+        for a in ({a for i in infos for a in i.state_defaults} | {a for i in infos for a in i.init_state}) - foreign:
             stored = [i.init_state[a] for i in infos if a in i.init_state]  # nearest `__init__` first
             if None in stored:
                 continue  # an `__init__` stores something else than a constant

@@ -21,14 +21,27 @@ def roots_and_reach(project: Project, summaries: List[FileSummary], entries: Lis
         hit = store.get(key)
         if hit is not None:
             roots, reached, refs = hit
+            project.option_parts.user_built = user_built(project, roots)
             return roots, reached, disabled_calls(project, refs)
     known = store.known_roots if store is not None else None
     roots = known or compile_roots(project, entries, settings.scope, settings.follow_swapped)
+    project.option_parts.user_built = user_built(project, roots)
     reached, disabled = reach(project, roots, settings.follow_swapped, calls)
     if key is not None:
         refs = [(f"{d.summary.module}.{d.function.qualname}", d.index, d.callee) for d in disabled]
         store.put_run(key, (roots, reached, refs))
     return roots, reached, disabled
+
+
+def user_built(project: Project, roots) -> frozenset:
+    """The constructors of the compile roots' classes: the user builds those models, with any
+    arguments (`option_parts`)."""
+    out = set()
+    for fid, _via, *rest in roots:
+        cls = (rest[-1] if rest else None) or (project.defining_class(fid) if fid in project.functions else None)
+        if cls:
+            out.update(m for m in (project.method(cls, "__init__"), project.method(cls, "__new__")) if m)
+    return frozenset(out)
 
 
 def disabled_calls(project: Project, refs) -> List[DisabledCall]:

@@ -172,8 +172,43 @@ def _jit_script(name):
     return prepare
 
 
+# The example networks' options that their `_nodes` / given-edges models leave off (added 2026-11-28,
+# run on torch 2.13 CPU): the pooled output (`reduce_output=True`: the sum over nodes into
+# `int(batch.max()) + 1` graphs), and the graph built from positions when the data holds no
+# `edge_index` (`radius_graph`: `nonzero` and a boolean mask), its edge attributes sized to match.
+# Not `SimpleNetwork(pool_nodes=True)`: its run breaks at that `int(...)`, but Dynamo reports the
+# break of the resumed frame at line 110, past the function (the default `SimpleNetwork` run too),
+# which would judge the finding on the right line false.
+def _pooled(flag):
+    """The built network with its pooling flag on: the constructor only stores it (`self.<flag> =
+    <flag>`), `forward` alone reads it."""
+
+    def prepare(model, config, inputs):
+        setattr(model, flag, True)
+        return model, inputs
+
+    return prepare
+
+
+def _radius_edges(model, config, inputs):
+    """The data without `edge_index`: the network builds the graph from positions; one edge
+    attribute per edge that graph holds."""
+    import torch
+    from e3nn.nn.models.v2106.gate_points_networks import radius_graph
+
+    data = {k: v for k, v in inputs["data"].items() if k not in ("edge_index", "edge_attr")}
+    edges = radius_graph(data["pos"], model.max_radius, data["batch"]).shape[1]
+    data["edge_attr"] = torch.randn(edges, 1)
+    return model, {"data": data}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
-    return {name: {"jit_script": Variant("e3nn's jit_mode 'script': SphericalHarmonics scripts its kernel",
-                                         prepare=_jit_script(name))}
-            for name in JIT_SCRIPT_MODELS}
+    out = {name: {"jit_script": Variant("e3nn's jit_mode 'script': SphericalHarmonics scripts its kernel",
+                                        prepare=_jit_script(name))}
+           for name in JIT_SCRIPT_MODELS}
+    out["gate_points_2101.Network_nodes"]["reduce_output"] = Variant(
+        "reduce_output=True: the node outputs summed per graph (`int(batch.max()) + 1`)", prepare=_pooled("reduce_output"))
+    out["v2106.NetworkForAGraphWithAttributes"]["radius_graph"] = Variant(
+        "data without `edge_index`: the graph built from positions (`radius_graph`)", prepare=_radius_edges)
+    return out

@@ -72,3 +72,12 @@ def build(name, variant=None):
     if variant and variant.prepare:
         model, inputs = variant.prepare(model, None, inputs)
     return model, inputs
+
+
+def variants(Variant):
+    """{model: {variant: Variant}} (models.VARIANTS). The residual vector quantizer compiled as built
+    (added 2026-11-28, run on torch 2.13 CPU): its codebooks' k-means init (`init_embed_`:
+    `kmeans`, `bincount` per iteration) runs on the first call, which the default run makes eagerly."""
+    return {"residual_vector_quantizer": {
+        "fresh": Variant("compiled as built, with no eager call first: the codebooks' k-means init under Dynamo",
+                         fresh=True)}}

@@ -121,7 +121,30 @@ ROTARY_MODELS = ["ESM2", "ESM2_contacts", "ESM2_masked", "ESM2_no_token_dropout"
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     fresh = Variant("compiled as built, with no eager call first: the rotary tables built under Dynamo", fresh=True)
-    return {name: {"fresh": fresh} for name in ROTARY_MODELS}
+    out = {name: {"fresh": fresh} for name in ROTARY_MODELS}
+    rotary = Variant("use_rotary_embeddings=True, compiled as built with no eager call first: the rotary tables "
+                     "built under Dynamo", prepare=_rotary, fresh=True)
+    for name in NO_ROTARY_MODELS:
+        out[name] = {"rotary_fresh": rotary}
+    return out
+
+
+# The attention models built without rotary embeddings (the default), whose class applies them when
+# asked (added 2026-11-28, run on torch 2.13 CPU): `use_rotary_embeddings=True` only makes
+# `MultiheadAttention.__init__` set `self.rot_emb = RotaryEmbedding(dim=self.head_dim)` (the layer
+# passes the flag on to its attention), so the variant sets that on the built module.
+# Not the cross attention: rotary embeddings need keys as long as the queries.
+NO_ROTARY_MODELS = ["MultiheadAttention", "MultiheadAttention_bias_kv", "TransformerLayer_esm1", "TransformerLayer_esm1b"]
+
+
+def _rotary(model, config, inputs):
+    from esm.rotary_embedding import RotaryEmbedding
+
+    attention = getattr(model, "self_attn", model)
+    attention.rot_emb = RotaryEmbedding(dim=attention.head_dim)
+    if attention is not model:
+        model.use_rotary_embeddings = True
+    return model, inputs
 
 
 def build(name, variant=None):
@@ -130,4 +153,7 @@ def build(name, variant=None):
     make_model, make_inputs = _specs()[name]
     torch.manual_seed(0)
     model = make_model()
-    return model, make_inputs(model)
+    inputs = make_inputs(model)
+    if variant and variant.prepare:
+        model, inputs = variant.prepare(model, None, inputs)
+    return model, inputs

@@ -146,7 +146,11 @@ def variants(Variant):
     flat_fresh = Variant("the flat features of FA2 unpadding (`cu_seq_lens_q`), compiled as built with no eager "
                          "call first", prepare=_flat, fresh=True)
     return {"Pooling": {"prompt": prompt, "flat_prompt": flat},
-            "Pooling_lasttoken": {"prompt": prompt, "flat_prompt": flat},
+            "Pooling_lasttoken": {"prompt": prompt, "flat_prompt": flat,
+                                  "flat_prompt_with_mean": Variant(
+                                      "pooling_mode ('lasttoken', 'mean') on the flat features with a prompt length: "
+                                      "lasttoken together with a mode that pools by segment (the scatter path)",
+                                      prepare=_with_mean(_flat_prompt))},
             "SpladePooling": {"fresh": fresh, "flat_fresh": flat_fresh}}
 
 
@@ -170,6 +174,19 @@ def _flat(model, config, inputs):
     flat = features["token_embeddings"].detach()[mask].unsqueeze(0).requires_grad_()
     cu = torch.cat([torch.zeros(1, dtype=torch.int32), lengths.cumsum(0).to(torch.int32)])
     return model, {"features": {"token_embeddings": flat, "cu_seq_lens_q": cu}}
+
+
+def _with_mean(prepare):
+    """`prepare`, then the pooling modes `(<the model's mode>, "mean")`: what `Pooling(dim,
+    pooling_mode=(mode, "mean"))` stores (its output dimension one embedding wider)."""
+
+    def with_mean(model, config, inputs):
+        model, inputs = prepare(model, config, inputs)
+        model.pooling_mode = (model.pooling_mode, "mean")
+        model.pooling_output_dimension = 2 * model.embedding_dimension
+        return model, inputs
+
+    return with_mean
 
 
 def _flat_prompt(model, config, inputs):

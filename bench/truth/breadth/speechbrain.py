@@ -153,7 +153,7 @@ LAYERDROP_MODELS = ["BranchformerEncoder", "CNNTransformerSE", "ConformerEncoder
 # The front ends whose context window builds its kernel on the first call (`first_call`).
 FIRST_CALL_MODELS = ["Fbank", "Fbank_deltas_context", "MFCC"]
 # The recurrent layers that resize their state and dropout masks when the batch size changes.
-BATCH_SIZE_MODELS = ["LiGRU", "SLiGRU"]
+BATCH_SIZE_MODELS = ["CRDNN", "LiGRU", "SLiGRU"]
 
 
 # The other encoders of `TransformerASR` (its `encoder_module` option), with layer dropout 0.5: the

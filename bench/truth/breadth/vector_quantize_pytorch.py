@@ -158,6 +158,51 @@ def _masked(model, config, inputs):
     return model, {**inputs, "mask": torch.arange(x.shape[1])[None].expand(x.shape[0], -1) < torch.tensor([[8], [5]])}
 
 
+# Options the variants above leave unrun, one model each (the lines their findings sit on):
+# - plain masks for two models whose `mask_in_place` run raises in eager (the implicit neural codebook
+#   backpropagates twice through its MLP; a codebook_dim of 8 meets the 16-dim input in the masked
+#   commitment loss): the implicit codebook with the mask alone, the projected codebook with the
+#   in-place optimizer and the mask but no commitment loss;
+# - k-means init with fewer vectors than codes (the warning) for the image feature map (32 vectors,
+#   a codebook of 64) and the separate multi-head codebooks (16 vectors per head);
+# - beam search with dead-code expiry, and with the active-codes orthogonal loss (its k-means init
+#   raises in eager: the beams widen the batch the codebook was initialised for);
+# - the hierarchical quantizer's nested dropout and the residual LFQ's quantize dropout (a seed drawn
+#   as a tensor and read back);
+# - LatentQuantize with fixed values and its in-place optimizer (the loss weights are buffers).
+def _latent_in_place(model, config, inputs):
+    import torch
+
+    model.in_place_codebook_optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, inputs
+
+
+def _more_variants(Variant, out):
+    out["residual_vq_implicit"]["mask"] = Variant("a padding mask passed (8 and 5 of 8 positions): the masked "
+                                                  "commitment loss", prepare=_masked)
+    out["vq_codebook_dim"]["mask_in_place_no_commit"] = Variant(
+        "a padding mask, a learnable codebook and its in-place optimizer, no commitment loss: the masked in-place loss",
+        prepare=_masked, config=dict(learnable_codebook=True, ema_update=False,
+                                     in_place_codebook_optimizer=_codebook_sgd, commitment_weight=0.0))
+    out["vq_image"]["kmeans_few_samples"] = Variant(
+        "k-means init of a 64-code codebook from 32 vectors, compiled fresh: the duplicate-samples warning",
+        config=dict(kmeans_init=True, kmeans_iters=2, codebook_size=64), fresh=True)
+    out["vq_multihead"]["kmeans_init"] = Variant(
+        "k-means init of each head's 32 codes from 16 vectors, compiled fresh: the duplicate-samples warning",
+        config=dict(kmeans_init=True, kmeans_iters=2), fresh=True)
+    out["residual_vq_beam"]["dead_codes"] = Variant("dead-code expiry (threshold 2)", config=dict(threshold_ema_dead_code=2))
+    out["residual_vq_beam"]["orthogonal_active"] = Variant(
+        "orthogonal loss on the active codes", config=dict(orthogonal_reg_weight=1.0, orthogonal_reg_active_codes_only=True))
+    out.setdefault("hierarchical_vq", {})["nested_dropout"] = Variant(
+        "nested dropout 1.0: the dropped levels drawn from a tensor seed", config=dict(nested_dropout=1.0))
+    out.setdefault("residual_lfq", {})["quantize_dropout"] = Variant(
+        "quantize dropout on: the dropout layer drawn from a tensor seed", config=dict(quantize_dropout=True))
+    out.setdefault("latent_quantize", {})["in_place_values"] = Variant(
+        "fixed values with an in-place optimizer (train): the weighted losses, backward and step inside forward",
+        config=dict(optimize_values=False), prepare=_latent_in_place)
+    return out
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     fresh = Variant("k-means init, dead-code expiry (threshold 2), orthogonal loss on the active codes, compiled "
@@ -184,4 +229,4 @@ def variants(Variant):
     sampled = Variant("per-sample entropy on a random half of the tokens", config=dict(frac_per_sample_entropy=0.5))
     for name in ENTROPY_SAMPLE_MODELS:
         out.setdefault(name, {})["entropy_sample"] = sampled
-    return out
+    return _more_variants(Variant, out)

@@ -285,9 +285,12 @@ def _rewrapped(**options):
 # copies it (`cache = copy(cache)`, x_transformers.py:4465). `copy.copy` is a skipped call on 2.11
 # and traced on 2.13 (data/untraceable-*.json), so the run is bound to torch 2.11 (the device run).
 # For the looped models whose only input is the tokens (not the pooled encoders: their pooled output
-# refuses the cache, an assert in eager).
+# refuses the cache, an assert in eager), and two that the one-token looped run leaves out (added
+# 2026-11-28): sparse top-k (one token is fewer keys than its top 4; after a cache of 4 there are 5)
+# and output heads; their step after the cache runs eager on torch 2.13 and executes 4465 and 4515.
 LOOPED_CACHE_MODELS = sorted(n for n in LOOPED_MODELS if SPECS[n][0] == "tokens"
-                             and n not in ("encoder_attn_pool", "encoder_average_pool"))
+                             and n not in ("encoder_attn_pool", "encoder_average_pool")) + \
+    ["decoder_sparse_topk", "wrapper_output_heads"]
 
 
 def _looped_cache(model, config, inputs):
@@ -339,4 +342,21 @@ def variants(Variant):
                            torch="2.11")
     for name in LOOPED_CACHE_MODELS:
         out[name]["looped_cache"] = looped_cache
+    recycling = Variant("recycling=True, 2 recycle steps given: in train the step count is drawn anyway "
+                        "(`randrange(...) + 1`)", config=dict(wrapper=dict(recycling=True)), prepare=_recycle_steps)
+    for name in RECYCLING_MODELS:
+        out.setdefault(name, {})["recycling"] = recycling
     return out
+
+
+# Recycling (`TransformerWrapper(recycling=True)`, added 2026-11-28, run on torch 2.13 CPU): the
+# wrapper's `recycle_steps = default(recycle_steps, (randrange(...) + 1) if self.training else None)`
+# draws the step count in train whether or not the call gives it (an argument is evaluated before
+# the call): Python arithmetic on a traced draw. For the models whose only wrapper is a
+# `TransformerWrapper` they call themselves (the recycling model runs it by default).
+RECYCLING_MODELS = sorted(n for n, spec in SPECS.items()
+                          if spec[0] in ("tokens", "tokens_mask", "tokens_prefix", "tokens_condition"))
+
+
+def _recycle_steps(model, config, inputs):
+    return model, {**inputs, "recycle_steps": 2}
