@@ -322,4 +322,4 @@ def where_for_return(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     content = f"return {tname}.where({mask}, {a}, {b})" + ("  " + header[1] if header is not None else "")
     indent = ft.line(span.row)[: span.col - 1]
     content = "".join(f"{c}{newline(ctx)}{indent}" for c in moved) + content
-    return Fix("unsafe", message, imports + (Edit(content, span),), title=message)
+    return Fix("unsafe", message, imports + (Edit(content, span),), title="Return `torch.where(c, a, b)`")
