@@ -228,3 +228,17 @@ def test_a_class_is_clean_when_no_run_of_its_models_breaks_in_eval_default_or_va
     train_claim = [_finding(30, mode="train")]
     only = score.totals([score.score_model(model("b1", "B"), train_claim)])
     assert (only["clean_classes"], only["clean_classes_alarmed"]) == (1, 0)
+
+
+def test_a_run_whose_compile_raised_shows_true_sites_but_no_line_clean():
+    """Dynamo stopped early (a RecursionError while tracing): the lines the eager run executed past
+    that point were never traced, so they are no evidence of a clean line; sites it reported stand."""
+    score = _score_module()
+    failed = {"name": "m", "eval": {"events": [_break(13)], "error": "RecursionError: maximum recursion depth"},
+              "train": {"events": []}}
+    ran = _lines(eval_lines=[13, 30], train_lines=[])
+    s = score.score_model(failed, [_finding(13, mode="eval"), _finding(30, mode="eval")], ran)
+    assert [ok for _, ok in s["findings"]] == [True, None]
+    compiled = {"name": "m", "eval": {"events": [_break(13)]}, "train": {"events": []}}
+    s = score.score_model(compiled, [_finding(13, mode="eval"), _finding(30, mode="eval")], ran)
+    assert [ok for _, ok in s["findings"]] == [True, False]

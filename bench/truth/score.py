@@ -29,7 +29,9 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
   unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
   resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
-  the line). A mode whose eager run raised is not judged at all, and its events are not sites.
+  the line). A mode whose eager run raised is not judged at all, and its events are not sites; a
+  mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
+  sites it reported, but no executed line as clean (Dynamo never traced past where it stopped).
   `finding_precision` counts unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
   `unexercised_findings` counts them;
@@ -178,12 +180,14 @@ def shadowed(model: dict, mode: str) -> list:
 
 
 def _run_sites(model: dict, lines) -> tuple:
-    """(valid modes, break sites per mode, recompile sites per mode, shadowed lines per mode) of one run."""
+    """(valid modes, break sites per mode, recompile sites per mode, shadowed lines per mode, modes
+    whose compiled run raised) of one run."""
     modes = valid_modes(lines)
     fsites = {m: sites(model, m, BREAKS) if m in modes else set() for m in ("eval", "train")}
     rsites = {m: sites(model, m, ("recompile",)) if m in modes else set() for m in ("eval", "train")}
     shadows = {m: shadowed(model, m) if m in modes else [] for m in ("eval", "train")}
-    return modes, fsites, rsites, shadows
+    failed = {m for m in ("eval", "train") if (model.get(m) or {}).get("error")}
+    return modes, fsites, rsites, shadows, failed
 
 
 def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
@@ -195,8 +199,8 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
     has a site of its kind near it, false if none has, unexercised only if no run executed it.
     Sites, recall and the clean-model figures stay those of the default run."""
     findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
-    modes, fsites, rsites, shadows = _run_sites(model, lines)
-    runs = [("", lines, modes, fsites, rsites, shadows)]
+    modes, fsites, rsites, shadows, failed = _run_sites(model, lines)
+    runs = [("", lines, modes, fsites, rsites, shadows, failed)]
     for record, vlines in variants:
         if lines is not None and vlines is None:
             continue  # what the variant executed is not recorded: it can judge nothing
@@ -211,7 +215,7 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         by_mode, by = {}, set()
         for m in finding_modes(f):
             seen = []  # the verdict of each run that executed the finding in this mode
-            for name, run_lines, run_modes, run_f, run_r, run_shadows in runs:
+            for name, run_lines, run_modes, run_f, run_r, run_shadows, run_failed in runs:
                 if m not in run_modes:
                     continue
                 by_mode.setdefault(m, None)
@@ -219,7 +223,10 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
                                  for file, lo, hi in run_shadows[m])
                 run_sites = (run_r if recompile else run_f)[m]
                 if (executed(run_lines, m, f) or on_own_rows(f, run_sites)) and not hidden and traced:
-                    seen.append(any(near(s, [place(f)]) for s in run_sites))
+                    found = any(near(s, [place(f)]) for s in run_sites)
+                    if not found and m in run_failed:
+                        continue  # a run whose compile raised (Dynamo stopped early) shows no line clean
+                    seen.append(found)
                     by.add(name or "default")
             if seen:
                 by_mode[m] = any(seen)
