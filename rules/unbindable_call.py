@@ -26,7 +26,10 @@ def _shape(call: ast.Call) -> Optional[Tuple[int, Tuple[str, ...]]]:
 
 def _refusal(fn: ast.AST, npos: int, keywords: Tuple[str, ...]) -> str:
     """Why a bound method `fn` cannot take a call of this shape ("" when it can): the receiver fills
-    `self`, so `npos` positional arguments need `npos + 1` positional parameters."""
+    `self`, so `npos` positional arguments need `npos + 1` positional parameters. A decorated `def`
+    is called through what its decorator returns, whose signature the source does not show: ""."""
+    if fn.decorator_list:
+        return ""
     args = fn.args
     positional = [a.arg for a in args.posonlyargs + args.args]
     by_keyword = {a.arg for a in args.args + args.kwonlyargs}
