@@ -88,8 +88,9 @@ class UnbindableCall(Rule):
 
     @classmethod
     def function_facts(cls, fn, nodes):
-        """The calls inside a `try` whose handlers catch TypeError: {(row, col): (positional count,
-        keyword names)}; None when there is none."""
+        """The calls inside a `try` whose handlers catch TypeError: {(row from the `def`, col):
+        (positional count, keyword names)}; None when there is none. Rows count from the `def` line,
+        so an edit above the function (which moves it, not what this says) keeps the facts."""
         out: Dict[Tuple[int, int], Tuple[int, Tuple[str, ...]]] = {}
         for n in nodes:
             if n.__class__ is not ast.Try or not any(map(_catches_type_error, n.handlers)):
@@ -97,7 +98,7 @@ class UnbindableCall(Rule):
             for stmt in n.body:
                 for call in ast.walk(stmt):
                     if isinstance(call, ast.Call) and (shape := _shape(call)) is not None:
-                        out[call.lineno, call.col_offset + 1] = shape
+                        out[call.lineno - fn.lineno, call.col_offset + 1] = shape
         return out or None
 
     @classmethod
@@ -110,7 +111,7 @@ class UnbindableCall(Rule):
                     continue
                 summary, info = project.function(fid)
                 for callee, call in edges:
-                    shape = calls.get((call.row, call.col))
+                    shape = calls.get((call.row - info.row, call.col))
                     if shape is None or call.kind not in ("attr", "self") or (fid, call.row, call.col) in hits:
                         continue  # a bound method (a submodule's forward, an own method): the receiver fills `self`
                     found = project.function(callee)
