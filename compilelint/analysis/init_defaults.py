@@ -26,6 +26,7 @@ import weakref
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import FUNCS, is_self, parameter_defaults, self_targets
+from compilelint.analysis.call_binding import NONE, argument_slot, handed_name, hands_on_varargs, is_required, receiver_offset
 
 
 def init_defaults(class_node: ast.ClassDef, nodes, of_kinds=None) -> Dict[str, str]:
@@ -143,7 +144,6 @@ class ConstructorDefaults:
         return self._given[key]
 
     def _any_site_gives(self, fid: str, param: str, user_inits: frozenset) -> bool:
-        from compilelint.analysis.passed_args import NONE, _handed_on, _offset, _required, _slot, handed_name
 
         if not fid.endswith(CONSTRUCTORS) or fid in user_inits:
             return True
@@ -154,17 +154,17 @@ class ConstructorDefaults:
         for caller, call in sites:
             if call.args is None:
                 return True  # `Block(*args)`, `Block(**cfg)`: anything
-            slot = _slot(call, callee, param)
-            if slot is None and param not in callee.params and call.args[0] > len(callee.params) - _offset(call, callee):
+            slot = argument_slot(call, callee, param)
+            if slot is None and param not in callee.params and call.args[0] > len(callee.params) - receiver_offset(call, callee):
                 return True  # extra positional arguments, which its `*args` may hand on
             if slot is None:
-                if _handed_on(call) and self.given(caller, param, user_inits):
+                if hands_on_varargs(call) and self.given(caller, param, user_inits):
                     return True  # its caller's own *args/**kwargs, handed on
                 continue
             own = next((name for at, name in call.forwards if at == slot), None)
             if own == NONE:
                 continue
-            if own is None or own.startswith("=") or _required(own):
+            if own is None or own.startswith("=") or is_required(own):
                 return True  # a value of the caller's own making, or a constant
             if own.startswith("self."):
                 if not self.at_default(caller, own[5:], user_inits):

@@ -45,6 +45,8 @@ import weakref
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names, walk
+from compilelint.analysis.call_binding import (KEY, NONE, NUMBER, PROBE, REQUIRED, VALUE, VARARGS, argument_slot,
+                                               handed_name, hands_on_varargs, is_required, receiver_offset)
 from compilelint.analysis.init_defaults import constructor_defaults
 from compilelint.analysis.wrappers import wrapper_def
 from compilelint.summary import Call, FunctionInfo
@@ -188,7 +190,7 @@ def _rejects(call: Call, callee: FunctionInfo, need: str) -> bool:
         return False
     param, _, probe = need[len(PROBE):].partition(".")
     method, _, wanted = probe.partition(VALUE)
-    slot = _slot(call, callee, param)
+    slot = argument_slot(call, callee, param)
     sure = next((s for at, s in call.forwards if at == (PROBE, slot)), None) if slot is not None else None
     return sure is not None and sure.partition(VALUE)[0] == method and sure.partition(VALUE)[2] != wanted
 
@@ -396,23 +398,6 @@ def _rebound(fn: ast.AST, nodes) -> Dict[str, int]:
     return got
 
 
-# The parameter name `forwarded_params` writes for an argument that is the constant None; the
-# slot and name it writes when the call hands on the caller's own *args/**kwargs.
-NONE = "None"
-VARARGS = "*"
-# What follows it in a need is the constants the test needs the parameter to equal (`p == "warn"`:
-# "p='warn'", tab-separated); in a call's `forwards`, the constant an argument is (`zero_division="nan"`).
-VALUE = "="
-# Before a parameter handed on in a call's `forwards`: the caller annotates it as a number; it has
-# no default (the call always gives a value: only a test for given constants asks the callers which).
-NUMBER = "#"
-REQUIRED = "^"
-# A need of what an argument answers to a method (`?preds.is_floating_point=False`); in a call's
-# `forwards`, under (PROBE, slot), what the caller makes sure of that argument (`raised_after`).
-PROBE = "?"
-# A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
-# or handing on its own `**kwargs`, gives it.
-KEY = "**"
 _KWARGS: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDictionary()
 _OPTIONAL: "weakref.WeakKeyDictionary[ast.AST, Dict[str, object]]" = weakref.WeakKeyDictionary()
 _PARAMS: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()  # (names, number-annotated)
@@ -488,14 +473,8 @@ def _number_annotation(node: ast.AST) -> bool:
     return False
 
 
-def handed_name(own: str) -> str:
-    """The caller's parameter a `forwards` entry hands on (without the NUMBER and REQUIRED marks)."""
-    return own.lstrip(NUMBER + REQUIRED)
 
 
-def _required(own: str) -> bool:
-    """Is this `forwards` entry a parameter without a default handed on?"""
-    return own.lstrip(NUMBER).startswith(REQUIRED)
 
 
 def _all_strings(values: str) -> bool:
@@ -536,27 +515,10 @@ def passed_shape(call: ast.Call, fn: Optional[ast.AST]) -> Optional[Tuple[int, T
     return (sum(1 for a in call.args if not isinstance(a, ast.Starred)), tuple(k.arg for k in call.keywords if k.arg))
 
 
-def _handed_on(call: Call) -> bool:
-    return any(at == VARARGS for at, _ in call.forwards)
 
 
-def _offset(call: Call, callee: FunctionInfo) -> int:
-    """1 when the receiver fills the callee's `self`/`cls` (a method call, a class built), else 0."""
-    bound = call.kind != "name" or callee.qualname.rsplit(".", 1)[-1] in ("__init__", "__new__")
-    return 1 if bound and callee.params[:1] in (("self",), ("cls",)) else 0
 
 
-def _slot(call: Call, callee: FunctionInfo, param: str):
-    """Where `call` gives `param`: its keyword, its positional index, or None (not given)."""
-    npos, keywords = call.args
-    if param.startswith(KEY):  # a key of the callee's `**kwargs`: by keyword only
-        return param[len(KEY):] if param[len(KEY):] in keywords else None
-    if param in keywords:
-        return param
-    if param not in callee.params:
-        return None  # keyword-only, and not given by keyword
-    index = callee.params.index(param) - _offset(call, callee)
-    return index if index < npos else None
 
 
 def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
@@ -564,15 +526,15 @@ def passes(call: Call, callee: FunctionInfo, param: str) -> bool:
     if call.args is None:
         return True
     if param.startswith("*") and not param.startswith(KEY):  # "*2": exactly two extra positional arguments
-        return _handed_on(call) or call.args[0] - (len(callee.params) - _offset(call, callee)) == int(param[1:])
-    return _slot(call, callee, param) is not None or _handed_on(call)
+        return hands_on_varargs(call) or call.args[0] - (len(callee.params) - receiver_offset(call, callee)) == int(param[1:])
+    return argument_slot(call, callee, param) is not None or hands_on_varargs(call)
 
 
 def _same(call: Call, callee: FunctionInfo, a: str, b: str) -> bool:
     """Does this call pass one and the same local name as `a` and `b` (so `a is b` holds)?"""
     if call.args is None:
         return False
-    slot_a, slot_b = _slot(call, callee, a), _slot(call, callee, b)
+    slot_a, slot_b = argument_slot(call, callee, a), argument_slot(call, callee, b)
     return slot_a is not None and slot_b is not None and any(slot_a in group and slot_b in group for group in call.same)
 
 
@@ -591,8 +553,8 @@ def fills(call: Call, callee: FunctionInfo, param: str) -> bool:
     of the caller handed on?"""
     if call.args is None:
         return False
-    slot = _slot(call, callee, param)
-    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) or _required(name)
+    slot = argument_slot(call, callee, param)
+    return slot is not None and all(at != slot or name.startswith(("self.", VALUE)) or is_required(name)
                                     for at, name in call.forwards)
 
 
@@ -689,7 +651,7 @@ class Incoming:
             return False
         calls = [call for caller, call in self._incoming().get(fid, []) if self.live(caller, call)]
         callee = self.project.functions[fid][1]
-        return bool(calls) and all(call.args is not None and _slot(call, callee, p) in call.tensors
+        return bool(calls) and all(call.args is not None and argument_slot(call, callee, p) in call.tensors
                                    for call in calls for p in params)
 
     def passes_true_constants(self, fid: str, needs: Tuple[str, ...]) -> bool:
@@ -703,7 +665,7 @@ class Incoming:
             if not self.live(caller, call):
                 continue
             given = dict(call.forwards)  # with unknown arguments (`**kw` handed on), by keyword only
-            if all(_true_constant(given.get(_slot(call, callee, p) if call.args is not None else p)) for p in needs):
+            if all(_true_constant(given.get(argument_slot(call, callee, p) if call.args is not None else p)) for p in needs):
                 return True
         return False
 
@@ -716,7 +678,7 @@ class Incoming:
             return False
         if call.args is None or not call.forwards or param.startswith("*") and not param.startswith(KEY):
             return True
-        slot = _slot(call, callee, param)
+        slot = argument_slot(call, callee, param)
         if slot is None:  # only the caller's own *args/**kwargs can give it
             # a key the callee reads from its `**kwargs` is one a user adds to `model(x)`: it is not
             # filled in by a decorator of the root, as a named argument may be (`lenient`)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Optional, Tuple
 
+from compilelint.analysis.call_binding import NONE, VALUE, argument_slot, handed_name, hands_on_varargs, receiver_offset
 from compilelint.analysis.init_defaults import constructor_defaults
 
 
@@ -75,7 +76,6 @@ class OptionParts:
         return self._values[key]
 
     def _values_of(self, project, init: str, param: str, default: str, chain) -> Optional[frozenset]:
-        from compilelint.analysis.passed_args import NONE, VALUE, _handed_on, _offset, _slot, handed_name
 
         if init not in project.functions or init in self.user_built and not chain:
             return None
@@ -87,11 +87,11 @@ class OptionParts:
             return None  # built only outside the checked code: anything
         out = set()
         for caller, call in sites:
-            if call.args is None or _handed_on(call):
+            if call.args is None or hands_on_varargs(call):
                 return None  # `Layer(*args)`, `Layer(**cfg)`, or its caller's own *args handed on
-            slot = _slot(call, callee, param)
+            slot = argument_slot(call, callee, param)
             if slot is None:
-                if param not in callee.params and call.args[0] > len(callee.params) - _offset(call, callee):
+                if param not in callee.params and call.args[0] > len(callee.params) - receiver_offset(call, callee):
                     return None  # extra positional arguments
                 if not default:
                     return None
