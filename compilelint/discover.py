@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass, field
 import subprocess
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
@@ -89,9 +90,9 @@ def discover(paths: List[str], exclude: Union[List[str], Callable[[str], bool]],
     seen = set()
     ignore_cache: Dict[str, Optional[_GitIgnore]] = {}
 
-    def add(path):
+    def add(path, st=None):
         try:  # the same file reached twice (a symlink, overlapping arguments) is checked once
-            st = os.stat(path)
+            st = st or os.stat(path)
             key = (st.st_dev, st.st_ino)
         except OSError:
             key = os.path.realpath(path)
@@ -144,8 +145,12 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             full = os.path.join(dirpath, name)
             if exclude(full) or _is_ignored(os.path.join(absolute, name), False, ignores):
                 continue
-            if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
-                add(full[2:] if full.startswith("./") else full)  # Ruff prints `a.py`, not `./a.py`
+            try:  # one stat says it is a file and, to `add`, which one
+                st = os.stat(full)
+            except OSError:  # a broken link is named (and reported unreadable), as any other file
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) or st is None and os.path.islink(full):
+                add(full[2:] if full.startswith("./") else full, st)  # Ruff prints `a.py`, not `./a.py`
 
 
 def _is_virtualenv(path: str) -> bool:

@@ -1,8 +1,11 @@
 import ast
 
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.buffer_local import buffer_to_local
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+buffer_to_local = builder("buffer_local", "buffer_to_local")
 
 
 def _buffer(ctx, node) -> str:

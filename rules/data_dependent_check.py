@@ -1,7 +1,10 @@
 import ast
 
-from compilelint.fix.equal_shortcut import skip_equal_under_compile
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+skip_equal_under_compile = builder("equal_shortcut", "skip_equal_under_compile")
 
 FUNCTIONS = {"torch.equal": "equal", "torch.allclose": "allclose", "torch.is_nonzero": "is_nonzero"}
 METHODS = frozenset({"equal", "allclose", "is_nonzero"})

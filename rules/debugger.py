@@ -1,8 +1,11 @@
 import ast
 
-from compilelint.fix.guard import guard_statement
+from compilelint.fix import builder
 from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+guard_statement = builder("guard", "guard_statement")
 
 DEBUGGER_CALLS = frozenset({
     "builtins.breakpoint", "pdb.set_trace", "pdb.post_mortem", "pdb.pm", "ipdb.set_trace",

@@ -1,8 +1,11 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.expert_loop import dense_expert_loop
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+dense_expert_loop = builder("expert_loop", "dense_expert_loop")
 
 # Ops whose output size depends on the data.
 OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})

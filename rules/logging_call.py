@@ -2,9 +2,12 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import falls_into_raise
-from compilelint.fix.guard import guard_statement
+from compilelint.fix import builder
 from compilelint.fix.notes import NOT_UNDER_COMPILE, explained
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+guard_statement = builder("guard", "guard_statement")
 
 LOGGER_METHODS = frozenset({
     "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",

@@ -1,8 +1,11 @@
 import ast
 
 from compilelint.analysis.astutil import is_self, walk
-from compilelint.fix.module_cast import guard_conversion
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+guard_conversion = builder("module_cast", "guard_conversion")
 
 # nn.Module methods that convert the module's parameters and buffers in place (and return it).
 CONVERSIONS = frozenset({"to", "half", "float", "bfloat16", "double", "cuda", "cpu"})

@@ -2,9 +2,12 @@ import ast
 from functools import lru_cache
 
 from compilelint.analysis.astutil import self_attr, walk
-from compilelint.fix.counter import buffer_counter
+from compilelint.fix import builder
 from compilelint.fix.notes import BUFFER, explained
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+buffer_counter = builder("counter", "buffer_counter")
 
 
 def _reads(value: ast.AST, attr: str) -> bool:

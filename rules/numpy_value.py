@@ -2,9 +2,12 @@ import ast
 from typing import Dict, Set
 
 from compilelint.analysis.astutil import walk
-from compilelint.fix.numpy_constant import assume_numpy_answer_constant
-from compilelint.fix.numpy_planner import disable_numpy_planner
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+assume_numpy_answer_constant = builder("numpy_constant", "assume_numpy_answer_constant")
+disable_numpy_planner = builder("numpy_planner", "disable_numpy_planner")
 
 # NumPy calls that give constants Dynamo folds (types, dtypes, seeding) or that measured clean.
 CONSTANT_CALLS = frozenset({"numpy.dtype", "numpy.random.seed", "numpy.random.rand", "numpy.random.randn"})

@@ -1,8 +1,11 @@
 import ast
 
-from compilelint.fix.one_hot import one_hot_num_classes
+from compilelint.fix import builder
 from compilelint.fix.notes import FIXED_WIDTH, explained
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+one_hot_num_classes = builder("one_hot", "one_hot_num_classes")
 
 ONE_HOT = frozenset({"torch.nn.functional.one_hot", "torch._C._nn.one_hot"})
 

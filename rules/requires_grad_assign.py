@@ -1,8 +1,12 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.requires_grad import requires_grad_call, requires_grad_guard
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+requires_grad_call = builder("requires_grad", "requires_grad_call")
+requires_grad_guard = builder("requires_grad", "requires_grad_guard")
 
 NOT_TENSORS = (T.SCALAR, T.MODULE, T.LOGGER, T.NONE, T.SEQ)
 

@@ -2,15 +2,20 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_self
-from compilelint.fix.where import where_for_if, where_for_ifexp, where_for_return
-from compilelint.fix.assert_split import split_assert
+from compilelint.fix import builder
 from compilelint.fix.notes import BOTH_BRANCHES, explained
-from compilelint.fix.paths import tensor_on_every_path
-from compilelint.fix.tensor_raise import raise_to_assert_async
-from compilelint.fix.buffer_flag import keep_python_flag
-from compilelint.fix.empty_mask import keep_empty_mask
-from compilelint.fix.warn_guard import guard_warning_check
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+where_for_if = builder("where", "where_for_if")
+where_for_ifexp = builder("where", "where_for_ifexp")
+where_for_return = builder("where", "where_for_return")
+split_assert = builder("assert_split", "split_assert")
+tensor_on_every_path = builder("paths", "tensor_on_every_path")
+raise_to_assert_async = builder("tensor_raise", "raise_to_assert_async")
+keep_python_flag = builder("buffer_flag", "keep_python_flag")
+keep_empty_mask = builder("empty_mask", "keep_empty_mask")
+guard_warning_check = builder("warn_guard", "guard_warning_check")
 
 # torch's samplers and in-place fills: what they return is a fresh random draw on every call.
 RANDOM_DRAWS = frozenset(f"torch.{n}" for n in (

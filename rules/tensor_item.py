@@ -1,12 +1,15 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.item import drop_item
+from compilelint.fix import builder
 from compilelint.fix.notes import ZERO_D, explained
-from compilelint.fix.item_name import item_feeds_tensors
-from compilelint.fix.tensor_assert import assert_async
-from compilelint.fix.item_raise import raise_on_item
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+drop_item = builder("item", "drop_item")
+item_feeds_tensors = builder("item_name", "item_feeds_tensors")
+assert_async = builder("tensor_assert", "assert_async")
+raise_on_item = builder("item_raise", "raise_on_item")
 
 
 class TensorItem(Rule):

@@ -1,7 +1,10 @@
 import ast
 
-from compilelint.fix.data_loop import disable_data_loop
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+# fix builders, imported when a finding asks for its fix
+disable_data_loop = builder("data_loop", "disable_data_loop")
 
 
 class TensorTolist(Rule):

@@ -1,12 +1,15 @@
 import ast
 
 from compilelint.analysis import tensors as T
-from compilelint.fix.sparse_dense import dense_where_densified
+from compilelint.fix import builder
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
 from compilelint.rules.rng_state import SEEDING
 from compilelint.rules.warnings_warn import WARN_FUNCTIONS
 from compilelint.torch_version import behaviours, measured_table
+
+# fix builders, imported when a finding asks for its fix
+dense_where_densified = builder("sparse_dense", "dense_where_densified")
 
 # Dynamo's verdict on each call, measured per torch version by bench/measure/skipped_callables.py
 # (data/untraceable-<version>.json): name → the versions where it breaks, newest first, and that

@@ -12,3 +12,17 @@ tensors on every path.
 Fixes travel with findings (in the cache and in JSON output); `compilelint.edits` turns them into
 text and `compilelint.fix_files` applies them to files (`check --fix`).
 """
+import importlib
+
+
+def builder(module: str, name: str):
+    """The fix builder `name` of `compilelint.fix.<module>`, imported on its first call: a run that
+    reports nothing a builder fixes (a cached check re-analysing one file) imports no builder."""
+    found = []
+
+    def build(*args, **kwargs):
+        if not found:
+            found.append(getattr(importlib.import_module(f"compilelint.fix.{module}"), name))
+        return found[0](*args, **kwargs)
+    build.__name__ = name
+    return build

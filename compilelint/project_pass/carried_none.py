@@ -7,7 +7,7 @@ guard when an entry fails it).
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from compilelint.project_pass import frames as F
 from compilelint.project_pass.trees import Trees
@@ -63,16 +63,19 @@ def _parameter(callee: ast.AST, slot, bound: bool) -> Optional[str]:
     return slot if slot in names else None
 
 
-def none_test(node: ast.AST, param: str) -> Optional[ast.Compare]:
-    """`param is None` / `param is not None` tested by an `if` (or a conditional expression)."""
+def none_tests(node: ast.AST) -> Dict[str, ast.Compare]:
+    """Each name's first `name is None` / `name is not None` tested by an `if` (or a conditional
+    expression, a `while`) in `node`, in walk order: one walk answers every parameter's question."""
+    out: Dict[str, ast.Compare] = {}
     for sub in ast.walk(node):
         test = sub.test if isinstance(sub, (ast.If, ast.IfExp, ast.While)) else None
         for t in ast.walk(test) if test is not None else ():
             if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot)) and \
-                    isinstance(t.left, ast.Name) and t.left.id == param and \
-                    isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None:
-                return t
-    return None
+                    isinstance(t.left, ast.Name) and isinstance(t.comparators[0], ast.Constant) and \
+                    t.comparators[0].value is None:
+                out.setdefault(t.left.id, t)
+    return out
+
 
 def none_before_loop(nodes) -> bool:
     """A name of the function (`nodes`: its nodes, its assignments and loops among them) is set to
@@ -126,7 +129,7 @@ def follow(graph, fr, fid: str, slot, bound: bool, depth: int, trees: Trees) -> 
     param = _parameter(fn, slot, bound)
     if param is None:
         return None
-    test = none_test(fn, param)
+    test = trees.derived(fn, "none_tests", none_tests).get(param)
     if test is not None:
         return fid, test
     if depth == 0:

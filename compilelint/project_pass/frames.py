@@ -468,7 +468,8 @@ def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> D
             edges = fr.edges.get(fid, ())
             kept = fr.call_order.get(fid)
             if kept is None or kept[0] is not edges:
-                calls = sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True)
+                # one call has no order to choose (most functions): its answer is not asked for
+                calls = sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True) if len(edges) > 1 else edges
                 kept = fr.call_order[fid] = (edges, [callee for callee, _ in calls])
             todo.extend(kept[1])
     return order
