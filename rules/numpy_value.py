@@ -74,7 +74,8 @@ class NumpyValue(Rule):
     On torch 2.11 such a call fails to compile (its arguments must be Python constants there), so with
     `--torch-version 2.11` the helper gets `@torch.compiler.disable` instead: it runs in Python on every
     call, one break at each call instead of the branches on traced NumPy inside it (measured on torch
-    2.13 CPU: stable_baselines3's image check, 8 → 6 breaks per policy, outputs bitwise).
+    2.13 CPU on the breadth corpus's policies' observation-space check: 8 → 6 breaks per policy, outputs
+    bitwise).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
