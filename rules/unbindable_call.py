@@ -1,6 +1,7 @@
 import ast
-from typing import Dict, Optional, Tuple
+from typing import Dict, Tuple
 
+from compilelint.analysis.passed_args import passed_shape
 from compilelint.finding import Span
 from compilelint.project_pass import frames as F
 from compilelint.rule import ProjectContext, Rule
@@ -15,13 +16,6 @@ def _catches_type_error(handler: ast.ExceptHandler) -> bool:
         return True  # a bare `except:`
     names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
     return any(isinstance(n, ast.Name) and n.id in CATCHES_TYPE_ERROR for n in names)
-
-
-def _shape(call: ast.Call) -> Optional[Tuple[int, Tuple[str, ...]]]:
-    """(number of positional arguments, keyword names) of a call; None when `*args`/`**kw` hide them."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return None
-    return len(call.args), tuple(k.arg for k in call.keywords)
 
 
 def _refusal(fn: ast.AST, npos: int, keywords: Tuple[str, ...]) -> str:
@@ -97,7 +91,7 @@ class UnbindableCall(Rule):
                 continue
             for stmt in n.body:
                 for call in ast.walk(stmt):
-                    if isinstance(call, ast.Call) and (shape := _shape(call)) is not None:
+                    if isinstance(call, ast.Call) and (shape := passed_shape(call, None)) is not None:
                         out[call.lineno - fn.lineno, call.col_offset + 1] = shape
         return out or None
 
