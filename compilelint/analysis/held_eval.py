@@ -13,19 +13,12 @@ import ast
 import weakref
 from typing import Callable, Dict, List, Optional
 
-from compilelint.analysis.astutil import is_self
+from compilelint.analysis.astutil import self_attr
 
 # function node → {attribute: the row of the first `self.<attribute>.eval()` of its own body,
 # counted from the `def` line (an edit above moves the node, not what this says)}, empty when the
 # function sets a mode back somewhere
 _HELD: "weakref.WeakKeyDictionary[ast.AST, Dict[str, int]]" = weakref.WeakKeyDictionary()
-
-
-def _submodule(node: ast.AST) -> Optional[str]:
-    """"teacher" for `self.teacher`."""
-    if isinstance(node, ast.Attribute) and is_self(node.value):
-        return node.attr
-    return None
 
 
 def _sets_eval(call: ast.AST) -> Optional[str]:
@@ -35,7 +28,7 @@ def _sets_eval(call: ast.AST) -> Optional[str]:
     if call.func.attr == "eval" and not call.args or \
             call.func.attr == "train" and len(call.args) == 1 and \
             isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
-        return _submodule(call.func.value)
+        return self_attr(call.func.value)
     return None
 
 
@@ -74,5 +67,5 @@ def calls_held_submodule(call: ast.Call, fn: Optional[ast.AST], nodes) -> bool:
     held = held_in_eval(fn, nodes)
     if not held:
         return False
-    attr = _submodule(call.func) or _submodule(call.func.value)
+    attr = self_attr(call.func) or self_attr(call.func.value)
     return attr is not None and attr in held and held[attr] < call.lineno - fn.lineno
