@@ -8,14 +8,15 @@ With `capture_dynamic_output_shape_ops` the data-dependent op is traced and its 
 unbacked symbol; the `if` on a comparison of it then breaks ("Could not guard on data-dependent
 expression"). `torch._check` takes a SymBool without reading it: Dynamo records a runtime assert and
 the graph goes on. Eager, `torch._check(cond, f)` raises `RuntimeError(str(f()))` when `cond` is
-False: the same exception with the same text, its message built only on failure, as before. So the
-fix changes nothing in eager (safe); compiled, a failed check names its condition, not the message;
+False (`_check_value` ValueError, ...): the same exception with the same text, its message built
+only on failure, as before. So the fix changes nothing in eager (safe); compiled, a failed check names its condition, not the message;
 without the setting the op itself still breaks.
 
 What the source must show (else no fix): the op's call is the sole argument of `len(...)` (or the
 receiver of `.numel()`), assigned alone to a name `n`; the statement after is either
-`if <test>: raise RuntimeError(msg)` or `c = <test>` and then `if c: raise RuntimeError(msg)`; the
-test is a comparison of `n` with plain operands (names, attributes, numbers, arithmetic; no calls,
+`if <test>: raise E(msg)` or `c = <test>` and then `if c: raise E(msg)`, E one of RuntimeError,
+ValueError, TypeError, IndexError, NotImplementedError (`torch._check`, `_check_value`, ... raise
+it); the test is a comparison of `n` with plain operands (names, attributes, numbers, arithmetic; no calls,
 no tensors), or a Python ternary of such comparisons whose condition is no tensor; the `if` has no
 `else` and its body is that one `raise` (one argument: a string or an f-string, no cause); the `if`
 has its lines to itself with no comments.
@@ -31,10 +32,13 @@ from compilelint.fix._common import (
 )
 
 MESSAGE = ("Check the data-dependent size with `torch._check(torch.sym_not(...))` instead of "
-           "`if ...: raise RuntimeError(msg)` (under `torch.compiler.is_compiling()` when the message has fields): "
+           "`if ...: raise E(msg)` (under `torch.compiler.is_compiling()` when the message has fields): "
            "with capture_dynamic_output_shape_ops it is a runtime assert in the graph, not a break. Eager change: "
-           "none (the same RuntimeError and message); compiled, a failed check names the condition instead")
+           "none (the same exception and message); compiled, a failed check names the condition instead")
 
+# the exception `torch._check*` raises in eager, by the check's name
+CHECKS = {"RuntimeError": "_check", "ValueError": "_check_value", "TypeError": "_check_type",
+          "IndexError": "_check_index", "NotImplementedError": "_check_not_implemented"}
 COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 OPERAND_NODES = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Load,
                  ast.operator, ast.unaryop)
@@ -58,9 +62,10 @@ def size_check(ctx, call: ast.Call) -> Optional[Fix]:
         check = nxt
     else:
         return None
-    msg = _raised_message(ctx, check)
-    if msg is None:
+    raised = _raised_message(ctx, check)
+    if raised is None:
         return None
+    checker, msg = raised
     ft = file_text(ctx)
     span = ft.span(check)
     if not whole_lines(ft, span) or not ft.line(span.row)[span.col - 1:].startswith("if") or ft.comments_in(span):
@@ -72,7 +77,7 @@ def size_check(ctx, call: ast.Call) -> Optional[Fix]:
     test = expr_text(ft, check.test)
     if "\n" in test:
         test = f"({test})"
-    assert_text = f"{tname}._check({tname}.sym_not({test})"
+    assert_text = f"{tname}.{checker}({tname}.sym_not({test})"
     if isinstance(msg, ast.Constant):  # no fields: the message closure is a constant Dynamo can read
         text = f"{assert_text}, lambda: {ft.segment(ft.span(msg))})"
     else:  # fields (sizes among them) Dynamo cannot read in a message: eager keeps the raise as written
@@ -120,15 +125,16 @@ def _plain(ctx, node: ast.AST) -> bool:
         and not any(ctx.is_tensor(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
-def _raised_message(ctx, node: ast.If) -> Optional[ast.AST]:
-    """The message of `if ...: raise RuntimeError(msg)` (a string or an f-string), else None."""
+def _raised_message(ctx, node: ast.If):
+    """(the `torch._check*` raising the same exception, the message) of `if ...: raise E(msg)`, E one of
+    CHECKS and msg a string or an f-string; else None."""
     if node.orelse or len(node.body) != 1 or not isinstance(node.body[0], ast.Raise) or node.body[0].cause:
         return None
     exc = node.body[0].exc
-    if not (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) and exc.func.id == "RuntimeError"
-            and "RuntimeError" not in ctx.locals and len(exc.args) == 1 and not exc.keywords):
+    if not (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) and exc.func.id in CHECKS
+            and exc.func.id not in ctx.locals and len(exc.args) == 1 and not exc.keywords):
         return None
     msg = exc.args[0]
     if isinstance(msg, ast.JoinedStr) or isinstance(msg, ast.Constant) and isinstance(msg.value, str):
-        return msg
+        return CHECKS[exc.func.id], msg
     return None
