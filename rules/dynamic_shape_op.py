@@ -51,10 +51,10 @@ class DynamicShapeOp(Rule):
 
     Safe: the op's size read by `len(...)` or `.numel()` into a name and checked right after by
     `if <comparison of it>: raise RuntimeError(msg)` (directly or through one assigned name) →
-    `torch._check(torch.sym_not(<comparison>), lambda: msg)` (`_check_value` for ValueError, ...;
-    under `torch.compiler.is_compiling()` when the message has fields). Eager raises the same
-    exception with the same message; with `capture_dynamic_output_shape_ops` the check becomes a
-    runtime assert in the graph where the `if` broke ("Could not guard on data-dependent expression").
+    `if torch.compiler.is_compiling(): torch._check(<the comparison inverted>)`, the `if ...: raise`
+    kept as `elif` (`_check_value` for ValueError, ...; a plain-string message goes along). Eager
+    runs as before; with `capture_dynamic_output_shape_ops` the check becomes a runtime assert in
+    the graph where the `if` broke ("Could not guard on data-dependent expression").
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html

@@ -337,6 +337,8 @@ def test_size_check_is_a_runtime_assert_with_the_setting():
         got, n_after = _compiled(m1, args1, False)
     assert n_before > 0 and n_after == 0, (n_before, n_after)
     assert compare(ref, got)["equal"] == "bitwise"
+    # without the setting the ops break as before, and the checks add none (a plain bool is checked)
+    assert _compiled(m1, args1, False)[1] == _compiled(m0, args0, False)[1]
     ids, x = args1
     m1.n_buckets = 3
     m0.n_buckets = 3

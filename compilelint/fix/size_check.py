@@ -1,23 +1,24 @@
 """`n = len(torch.unique(t))` then `if n > k: raise RuntimeError(msg)` →
-`torch._check(torch.sym_not(n > k), lambda: msg)` (a constant message), or, when the message has
-fields, `if torch.compiler.is_compiling(): torch._check(torch.sym_not(n > k))` `elif n > k: raise ...`
-as written (Dynamo cannot read a message closure over a traced size: "Can't convert torch._check*()
-message closure", a break of its own; measured on torch 2.13).
+`if torch.compiler.is_compiling(): torch._check(n <= k)` `elif n > k: raise RuntimeError(msg)`.
 
 With `capture_dynamic_output_shape_ops` the data-dependent op is traced and its size becomes an
 unbacked symbol; the `if` on a comparison of it then breaks ("Could not guard on data-dependent
-expression"). `torch._check` takes a SymBool without reading it: Dynamo records a runtime assert and
-the graph goes on. Eager, `torch._check(cond, f)` raises `RuntimeError(str(f()))` when `cond` is
-False (`_check_value` ValueError, ...): the same exception with the same text, its message built
-only on failure, as before. So the fix changes nothing in eager (safe); compiled, a failed check names its condition, not the message;
-without the setting the op itself still breaks.
+expression"). `torch._check` takes the SymBool without reading it: Dynamo records a runtime assert
+and the graph goes on. The condition is the comparison inverted (`>` → `<=`, a ternary's sides
+each): `not`, or `torch.sym_not` of a plain bool (no setting: "torch.* op returned non-Tensor"),
+would break again. The message goes along only when it is a plain string: a closure over a traced
+size is a break of its own ("Can't convert torch._check*() message closure"; measured on torch 2.13).
+Eager runs the `elif` as written: nothing changes there (safe); compiled, a failed check raises
+RuntimeError naming the condition (`_check_value` etc. pick the exception where the message goes),
+and an operand that is NaN fails the check where the original did not raise; without the setting
+the op itself still breaks.
 
 What the source must show (else no fix): the op's call is the sole argument of `len(...)` (or the
 receiver of `.numel()`), assigned alone to a name `n`; the statement after is either
 `if <test>: raise E(msg)` or `c = <test>` and then `if c: raise E(msg)`, E one of RuntimeError,
 ValueError, TypeError, IndexError, NotImplementedError (`torch._check`, `_check_value`, ... raise
-it); the test is a comparison of `n` with plain operands (names, attributes, numbers, arithmetic; no calls,
-no tensors), or a Python ternary of such comparisons whose condition is no tensor; the `if` has no
+it); the test is one comparison (no chain) of `n` with plain operands (names, attributes, numbers,
+arithmetic; no calls, no tensors), or a Python ternary of such comparisons whose condition is no tensor; the `if` has no
 `else` and its body is that one `raise` (one argument: a string or an f-string, no cause); the `if`
 has its lines to itself with no comments.
 """
@@ -31,15 +32,17 @@ from compilelint.fix._common import (
     expr_text, file_text, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 
-MESSAGE = ("Check the data-dependent size with `torch._check(torch.sym_not(...))` instead of "
-           "`if ...: raise E(msg)` (under `torch.compiler.is_compiling()` when the message has fields): "
-           "with capture_dynamic_output_shape_ops it is a runtime assert in the graph, not a break. Eager change: "
-           "none (the same exception and message); compiled, a failed check names the condition instead")
+MESSAGE = ("Check the data-dependent size with `torch._check(<the comparison inverted>)` under "
+           "`torch.compiler.is_compiling()`, the `if ...: raise` kept for eager: with "
+           "capture_dynamic_output_shape_ops it is a runtime assert in the graph, not a break. Eager change: none; "
+           "compiled, a failed check names the condition rather than the message")
 
 # the exception `torch._check*` raises in eager, by the check's name
 CHECKS = {"RuntimeError": "_check", "ValueError": "_check_value", "TypeError": "_check_type",
           "IndexError": "_check_index", "NotImplementedError": "_check_not_implemented"}
-COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+# a comparison's inverse (`not (a > b)` is `a <= b` for any operands but NaN)
+INVERSE = {ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<", ast.Eq: "!=", ast.NotEq: "=="}
+COMPARISONS = tuple(INVERSE)
 OPERAND_NODES = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Load,
                  ast.operator, ast.unaryop)
 
@@ -74,20 +77,35 @@ def size_check(ctx, call: ast.Call) -> Optional[Fix]:
     if t is None:
         return None
     tname, imports = t
-    test = expr_text(ft, check.test)
-    if "\n" in test:
-        test = f"({test})"
-    assert_text = f"{tname}.{checker}({tname}.sym_not({test})"
-    if isinstance(msg, ast.Constant):  # no fields: the message closure is a constant Dynamo can read
-        text = f"{assert_text}, lambda: {ft.segment(ft.span(msg))})"
-    else:  # fields (sizes among them) Dynamo cannot read in a message: eager keeps the raise as written
-        raise_span = ft.span(check.body[0])
-        inner = ft.line(raise_span.row)[: raise_span.col - 1]
-        nl = newline(ctx)
-        text = (f"if {tname}.compiler.is_compiling():{nl}{inner}{assert_text}){nl}"
-                f"{ft.line(span.row)[: span.col - 1]}el{ft.segment(span)}")
+    holds = _inverted(ft, nxt.value if check is not nxt else check.test)
+    if holds is None:
+        return None
+    message = f", lambda: {ft.segment(ft.span(msg))}" if isinstance(msg, ast.Constant) else ""
+    raise_span = ft.span(check.body[0])
+    inner = ft.line(raise_span.row)[: raise_span.col - 1]
+    nl = newline(ctx)
+    text = (f"if {tname}.compiler.is_compiling():{nl}{inner}{tname}.{checker}({holds}{message}){nl}"
+            f"{ft.line(span.row)[: span.col - 1]}el{ft.segment(span)}")
     return Fix("safe", MESSAGE, imports + (Edit(text, span),), title="Check the size with `torch._check(...)`",
                keeps=1)  # the op's own finding stays: only the setting traces it
+
+
+def _inverted(ft, test: ast.AST) -> Optional[str]:
+    """The text of `not test` without `not`: each comparison inverted, a ternary's sides each."""
+    if isinstance(test, ast.IfExp):
+        body, orelse = _inverted(ft, test.body), _inverted(ft, test.orelse)
+        if body is None or orelse is None:
+            return None
+        return f"{body} if {_operand(ft, test.test)} else {orelse}"
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    return f"{_operand(ft, test.left)} {INVERSE[type(test.ops[0])]} {_operand(ft, test.comparators[0])}"
+
+
+def _operand(ft, node: ast.AST) -> str:
+    text = expr_text(ft, node)
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.BinOp)) and "\n" not in text \
+        else f"({text})"
 
 
 def _size_of(ctx, call: ast.Call) -> Optional[ast.Call]:
