@@ -29,8 +29,10 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
   unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
   resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
-  the line). A mode whose eager run raised is not judged at all, and its events are not sites; a
-  mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
+  the line), and one in a frame Dynamo gave up on (a break in a loop: the record's `frame`, from
+  the compilation metrics; a resumed part of a function covers its lines past the resume line)
+  unless a site lies near it. A mode whose eager run raised is not judged at all, and its events
+  are not sites; a mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
   sites it reported, but no executed line as clean (Dynamo never traced past where it stopped).
   `finding_precision` counts unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
