@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from compilelint.summary import DefRow
+
 UNKNOWN = "?"
 _UNKNOWN = frozenset({UNKNOWN})
 FLOAT_CASTS = frozenset({"float", "half", "double", "bfloat16"})
@@ -107,7 +109,7 @@ class FunctionFlow:
             if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
                 masks = self._masks(n)
                 if masks is not None:
-                    attention.append((n.lineno - self.fn.lineno, n.col_offset + 1, n.func.attr, *masks))
+                    attention.append((DefRow(n.lineno - self.fn.lineno), n.col_offset + 1, n.func.attr, *masks))
             if not isinstance(n.func, (ast.Name, ast.Attribute)):
                 continue
             given = {}
@@ -123,7 +125,7 @@ class FunctionFlow:
                     if v != _UNKNOWN:
                         given[k.arg] = tuple(sorted(v, key=repr))
             if given:
-                calls[n.lineno - self.fn.lineno, n.col_offset + 1] = given
+                calls[DefRow(n.lineno - self.fn.lineno), n.col_offset + 1] = given
         returns: Dict[int, set] = {}
         for n in self.nodes:
             if n.__class__ is ast.Return and n.value is not None:
@@ -228,7 +230,7 @@ class FunctionFlow:
     def _returned(self, node: ast.Call, index: int = -1, not_none: bool = False):
         if any(isinstance(a, ast.Starred) for a in node.args):
             return _UNKNOWN
-        return frozenset({("r", node.lineno - self.fn.lineno, node.col_offset + 1, index, not_none)})
+        return frozenset({("r", DefRow(node.lineno - self.fn.lineno), node.col_offset + 1, index, not_none)})
 
     def _name(self, name: str, line: int, depth: int) -> FrozenSet[object]:
         if name in self.opaque:
