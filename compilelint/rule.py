@@ -97,6 +97,11 @@ class RuleContext:
         """`name` is a module-level list that this function does not rebind."""
         raise NotImplementedError
 
+    def is_type_alias(self, name: str) -> bool:
+        """`name` is a module-level alias of a builtin type's subscript (`Pair = tuple[int, int]`)
+        that this function does not rebind."""
+        raise NotImplementedError
+
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function (nested ones included), in no particular order: one walk shared
         by the analysis and every rule that asks."""

@@ -39,6 +39,10 @@ PREDICATE_NAME = re.compile("|".join(["compil|script|trac|dynamo|export"] +
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # torch's containers of parameters: an item is a tensor (a dict's by key, a list's by index).
+# Builtin types whose subscript is a `types.GenericAlias` (`dict[str, Tensor]`), which Dynamo holds
+# as a user object: subscripting one with it breaks (CL222).
+BUILTIN_GENERICS = frozenset({"builtins.list", "builtins.dict", "builtins.tuple", "builtins.set",
+                              "builtins.frozenset", "builtins.type"})
 TENSOR_CONTAINERS = {"torch.nn.ParameterDict": T.DICT, "torch.nn.ParameterList": T.SEQ}
 # The pseudo-attribute holding what `self[name] = Module(...)` stores (nn.ModuleDict/ModuleList subclasses).
 ITEMS = "[]"
@@ -118,6 +122,7 @@ class FileFacts:
         self.global_kinds: Dict[str, Optional[str]] = {}
         self.global_numbers: Set[str] = set()
         self.global_lists: Set[str] = set()
+        self.type_aliases: Set[str] = set()  # NAME = dict[str, Tensor]: a builtin type's subscript
         self.module_defs: Set[str] = set()
         self.class_registries: Dict[str, List[str]] = {}  # NAME = {"sdpa": SdpaAttention, ...}
         self.opt_in_classes: Dict[str, str] = {}  # class in a registry under an opt-in key → that key
@@ -252,6 +257,8 @@ class FileFacts:
                 self.global_kinds[name] = T.SCALAR
             elif isinstance(value, ast.List) or is_call_to(value, "list"):
                 self.global_lists.add(name)
+            elif isinstance(value, ast.Subscript) and self.imports.resolve(value.value) in BUILTIN_GENERICS:
+                self.type_aliases.add(name)
             elif is_logger_factory(value, self.imports):
                 self.global_kinds[name] = T.LOGGER
             elif isinstance(value, ast.Constant):

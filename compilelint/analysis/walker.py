@@ -402,6 +402,9 @@ class FileAnalyzer(Conditions, RuleContext):
     def is_global_list(self, name: str) -> bool:
         return name in self.facts.global_lists and name not in self.scope.locals
 
+    def is_type_alias(self, name: str) -> bool:
+        return name in self.facts.type_aliases and name not in self.scope.locals
+
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         return self.facts.nodes(fn)
 
