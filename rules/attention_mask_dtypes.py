@@ -1,4 +1,5 @@
-from typing import Dict, FrozenSet, Tuple
+import ast
+from typing import Dict, FrozenSet, Optional, Tuple
 
 from compilelint.analysis import dtype_flow
 from compilelint.analysis.call_binding import argument_slot
@@ -23,10 +24,16 @@ class _Resolver:
         self.edges, self.callers = frames.edges, frames.callers
         self.roots = {r[0] for r in project.roots}
         self.memo: Dict[tuple, FrozenSet[str]] = {}
+        self.flows: Dict[str, Optional[dict]] = {}
 
-    def facts(self, fid):
-        found = self.project.function(fid)
-        return found[1].rule_facts.get(self.code) if found is not None else None
+    def facts(self, fid) -> Optional[dict]:
+        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function)."""
+        if fid not in self.flows:
+            found = self.project.function(fid)
+            node = found and self.project.trees.function(found[0].path, found[1].row)
+            self.flows[fid] = dtype_flow.flow_of(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else None
+        return self.flows[fid]
 
     def value(self, fid: str, alternatives, depth: int = 0) -> FrozenSet[str]:
         out = set()
@@ -64,16 +71,14 @@ class _Resolver:
             if slot is None:
                 out.add("none" if defaults.get(name) else "?")
             else:
-                given = ((self.facts(caller) or {}).get("calls") or {}).get(
-                    (call.row - self.project.function(caller)[1].row, call.col), {}).get(slot)
+                given = ((self.facts(caller) or {}).get("calls") or {}).get((call.row, call.col), {}).get(slot)
                 out |= self.value(caller, given, depth + 1) if given else {"?"}
             if "?" in out:
                 return frozenset({"?"})
         return frozenset(out)
 
     def _returned(self, fid: str, row: int, col: int, index: int, depth: int) -> FrozenSet[str]:
-        at = self.project.function(fid)[1].row + row
-        callees = [callee for callee, call in self.edges.get(fid, ()) if call.row == at and call.col == col]
+        callees = [callee for callee, call in self.edges.get(fid, ()) if call.row == row and call.col == col]
         if not callees:
             return frozenset({"?"})
         out = set()
@@ -119,8 +124,7 @@ class _Paths:
         for caller, call in callers:
             if call.args is None:
                 continue
-            given = ((r.facts(caller) or {}).get("calls") or {}).get(
-                (call.row - r.project.function(caller)[1].row, call.col), {})
+            given = ((r.facts(caller) or {}).get("calls") or {}).get((call.row, call.col), {})
             bound = {}
             for name in params:
                 slot = argument_slot(call, callee, name)
@@ -150,18 +154,23 @@ def _bind(alternatives: tuple, bound: dict) -> tuple:
     return tuple(sorted(out, key=repr))
 
 
-def _attention_attr(project: ProjectContext, fid: str, attr: str) -> bool:
-    """`self.<attr>` of the function's class holds an `nn.MultiheadAttention`."""
-    owner = fid.rsplit(".", 1)[0]
-    for cls in project.mro(owner):
-        found = next((s for s in project.summaries if cls.startswith(s.module + ".") and
-                      cls[len(s.module) + 1:] in s.classes), None)
-        if found is None:
-            continue
-        built = found.classes[cls[len(found.module) + 1:]].submodules.get(attr)
-        if built:
-            return any(project.canonical(b) in ATTENTION_CLASSES for b in built)
-    return False
+class _Classes:
+    """The project's classes by dotted name, gathered when first asked."""
+
+    def __init__(self, project: ProjectContext):
+        self.project = project
+        self._by_name: Optional[dict] = None
+
+    def holds_attention(self, fid: str, attr: str) -> bool:
+        """`self.<attr>` of the function's class holds an `nn.MultiheadAttention` (the first class
+        of its MRO that builds the attribute says)."""
+        if self._by_name is None:
+            self._by_name = {f"{s.module}.{qual}": info for s in self.project.summaries for qual, info in s.classes.items()}
+        for cls in self.project.mro(fid.rsplit(".", 1)[0]):
+            built = getattr(self._by_name.get(cls), "submodules", {}).get(attr)
+            if built:
+                return any(self.project.canonical(b) in ATTENTION_CLASSES for b in built)
+        return False
 
 
 def mismatched(attn: FrozenSet[str], padding: FrozenSet[str]) -> bool:
@@ -212,29 +221,30 @@ class AttentionMaskDtypes(Rule):
 
     @classmethod
     def function_facts(cls, fn, nodes):
-        return dtype_flow.function_facts(fn, nodes)
+        """Where the function calls `self.<attr>(...)` with both masks (rows from the `def`)."""
+        return dtype_flow.attention_calls(fn, nodes)
 
     @classmethod
     def check_project(cls, project: ProjectContext):
-        hits: Dict[Tuple[str, int, int], tuple] = {}
+        hits: Dict[Tuple[str, int, int], str] = {}
+        classes = _Classes(project)
+        roots = {r[0] for r in project.roots}
         for mode in F.MODES:
             paths, frames = None, project.frames(mode)
             for fid in project.reached:
-                if fid not in frames.callers and fid not in frames.edges:
+                if fid not in frames.callers and fid not in frames.edges and fid not in roots:
                     continue  # not traced in this mode
-                facts = project.facts(cls, fid)
-                if not facts or not facts.get("attention"):
+                calls = project.facts(cls, fid)
+                if not calls or not any(classes.holds_attention(fid, attr) for _, _, attr in calls):
                     continue
-                for row, col, attr, attn, padding in facts["attention"]:
-                    if (fid, row, col) in hits or not _attention_attr(project, fid, attr):
-                        continue
-                    paths = paths or _Paths(_Resolver(project, cls.code, mode))
-                    if paths.mismatched(fid, attn, padding):
+                paths = paths or _Paths(_Resolver(project, cls.code, mode))
+                for row, col, attr, attn, padding in (paths.resolver.facts(fid) or {}).get("attention", ()):
+                    if (fid, row, col) not in hits and classes.holds_attention(fid, attr) and \
+                            paths.mismatched(fid, attn, padding):
                         hits[fid, row, col] = mode
         for (fid, row, col) in sorted(hits):
             summary, info = project.function(fid)
-            at = info.row + row
-            project.report(cls, summary, info.qualname, Span(at, col, at, col), None, project.region(fid))
+            project.report(cls, summary, info.qualname, Span(row, col, row, col), None, project.region(fid))
 
     INVALID = [
         """

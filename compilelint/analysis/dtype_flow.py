@@ -1,12 +1,14 @@
 """Which kind of dtype a value has, bool or floating, where a function's own code says it or hands
 it on: per function, what each call's arguments are, what its returns are, and what the attention
-masks of its `nn.MultiheadAttention` calls are (the facts of `rules/attention_mask_dtypes.py`).
+masks of its `nn.MultiheadAttention` calls are (what `rules/attention_mask_dtypes.py` asks). The
+walk keeps only where a function calls `self.<attr>(...)` with both masks (`attention_calls`); the
+project pass parses the functions on the masks' paths and asks `FunctionFlow` about them then.
 
 A value is a set of alternatives (the assignments that may reach the read), each one of:
   "bool", "float", "none"             known here (`x.eq(0)`, `m.float()`, `None`);
   ("p", name, not_none)               the function's parameter, as its callers pass it (`not_none`:
                                       read under `if name is not None:`, so a None never flows);
-  ("r", row, col, index, not_none)    what the call at (row from the `def`, col) returns: its whole
+  ("r", row, col, index, not_none)    what the call at (row, col) returns: its whole
                                       result (index -1) or the index-th item unpacked from it.
 Anything else makes the value unknown (`UNKNOWN`): the project pass then says nothing. Only the
 dtype kinds that an operation fixes are known: a cast (`.float()`, `.bool()`, `.to(torch.bool)`),
@@ -37,6 +39,8 @@ FLOAT_DTYPES = frozenset({"float", "float32", "float16", "float64", "half", "dou
 # whose dtypes must agree; their positional places in the module's forward.
 MASKS = ("attn_mask", "key_padding_mask")
 MASK_POSITIONS = {"key_padding_mask": 3, "attn_mask": 5}
+# The statements and calls `FunctionFlow` reads.
+FLOW_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor))
 
 
 def _torch_attr(func: ast.AST) -> Optional[str]:
@@ -107,7 +111,7 @@ class FunctionFlow:
             if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
                 masks = self._masks(n)
                 if masks is not None:
-                    attention.append((n.lineno - self.fn.lineno, n.col_offset + 1, n.func.attr, *masks))
+                    attention.append((n.lineno, n.col_offset + 1, n.func.attr, *masks))
             if not isinstance(n.func, (ast.Name, ast.Attribute)):
                 continue
             given = {}
@@ -123,7 +127,7 @@ class FunctionFlow:
                     if v != _UNKNOWN:
                         given[k.arg] = tuple(sorted(v, key=repr))
             if given:
-                calls[n.lineno - self.fn.lineno, n.col_offset + 1] = given
+                calls[n.lineno, n.col_offset + 1] = given
         returns: Dict[int, set] = {}
         for n in self.nodes:
             if n.__class__ is ast.Return and n.value is not None:
@@ -134,18 +138,13 @@ class FunctionFlow:
                     returns.setdefault(-1, set()).update(self.value(n.value, n.lineno))
         returns = {i: tuple(sorted(v, key=repr)) for i, v in returns.items() if UNKNOWN not in v}
         defaults = {a.arg: isinstance(d, ast.Constant) and d.value is None for a, d in _defaults(self.fn.args)}
-        if not (calls or returns or attention):
-            return None
         return {"calls": calls, "returns": returns, "attention": attention, "defaults": defaults}
 
     def _masks(self, call: ast.Call):
-        """The two masks' values of a `self.<attr>(...)` call that passes both (by keyword, or in
-        `nn.MultiheadAttention.forward`'s positional places); None when it does not."""
-        found = {k.arg: k.value for k in call.keywords if k.arg in MASKS}
-        for name, at in MASK_POSITIONS.items():
-            if name not in found and len(call.args) > at and not any(isinstance(a, ast.Starred) for a in call.args):
-                found[name] = call.args[at]
-        if len(found) != 2:
+        """The two masks' values of a `self.<attr>(...)` call that passes both; None when it does
+        not, or when one is unknown."""
+        found = _passed_masks(call)
+        if found is None:
             return None
         values = [self.value(found[name], call.lineno) for name in MASKS]
         if any(v == _UNKNOWN for v in values):
@@ -228,7 +227,7 @@ class FunctionFlow:
     def _returned(self, node: ast.Call, index: int = -1, not_none: bool = False):
         if any(isinstance(a, ast.Starred) for a in node.args):
             return _UNKNOWN
-        return frozenset({("r", node.lineno - self.fn.lineno, node.col_offset + 1, index, not_none)})
+        return frozenset({("r", node.lineno, node.col_offset + 1, index, not_none)})
 
     def _name(self, name: str, line: int, depth: int) -> FrozenSet[object]:
         if name in self.opaque:
@@ -313,6 +312,30 @@ def _defaults(args: ast.arguments):
     return pairs
 
 
-def function_facts(fn: ast.AST, nodes: List[ast.AST]) -> Optional[dict]:
-    """The dtype facts of `fn` (None when it hands on and returns no dtype it knows)."""
-    return FunctionFlow(fn, nodes).facts()
+def _passed_masks(call: ast.Call) -> Optional[Dict[str, ast.AST]]:
+    """mask name → what a call passes for it (by keyword, or in `nn.MultiheadAttention.forward`'s
+    positional places), when it passes both; None otherwise."""
+    found = {k.arg: k.value for k in call.keywords if k.arg in MASKS}
+    if len(found) < 2 and not any(isinstance(a, ast.Starred) for a in call.args):
+        for name, at in MASK_POSITIONS.items():
+            if name not in found and len(call.args) > at:
+                found[name] = call.args[at]
+    return found if len(found) == 2 else None
+
+
+def attention_calls(fn: ast.AST, nodes: List[ast.AST]) -> Optional[Tuple[Tuple[int, int, str], ...]]:
+    """(row, col, attr) of each `self.<attr>(...)` call of `fn` that passes both masks; None when
+    there is none (most functions: only the calls' keywords are looked at)."""
+    out = []
+    for n in nodes:
+        if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "self" and (n.keywords or len(n.args) > 3) and _passed_masks(n) is not None:
+            out.append((n.lineno - fn.lineno, n.col_offset + 1, n.func.attr))
+    return tuple(out) or None
+
+
+def flow_of(fn: ast.AST) -> dict:
+    """The dtype facts of a parsed function: {"calls": {(row, col): {slot: alternatives}},
+    "returns": {index: alternatives}, "attention": [(row, col, attr, attn_mask, key_padding_mask)],
+    "defaults": {parameter: defaults to None}}, rows as in the file."""
+    return FunctionFlow(fn, [n for n in ast.walk(fn) if n.__class__ in FLOW_KINDS]).facts()
