@@ -7,7 +7,21 @@ from compilelint.finding import Span
 from compilelint.project_pass import frames as F
 from compilelint.rule import ProjectContext, Rule
 
-ATTENTION_CLASSES = frozenset({"torch.nn.MultiheadAttention", "torch.nn.modules.activation.MultiheadAttention"})
+# torch modules that canonicalize a padding mask against an attention mask and warn when their
+# dtypes differ (`F._canonical_mask`), by class name: (attention mask, its positional place in
+# `forward`, padding mask, its place) for each pair they check. Measured on torch 2.13 (a float
+# mask with a bool one: "Attempted to call function marked as skipped" on `warnings.warn`).
+# `nn.TransformerDecoder` and `nn.Transformer` are left out: given a `tgt_mask` they break first
+# on `_detect_is_causal_mask`'s `.item()`.
+MASK_PAIRS = {
+    "MultiheadAttention": (("attn_mask", 5, "key_padding_mask", 3),),
+    "TransformerEncoderLayer": (("src_mask", 1, "src_key_padding_mask", 2),),
+    "TransformerEncoder": (("mask", 1, "src_key_padding_mask", 2),),
+    "TransformerDecoderLayer": (("tgt_mask", 2, "tgt_key_padding_mask", 4),
+                                ("memory_mask", 3, "memory_key_padding_mask", 5)),
+}
+MASK_NAMES = frozenset(name for pairs in MASK_PAIRS.values() for pair in pairs for name in pair[::2])
+FEWEST_POSITIONAL = min(min(pair[1], pair[3]) for pairs in MASK_PAIRS.values() for pair in pairs)
 DEPTH = 24  # calls followed back or into, at most, to learn one value's dtype
 
 
@@ -161,16 +175,18 @@ class _Classes:
         self.project = project
         self._by_name: Optional[dict] = None
 
-    def holds_attention(self, fid: str, attr: str) -> bool:
-        """`self.<attr>` of the function's class holds an `nn.MultiheadAttention` (the first class
-        of its MRO that builds the attribute says)."""
+    def mask_pairs(self, fid: str, attr: str) -> tuple:
+        """The mask pairs (`MASK_PAIRS`) of the torch module `self.<attr>` of the function's class
+        holds (the first class of its MRO that builds the attribute says); () for any other."""
         if self._by_name is None:
             self._by_name = {f"{s.module}.{qual}": info for s in self.project.summaries for qual, info in s.classes.items()}
         for cls in self.project.mro(fid.rsplit(".", 1)[0]):
             built = getattr(self._by_name.get(cls), "submodules", {}).get(attr)
             if built:
-                return any(self.project.canonical(b) in ATTENTION_CLASSES for b in built)
-        return False
+                names = {self.project.canonical(b) for b in built}
+                name = names.pop() if len(names) == 1 else ""
+                return MASK_PAIRS.get(name.rsplit(".", 1)[-1], ()) if name.startswith("torch.nn.") else ()
+        return ()
 
 
 def mismatched(attn: FrozenSet[str], padding: FrozenSet[str]) -> bool:
@@ -184,12 +200,13 @@ class AttentionMaskDtypes(Rule):
     ## What it does
     Finds a call of an `nn.MultiheadAttention` module whose `attn_mask` and `key_padding_mask` have
     different dtype kinds: one a boolean mask, the other a floating one (a causal mask built with
-    `masked_fill(..., float("-inf"))` next to a padding mask from `x.eq(pad)`). It follows the masks
-    through the functions that build them, the tuples they return, and the parameters every traced
-    caller passes them in.
+    `masked_fill(..., float("-inf"))` next to a padding mask from `x.eq(pad)`); the same for the
+    mask pairs of `nn.TransformerEncoderLayer`, `nn.TransformerEncoder` and
+    `nn.TransformerDecoderLayer`. It follows the masks through the functions that build them, the
+    tuples they return, and the arguments each traced caller passes.
 
     ## Why is this bad?
-    `nn.MultiheadAttention` canonicalizes the masks and, when their dtypes differ, calls
+    These modules canonicalize the masks and, when their dtypes differ, call
     `warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated...")`.
     Dynamo cannot trace `warnings.warn`: it graph-breaks inside the module ("Attempted to call
     function marked as skipped", {gb}) on every call (measured on torch 2.13:
@@ -213,16 +230,16 @@ class AttentionMaskDtypes(Rule):
     code = "CL221"
     name = "attention-mask-dtypes"
     kind = "break"
-    message = ("the `attn_mask` and `key_padding_mask` of this `nn.MultiheadAttention` call have different dtypes "
-               "(one bool, one float): the module warns that this is deprecated and Dynamo graph-breaks on "
+    message = ("the attention mask and the padding mask this call gives torch's attention module have different "
+               "dtypes (one bool, one float): the module warns that this is deprecated and Dynamo graph-breaks on "
                "`warnings.warn` ({gb}); give both masks one dtype")
     gb_types = ("Attempted to call function marked as skipped",)
     gb_ids = {"2.13": ("GB0007",), "2.11": ("GB0007",)}
 
     @classmethod
     def function_facts(cls, fn, nodes):
-        """Where the function calls `self.<attr>(...)` with both masks (rows from the `def`)."""
-        return dtype_flow.attention_calls(fn, nodes)
+        """Where the function calls `self.<attr>(...)` with masks (rows from the `def`)."""
+        return dtype_flow.self_calls_passing(fn, nodes, MASK_NAMES, FEWEST_POSITIONAL)
 
     @classmethod
     def check_project(cls, project: ProjectContext):
@@ -234,14 +251,18 @@ class AttentionMaskDtypes(Rule):
             for fid in project.reached:
                 if fid not in frames.callers and fid not in frames.edges and fid not in roots:
                     continue  # not traced in this mode
-                calls = project.facts(cls, fid)
-                if not calls or not any(classes.holds_attention(fid, attr) for _, _, attr in calls):
-                    continue
-                paths = paths or _Paths(_Resolver(project, cls.code, mode))
-                for row, col, attr, attn, padding in (paths.resolver.facts(fid) or {}).get("attention", ()):
-                    if (fid, row, col) not in hits and classes.holds_attention(fid, attr) and \
-                            paths.mismatched(fid, attn, padding):
-                        hits[fid, row, col] = mode
+                for row, col, attr in project.facts(cls, fid) or ():
+                    pairs = classes.mask_pairs(fid, attr)
+                    at = project.function(fid)[1].row + row
+                    if not pairs or (fid, at, col) in hits:
+                        continue
+                    paths = paths or _Paths(_Resolver(project, cls.code, mode))
+                    given = ((paths.resolver.facts(fid) or {}).get("calls") or {}).get((at, col), {})
+                    for attn_name, attn_at, padding_name, padding_at in pairs:
+                        attn = given.get(attn_name, given.get(attn_at))
+                        padding = given.get(padding_name, given.get(padding_at))
+                        if attn and padding and paths.mismatched(fid, attn, padding):
+                            hits[fid, at, col] = mode
         for (fid, row, col) in sorted(hits):
             summary, info = project.function(fid)
             project.report(cls, summary, info.qualname, Span(row, col, row, col), None, project.region(fid))

@@ -1,8 +1,9 @@
 """Which kind of dtype a value has, bool or floating, where a function's own code says it or hands
-it on: per function, what each call's arguments are, what its returns are, and what the attention
-masks of its `nn.MultiheadAttention` calls are (what `rules/attention_mask_dtypes.py` asks). The
-walk keeps only where a function calls `self.<attr>(...)` with both masks (`attention_calls`); the
-project pass parses the functions on the masks' paths and asks `FunctionFlow` about them then.
+it on: per function, what each call's arguments are and what its returns are (what
+`rules/attention_mask_dtypes.py` asks of the masks handed to torch's attention modules). The walk
+keeps only where a function calls `self.<attr>(...)` with two of the names asked about
+(`self_calls_passing`); the project pass parses the functions on the values' paths and asks
+`flow_of` about them then.
 
 A value is a set of alternatives (the assignments that may reach the read), each one of:
   "bool", "float", "none"             known here (`x.eq(0)`, `m.float()`, `None`);
@@ -35,10 +36,6 @@ TORCH_KEEPS_DTYPE = frozenset({"triu", "tril", "transpose", "permute", "flip", "
 # torch factories that make the default float dtype when no `dtype` is given.
 FLOAT_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 FLOAT_DTYPES = frozenset({"float", "float32", "float16", "float64", "half", "double", "bfloat16"})
-# The keyword names of `nn.MultiheadAttention.forward` (and `F.multi_head_attention_forward`)
-# whose dtypes must agree; their positional places in the module's forward.
-MASKS = ("attn_mask", "key_padding_mask")
-MASK_POSITIONS = {"key_padding_mask": 3, "attn_mask": 5}
 # The statements and calls `FunctionFlow` reads.
 FLOW_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor))
 
@@ -104,14 +101,10 @@ class FunctionFlow:
 
     # ----- the facts ------------------------------------------------------------------------------
     def facts(self) -> Optional[dict]:
-        calls, attention = {}, []
+        calls = {}
         for n in self.nodes:
             if n.__class__ is not ast.Call:
                 continue
-            if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
-                masks = self._masks(n)
-                if masks is not None:
-                    attention.append((n.lineno, n.col_offset + 1, n.func.attr, *masks))
             if not isinstance(n.func, (ast.Name, ast.Attribute)):
                 continue
             given = {}
@@ -138,18 +131,7 @@ class FunctionFlow:
                     returns.setdefault(-1, set()).update(self.value(n.value, n.lineno))
         returns = {i: tuple(sorted(v, key=repr)) for i, v in returns.items() if UNKNOWN not in v}
         defaults = {a.arg: isinstance(d, ast.Constant) and d.value is None for a, d in _defaults(self.fn.args)}
-        return {"calls": calls, "returns": returns, "attention": attention, "defaults": defaults}
-
-    def _masks(self, call: ast.Call):
-        """The two masks' values of a `self.<attr>(...)` call that passes both; None when it does
-        not, or when one is unknown."""
-        found = _passed_masks(call)
-        if found is None:
-            return None
-        values = [self.value(found[name], call.lineno) for name in MASKS]
-        if any(v == _UNKNOWN for v in values):
-            return None
-        return tuple(tuple(sorted(v, key=repr)) for v in values)
+        return {"calls": calls, "returns": returns, "defaults": defaults}
 
     # ----- values ---------------------------------------------------------------------------------
     def value(self, node: ast.AST, line: int, depth: int = 0) -> FrozenSet[object]:
@@ -312,30 +294,22 @@ def _defaults(args: ast.arguments):
     return pairs
 
 
-def _passed_masks(call: ast.Call) -> Optional[Dict[str, ast.AST]]:
-    """mask name → what a call passes for it (by keyword, or in `nn.MultiheadAttention.forward`'s
-    positional places), when it passes both; None otherwise."""
-    found = {k.arg: k.value for k in call.keywords if k.arg in MASKS}
-    if len(found) < 2 and not any(isinstance(a, ast.Starred) for a in call.args):
-        for name, at in MASK_POSITIONS.items():
-            if name not in found and len(call.args) > at:
-                found[name] = call.args[at]
-    return found if len(found) == 2 else None
-
-
-def attention_calls(fn: ast.AST, nodes: List[ast.AST]) -> Optional[Tuple[Tuple[int, int, str], ...]]:
-    """(row, col, attr) of each `self.<attr>(...)` call of `fn` that passes both masks; None when
-    there is none (most functions: only the calls' keywords are looked at)."""
+def self_calls_passing(fn: ast.AST, nodes: List[ast.AST], names: FrozenSet[str],
+                       positional: int) -> Optional[Tuple[Tuple[int, int, str], ...]]:
+    """(row from the `def`, col, attr) of each `self.<attr>(...)` call of `fn` that passes two of
+    `names` by keyword, or more than `positional` arguments by position; None when there is none
+    (most functions: only the calls' keywords are looked at)."""
     out = []
     for n in nodes:
         if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                and n.func.value.id == "self" and (n.keywords or len(n.args) > 3) and _passed_masks(n) is not None:
+                and n.func.value.id == "self" and \
+                (len(n.args) > positional or sum(1 for k in n.keywords if k.arg in names) >= 2):
             out.append((n.lineno - fn.lineno, n.col_offset + 1, n.func.attr))
     return tuple(out) or None
 
 
 def flow_of(fn: ast.AST) -> dict:
-    """The dtype facts of a parsed function: {"calls": {(row, col): {slot: alternatives}},
-    "returns": {index: alternatives}, "attention": [(row, col, attr, attn_mask, key_padding_mask)],
-    "defaults": {parameter: defaults to None}}, rows as in the file."""
+    """The dtype facts of a parsed function: {"calls": {(row, col): {slot: alternatives}} (a slot:
+    a positional index or a keyword; arguments of unknown dtype left out), "returns": {index:
+    alternatives}, "defaults": {parameter: defaults to None}}, rows as in the file."""
     return FunctionFlow(fn, [n for n in ast.walk(fn) if n.__class__ in FLOW_KINDS]).facts()
