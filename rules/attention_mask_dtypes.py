@@ -21,7 +21,8 @@ MASK_PAIRS = {
                                 ("memory_mask", 3, "memory_key_padding_mask", 5)),
 }
 MASK_NAMES = frozenset(name for pairs in MASK_PAIRS.values() for pair in pairs for name in pair[::2])
-FEWEST_POSITIONAL = min(min(pair[1], pair[3]) for pairs in MASK_PAIRS.values() for pair in pairs)
+# The fewest positional arguments that pass both masks of a pair.
+FEWEST_POSITIONAL = min(max(pair[1], pair[3]) + 1 for pairs in MASK_PAIRS.values() for pair in pairs)
 DEPTH = 24  # calls followed back or into, at most, to learn one value's dtype
 
 

@@ -296,15 +296,16 @@ def _defaults(args: ast.arguments):
 
 def self_calls_passing(fn: ast.AST, nodes: List[ast.AST], names: FrozenSet[str],
                        positional: int) -> Optional[Tuple[Tuple[int, int, str], ...]]:
-    """(row from the `def`, col, attr) of each `self.<attr>(...)` call of `fn` that passes two of
-    `names` by keyword, or more than `positional` arguments by position; None when there is none
-    (most functions: only the calls' keywords are looked at)."""
+    """(row from the `def`, col, attr) of each `self.<attr>(...)` call of `fn` that may pass two of
+    `names`: two by keyword, one by keyword with another argument after the first, or `positional`
+    arguments by position; None when there is none (most functions)."""
     out = []
     for n in nodes:
         if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                and n.func.value.id == "self" and \
-                (len(n.args) > positional or sum(1 for k in n.keywords if k.arg in names) >= 2):
-            out.append((n.lineno - fn.lineno, n.col_offset + 1, n.func.attr))
+                and n.func.value.id == "self":
+            named = sum(1 for k in n.keywords if k.arg in names)
+            if named >= 2 or named == 1 and len(n.args) >= 2 or len(n.args) >= positional:
+                out.append((n.lineno - fn.lineno, n.col_offset + 1, n.func.attr))
     return tuple(out) or None
 
 
