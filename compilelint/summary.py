@@ -35,7 +35,8 @@ class Candidate:
     span: Span
     fix: Optional[Fix] = None
     guards: Tuple[Guard, ...] = ()
-    # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture).
+    # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture), "own
+    # frame" (only where its function runs eager: after, or in the frame of, a frame-skipping break).
     condition: str = ""
     # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
     when: str = ""
@@ -200,6 +201,13 @@ def packed_record(cls, fields: bytes):
     record = object.__new__(_TWINS.get(cls) or _packed_class(cls))
     object.__getattribute__(record, "__dict__")["_packed"] = fields  # not through the twin's own: ~47,000 a load
     return record
+
+
+class DefRow(int):
+    """A row in a rule's function facts, counted from the function's `def` (the facts of a function
+    moved whole stay equal); `row_shift` moves it when lines are added or removed inside the
+    function above it."""
+    __slots__ = ()
 
 
 @dataclass

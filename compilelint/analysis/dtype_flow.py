@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from compilelint.summary import DefRow
+
 UNKNOWN = "?"
 _UNKNOWN = frozenset({UNKNOWN})
 FLOAT_CASTS = frozenset({"float", "half", "double", "bfloat16"})
@@ -305,7 +307,7 @@ def self_calls_passing(fn: ast.AST, nodes: List[ast.AST], names: FrozenSet[str],
                 and n.func.value.id == "self":
             named = sum(1 for k in n.keywords if k.arg in names)
             if named >= 2 or named == 1 and len(n.args) >= 2 or len(n.args) >= positional:
-                out.append((n.lineno - fn.lineno, n.col_offset + 1, n.func.attr))
+                out.append((DefRow(n.lineno - fn.lineno), n.col_offset + 1, n.func.attr))
     return tuple(out) or None
 
 
