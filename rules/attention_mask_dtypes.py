@@ -1,4 +1,5 @@
-from typing import Dict, FrozenSet, Tuple
+import ast
+from typing import Dict, FrozenSet, Optional, Tuple
 
 from compilelint.analysis import dtype_flow
 from compilelint.analysis.call_binding import argument_slot
@@ -6,7 +7,22 @@ from compilelint.finding import Span
 from compilelint.project_pass import frames as F
 from compilelint.rule import ProjectContext, Rule
 
-ATTENTION_CLASSES = frozenset({"torch.nn.MultiheadAttention", "torch.nn.modules.activation.MultiheadAttention"})
+# torch modules that canonicalize a padding mask against an attention mask and warn when their
+# dtypes differ (`F._canonical_mask`), by class name: (attention mask, its positional place in
+# `forward`, padding mask, its place) for each pair they check. Measured on torch 2.13 (a float
+# mask with a bool one: "Attempted to call function marked as skipped" on `warnings.warn`).
+# `nn.TransformerDecoder` and `nn.Transformer` are left out: given a `tgt_mask` they break first
+# on `_detect_is_causal_mask`'s `.item()`.
+MASK_PAIRS = {
+    "MultiheadAttention": (("attn_mask", 5, "key_padding_mask", 3),),
+    "TransformerEncoderLayer": (("src_mask", 1, "src_key_padding_mask", 2),),
+    "TransformerEncoder": (("mask", 1, "src_key_padding_mask", 2),),
+    "TransformerDecoderLayer": (("tgt_mask", 2, "tgt_key_padding_mask", 4),
+                                ("memory_mask", 3, "memory_key_padding_mask", 5)),
+}
+MASK_NAMES = frozenset(name for pairs in MASK_PAIRS.values() for pair in pairs for name in pair[::2])
+# The fewest positional arguments that pass both masks of a pair.
+FEWEST_POSITIONAL = min(max(pair[1], pair[3]) + 1 for pairs in MASK_PAIRS.values() for pair in pairs)
 DEPTH = 24  # calls followed back or into, at most, to learn one value's dtype
 
 
@@ -23,10 +39,16 @@ class _Resolver:
         self.edges, self.callers = frames.edges, frames.callers
         self.roots = {r[0] for r in project.roots}
         self.memo: Dict[tuple, FrozenSet[str]] = {}
+        self.flows: Dict[str, Optional[dict]] = {}
 
-    def facts(self, fid):
-        found = self.project.function(fid)
-        return found[1].rule_facts.get(self.code) if found is not None else None
+    def facts(self, fid) -> Optional[dict]:
+        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function)."""
+        if fid not in self.flows:
+            found = self.project.function(fid)
+            node = found and self.project.trees.function(found[0].path, found[1].row)
+            self.flows[fid] = dtype_flow.flow_of(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else None
+        return self.flows[fid]
 
     def value(self, fid: str, alternatives, depth: int = 0) -> FrozenSet[str]:
         out = set()
@@ -64,16 +86,14 @@ class _Resolver:
             if slot is None:
                 out.add("none" if defaults.get(name) else "?")
             else:
-                given = ((self.facts(caller) or {}).get("calls") or {}).get(
-                    (call.row - self.project.function(caller)[1].row, call.col), {}).get(slot)
+                given = ((self.facts(caller) or {}).get("calls") or {}).get((call.row, call.col), {}).get(slot)
                 out |= self.value(caller, given, depth + 1) if given else {"?"}
             if "?" in out:
                 return frozenset({"?"})
         return frozenset(out)
 
     def _returned(self, fid: str, row: int, col: int, index: int, depth: int) -> FrozenSet[str]:
-        at = self.project.function(fid)[1].row + row
-        callees = [callee for callee, call in self.edges.get(fid, ()) if call.row == at and call.col == col]
+        callees = [callee for callee, call in self.edges.get(fid, ()) if call.row == row and call.col == col]
         if not callees:
             return frozenset({"?"})
         out = set()
@@ -119,8 +139,7 @@ class _Paths:
         for caller, call in callers:
             if call.args is None:
                 continue
-            given = ((r.facts(caller) or {}).get("calls") or {}).get(
-                (call.row - r.project.function(caller)[1].row, call.col), {})
+            given = ((r.facts(caller) or {}).get("calls") or {}).get((call.row, call.col), {})
             bound = {}
             for name in params:
                 slot = argument_slot(call, callee, name)
@@ -150,18 +169,25 @@ def _bind(alternatives: tuple, bound: dict) -> tuple:
     return tuple(sorted(out, key=repr))
 
 
-def _attention_attr(project: ProjectContext, fid: str, attr: str) -> bool:
-    """`self.<attr>` of the function's class holds an `nn.MultiheadAttention`."""
-    owner = fid.rsplit(".", 1)[0]
-    for cls in project.mro(owner):
-        found = next((s for s in project.summaries if cls.startswith(s.module + ".") and
-                      cls[len(s.module) + 1:] in s.classes), None)
-        if found is None:
-            continue
-        built = found.classes[cls[len(found.module) + 1:]].submodules.get(attr)
-        if built:
-            return any(project.canonical(b) in ATTENTION_CLASSES for b in built)
-    return False
+class _Classes:
+    """The project's classes by dotted name, gathered when first asked."""
+
+    def __init__(self, project: ProjectContext):
+        self.project = project
+        self._by_name: Optional[dict] = None
+
+    def mask_pairs(self, fid: str, attr: str) -> tuple:
+        """The mask pairs (`MASK_PAIRS`) of the torch module `self.<attr>` of the function's class
+        holds (the first class of its MRO that builds the attribute says); () for any other."""
+        if self._by_name is None:
+            self._by_name = {f"{s.module}.{qual}": info for s in self.project.summaries for qual, info in s.classes.items()}
+        for cls in self.project.mro(fid.rsplit(".", 1)[0]):
+            built = getattr(self._by_name.get(cls), "submodules", {}).get(attr)
+            if built:
+                names = {self.project.canonical(b) for b in built}
+                name = names.pop() if len(names) == 1 else ""
+                return MASK_PAIRS.get(name.rsplit(".", 1)[-1], ()) if name.startswith("torch.nn.") else ()
+        return ()
 
 
 def mismatched(attn: FrozenSet[str], padding: FrozenSet[str]) -> bool:
@@ -175,12 +201,13 @@ class AttentionMaskDtypes(Rule):
     ## What it does
     Finds a call of an `nn.MultiheadAttention` module whose `attn_mask` and `key_padding_mask` have
     different dtype kinds: one a boolean mask, the other a floating one (a causal mask built with
-    `masked_fill(..., float("-inf"))` next to a padding mask from `x.eq(pad)`). It follows the masks
-    through the functions that build them, the tuples they return, and the parameters every traced
-    caller passes them in.
+    `masked_fill(..., float("-inf"))` next to a padding mask from `x.eq(pad)`); the same for the
+    mask pairs of `nn.TransformerEncoderLayer`, `nn.TransformerEncoder` and
+    `nn.TransformerDecoderLayer`. It follows the masks through the functions that build them, the
+    tuples they return, and the arguments each traced caller passes.
 
     ## Why is this bad?
-    `nn.MultiheadAttention` canonicalizes the masks and, when their dtypes differ, calls
+    These modules canonicalize the masks and, when their dtypes differ, call
     `warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated...")`.
     Dynamo cannot trace `warnings.warn`: it graph-breaks inside the module ("Attempted to call
     function marked as skipped", {gb}) on every call (measured on torch 2.13:
@@ -204,37 +231,42 @@ class AttentionMaskDtypes(Rule):
     code = "CL221"
     name = "attention-mask-dtypes"
     kind = "break"
-    message = ("the `attn_mask` and `key_padding_mask` of this `nn.MultiheadAttention` call have different dtypes "
-               "(one bool, one float): the module warns that this is deprecated and Dynamo graph-breaks on "
+    message = ("the attention mask and the padding mask this call gives torch's attention module have different "
+               "dtypes (one bool, one float): the module warns that this is deprecated and Dynamo graph-breaks on "
                "`warnings.warn` ({gb}); give both masks one dtype")
     gb_types = ("Attempted to call function marked as skipped",)
     gb_ids = {"2.13": ("GB0007",), "2.11": ("GB0007",)}
 
     @classmethod
     def function_facts(cls, fn, nodes):
-        return dtype_flow.function_facts(fn, nodes)
+        """Where the function calls `self.<attr>(...)` with masks (rows from the `def`)."""
+        return dtype_flow.self_calls_passing(fn, nodes, MASK_NAMES, FEWEST_POSITIONAL)
 
     @classmethod
     def check_project(cls, project: ProjectContext):
-        hits: Dict[Tuple[str, int, int], tuple] = {}
+        hits: Dict[Tuple[str, int, int], str] = {}
+        classes = _Classes(project)
+        roots = {r[0] for r in project.roots}
         for mode in F.MODES:
             paths, frames = None, project.frames(mode)
             for fid in project.reached:
-                if fid not in frames.callers and fid not in frames.edges:
+                if fid not in frames.callers and fid not in frames.edges and fid not in roots:
                     continue  # not traced in this mode
-                facts = project.facts(cls, fid)
-                if not facts or not facts.get("attention"):
-                    continue
-                for row, col, attr, attn, padding in facts["attention"]:
-                    if (fid, row, col) in hits or not _attention_attr(project, fid, attr):
+                for row, col, attr in project.facts(cls, fid) or ():
+                    pairs = classes.mask_pairs(fid, attr)
+                    at = project.function(fid)[1].row + row
+                    if not pairs or (fid, at, col) in hits:
                         continue
                     paths = paths or _Paths(_Resolver(project, cls.code, mode))
-                    if paths.mismatched(fid, attn, padding):
-                        hits[fid, row, col] = mode
+                    given = ((paths.resolver.facts(fid) or {}).get("calls") or {}).get((at, col), {})
+                    for attn_name, attn_at, padding_name, padding_at in pairs:
+                        attn = given.get(attn_name, given.get(attn_at))
+                        padding = given.get(padding_name, given.get(padding_at))
+                        if attn and padding and paths.mismatched(fid, attn, padding):
+                            hits[fid, at, col] = mode
         for (fid, row, col) in sorted(hits):
             summary, info = project.function(fid)
-            at = info.row + row
-            project.report(cls, summary, info.qualname, Span(at, col, at, col), None, project.region(fid))
+            project.report(cls, summary, info.qualname, Span(row, col, row, col), None, project.region(fid))
 
     INVALID = [
         """

@@ -1,12 +1,15 @@
 """Which kind of dtype a value has, bool or floating, where a function's own code says it or hands
-it on: per function, what each call's arguments are, what its returns are, and what the attention
-masks of its `nn.MultiheadAttention` calls are (the facts of `rules/attention_mask_dtypes.py`).
+it on: per function, what each call's arguments are and what its returns are (what
+`rules/attention_mask_dtypes.py` asks of the masks handed to torch's attention modules). The walk
+keeps only where a function calls `self.<attr>(...)` with two of the names asked about
+(`self_calls_passing`); the project pass parses the functions on the values' paths and asks
+`flow_of` about them then.
 
 A value is a set of alternatives (the assignments that may reach the read), each one of:
   "bool", "float", "none"             known here (`x.eq(0)`, `m.float()`, `None`);
   ("p", name, not_none)               the function's parameter, as its callers pass it (`not_none`:
                                       read under `if name is not None:`, so a None never flows);
-  ("r", row, col, index, not_none)    what the call at (row from the `def`, col) returns: its whole
+  ("r", row, col, index, not_none)    what the call at (row, col) returns: its whole
                                       result (index -1) or the index-th item unpacked from it.
 Anything else makes the value unknown (`UNKNOWN`): the project pass then says nothing. Only the
 dtype kinds that an operation fixes are known: a cast (`.float()`, `.bool()`, `.to(torch.bool)`),
@@ -35,10 +38,8 @@ TORCH_KEEPS_DTYPE = frozenset({"triu", "tril", "transpose", "permute", "flip", "
 # torch factories that make the default float dtype when no `dtype` is given.
 FLOAT_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 FLOAT_DTYPES = frozenset({"float", "float32", "float16", "float64", "half", "double", "bfloat16"})
-# The keyword names of `nn.MultiheadAttention.forward` (and `F.multi_head_attention_forward`)
-# whose dtypes must agree; their positional places in the module's forward.
-MASKS = ("attn_mask", "key_padding_mask")
-MASK_POSITIONS = {"key_padding_mask": 3, "attn_mask": 5}
+# The statements and calls `FunctionFlow` reads.
+FLOW_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.Call, ast.Return, ast.For, ast.AsyncFor))
 
 
 def _torch_attr(func: ast.AST) -> Optional[str]:
@@ -102,14 +103,10 @@ class FunctionFlow:
 
     # ----- the facts ------------------------------------------------------------------------------
     def facts(self) -> Optional[dict]:
-        calls, attention = {}, []
+        calls = {}
         for n in self.nodes:
             if n.__class__ is not ast.Call:
                 continue
-            if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
-                masks = self._masks(n)
-                if masks is not None:
-                    attention.append((DefRow(n.lineno - self.fn.lineno), n.col_offset + 1, n.func.attr, *masks))
             if not isinstance(n.func, (ast.Name, ast.Attribute)):
                 continue
             given = {}
@@ -125,7 +122,7 @@ class FunctionFlow:
                     if v != _UNKNOWN:
                         given[k.arg] = tuple(sorted(v, key=repr))
             if given:
-                calls[DefRow(n.lineno - self.fn.lineno), n.col_offset + 1] = given
+                calls[n.lineno, n.col_offset + 1] = given
         returns: Dict[int, set] = {}
         for n in self.nodes:
             if n.__class__ is ast.Return and n.value is not None:
@@ -136,23 +133,7 @@ class FunctionFlow:
                     returns.setdefault(-1, set()).update(self.value(n.value, n.lineno))
         returns = {i: tuple(sorted(v, key=repr)) for i, v in returns.items() if UNKNOWN not in v}
         defaults = {a.arg: isinstance(d, ast.Constant) and d.value is None for a, d in _defaults(self.fn.args)}
-        if not (calls or returns or attention):
-            return None
-        return {"calls": calls, "returns": returns, "attention": attention, "defaults": defaults}
-
-    def _masks(self, call: ast.Call):
-        """The two masks' values of a `self.<attr>(...)` call that passes both (by keyword, or in
-        `nn.MultiheadAttention.forward`'s positional places); None when it does not."""
-        found = {k.arg: k.value for k in call.keywords if k.arg in MASKS}
-        for name, at in MASK_POSITIONS.items():
-            if name not in found and len(call.args) > at and not any(isinstance(a, ast.Starred) for a in call.args):
-                found[name] = call.args[at]
-        if len(found) != 2:
-            return None
-        values = [self.value(found[name], call.lineno) for name in MASKS]
-        if any(v == _UNKNOWN for v in values):
-            return None
-        return tuple(tuple(sorted(v, key=repr)) for v in values)
+        return {"calls": calls, "returns": returns, "defaults": defaults}
 
     # ----- values ---------------------------------------------------------------------------------
     def value(self, node: ast.AST, line: int, depth: int = 0) -> FrozenSet[object]:
@@ -230,7 +211,7 @@ class FunctionFlow:
     def _returned(self, node: ast.Call, index: int = -1, not_none: bool = False):
         if any(isinstance(a, ast.Starred) for a in node.args):
             return _UNKNOWN
-        return frozenset({("r", DefRow(node.lineno - self.fn.lineno), node.col_offset + 1, index, not_none)})
+        return frozenset({("r", node.lineno, node.col_offset + 1, index, not_none)})
 
     def _name(self, name: str, line: int, depth: int) -> FrozenSet[object]:
         if name in self.opaque:
@@ -315,6 +296,23 @@ def _defaults(args: ast.arguments):
     return pairs
 
 
-def function_facts(fn: ast.AST, nodes: List[ast.AST]) -> Optional[dict]:
-    """The dtype facts of `fn` (None when it hands on and returns no dtype it knows)."""
-    return FunctionFlow(fn, nodes).facts()
+def self_calls_passing(fn: ast.AST, nodes: List[ast.AST], names: FrozenSet[str],
+                       positional: int) -> Optional[Tuple[Tuple[int, int, str], ...]]:
+    """(row from the `def`, col, attr) of each `self.<attr>(...)` call of `fn` that may pass two of
+    `names`: two by keyword, one by keyword with another argument after the first, or `positional`
+    arguments by position; None when there is none (most functions)."""
+    out = []
+    for n in nodes:
+        if n.__class__ is ast.Call and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "self":
+            named = sum(1 for k in n.keywords if k.arg in names)
+            if named >= 2 or named == 1 and len(n.args) >= 2 or len(n.args) >= positional:
+                out.append((DefRow(n.lineno - fn.lineno), n.col_offset + 1, n.func.attr))
+    return tuple(out) or None
+
+
+def flow_of(fn: ast.AST) -> dict:
+    """The dtype facts of a parsed function: {"calls": {(row, col): {slot: alternatives}} (a slot:
+    a positional index or a keyword; arguments of unknown dtype left out), "returns": {index:
+    alternatives}, "defaults": {parameter: defaults to None}}, rows as in the file."""
+    return FunctionFlow(fn, [n for n in ast.walk(fn) if n.__class__ in FLOW_KINDS]).facts()
