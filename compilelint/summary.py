@@ -35,7 +35,8 @@ class Candidate:
     span: Span
     fix: Optional[Fix] = None
     guards: Tuple[Guard, ...] = ()
-    # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture).
+    # Extra condition checked by the project pass: "cudagraph" (only under CUDA-graph capture), "own
+    # frame" (only where its function runs eager: after, or in the frame of, a frame-skipping break).
     condition: str = ""
     # The innermost `if` the code sits under, for the note ("txt_ids.ndim == 3"); "" when none.
     when: str = ""

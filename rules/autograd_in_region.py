@@ -60,7 +60,12 @@ class AutogradInRegion(Rule):
             if self.ctx.is_tensor(func.value) or self._loss_like(func.value):
                 self.report(node, "`.backward()` graph-breaks inside compiled code ({gb}): compile the forward and "
                                   "call backward() outside, or set torch._dynamo.config.trace_autograd_ops = True")
-        elif func.attr == "requires_grad_" and self.ctx.is_tensor(func.value) and not _turns_off(node):
+        elif func.attr == "requires_grad_" and _turns_off(node):
+            if _iterated_parameter(self.ctx.stack, func.value):
+                self.report(node, "`.requires_grad_(False)` on a parameter (which requires grad) graph-breaks inside "
+                                  "compiled code ({gb1}); in a loop Dynamo skips the whole frame: freeze the "
+                                  "parameters before the compiled region")
+        elif func.attr == "requires_grad_" and self.ctx.is_tensor(func.value):
             flag = (node.args[:1] + [k.value for k in node.keywords if k.arg == "requires_grad"])[:1]
             self.report(node, "`.requires_grad_()` graph-breaks inside compiled code ({gb1}): call it before the "
                               "compiled region", breaks_if=tuple(flag))
@@ -102,6 +107,30 @@ def train(model, opt, x, y):
     opt.step()
 """,
     ]
+
+
+PARAMETER_ITERATORS = {"parameters": False, "named_parameters": True}  # method → yields (name, parameter)
+
+
+def _iterated_parameter(stack, node: ast.AST) -> bool:
+    """Is `node` the name a `for` around it binds to a module's parameters (`for p in
+    m.parameters():`, `for name, p in m.named_parameters():`)? A parameter requires grad unless
+    frozen before: turning that off changes it, which Dynamo refuses (turning off a tensor that
+    does not require grad, an intermediate, traces)."""
+    if not isinstance(node, ast.Name):
+        return False
+    for holder in reversed(stack):
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        if not (isinstance(holder, ast.For) and isinstance(holder.iter, ast.Call)
+                and isinstance(holder.iter.func, ast.Attribute) and holder.iter.func.attr in PARAMETER_ITERATORS):
+            continue
+        target = holder.target
+        if PARAMETER_ITERATORS[holder.iter.func.attr]:
+            target = target.elts[-1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        if isinstance(target, ast.Name) and target.id == node.id:
+            return True
+    return False
 
 
 def _turns_off(node: ast.Call) -> bool:

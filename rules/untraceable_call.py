@@ -114,9 +114,12 @@ class UntraceableCall(Rule):
     that measured it; a row may name the calls that break (`when`: a keyword argument that is not
     a constant, as a base class's constructor that sorts its keywords; "built object": a method
     of an object the compiled function builds, `Op(a, b).to_dense()`, where Dynamo cannot resume
-    after the break and runs the rest of the function eager; "entered": a context manager whose
-    `__enter__` breaks, reported where `with` enters it) and the other names the library exports it
-    under (`exported_as`); `super().__init__(...)` runs the first base's.
+    after the break and runs the rest of the function eager; "own frame": a function that traces
+    when called from compiled code, as the library registers it with `allow_in_graph`, but breaks
+    when code Dynamo runs eager, after a break it cannot resume from, calls it and Dynamo compiles
+    its frame; "entered": a context manager whose `__enter__` breaks, reported where `with` enters
+    it) and the other names the library exports it under (`exported_as`); `super().__init__(...)`
+    runs the first base's.
 
     On torch before 2.13 a store to an attribute of a class object breaks too (`cls._state =
     state` in a classmethod, `type(self).calls += 1`, `self.__class__.value = v`, `Registry.last =
@@ -304,6 +307,16 @@ class UntraceableCall(Rule):
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
         short = name.rsplit(".", 1)[-1]
         what = f"constructing `{short}` with a keyword argument that is not a constant" if keyword_breaks else f"`{short}()`"
+        if row.get("when") == "own frame":
+            # traced when inlined (one node of the graph); code that runs eager calls it from Python,
+            # and Dynamo compiles its frame: kept by the project pass only where this function runs
+            # eager, after (or in the frame of) a break Dynamo cannot resume from (placement.runs_eager)
+            self.report(node, f"{what} runs as a frame of its own here (a break Dynamo cannot resume from makes this "
+                              f"code run eager) and graph-breaks inside its library ({row.get('gb_type', 'measured')}"
+                              f" at {row.get('where', name)}); traced from compiled code it is one node of the "
+                              "graph: remove the break that makes this code run eager",
+                        behaviour=behaviour, condition="own frame")
+            return
         if row.get("when") == "entered":
             what = f"entering `{short}(...)` (`with`)"
         if row.get("when") == "built object":

@@ -124,8 +124,8 @@ class FramesMemo:
                 if _runs_in(m, mode):
                     out[mode][0].extend(targets)
         for c in info.candidates:
-            if c.code not in self.break_codes or not project.on_torch(c):
-                continue
+            if c.code not in self.break_codes or not project.on_torch(c) or c.condition == "own frame":
+                continue  # "own frame": a break only where the function already skips its frame
             m = meet(mode_reached, edge_mode(c.guards))
             if m != "never" and not project.dead(c.guards):
                 for mode in MODES:

@@ -13,6 +13,7 @@ from typing import List
 
 from compilelint.analysis import config_flags, passed_args
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
+from compilelint.analysis.state import STATE
 from compilelint.analysis.self_items import NON_TENSOR_ITEM, grows_registered_lists, only_tensor_items
 from compilelint.project_pass.callee_skips import call_skips
 from compilelint.project_pass.regions import Project, held_mode
@@ -43,6 +44,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
+    own_first: dict = {}  # (module, function) → the row of its first call placed as breaking in its own frame
 
     def only_items(fid: str, region_root: str) -> bool:
         if (fid, region_root) not in items_memo:
@@ -99,8 +101,17 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 when = f"{c.when} ({config_note})" if c.when and config_note else c.when
                 if (MISUSE, True) in c.guards and MISUSE_NOTE not in r.condition:
                     when = f"{MISUSE_NOTE} ({when})" if when else MISUSE_NOTE
-                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x),
-                                hidden_by(c, skips, info))
+                hidden = hidden_by(c, skips, info)
+                if c.condition == OWN_FRAME:
+                    skip = eager_skip(c, skips, candidates, builder.rules)
+                    if skip is None:
+                        continue  # traced in its frame: the call is inlined, and breaks nowhere
+                    # the first such call of the frame stands for the others (Dynamo logs one)
+                    first = own_first.setdefault((summary.module, qual), c.span.row)
+                    hidden = first if first < c.span.row else 0
+                    eager = f"line {skip.span.row} skips the frame" + (f" ({skip.when})" if skip.when else "")
+                    when = f"{when}, {eager}" if when else eager
+                region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x), hidden)
                 if c.condition == "cudagraph" and not (r.cudagraph or settings.profile == "vllm"):
                     continue
                 builder.add(summary, qual, c, region)
@@ -125,6 +136,35 @@ def frame_skips(candidates, rules, info) -> list:
         if c.in_loop or in_try or c.skips_frame or getattr(rule, "skips_frame", False):
             out.append(c)
     return out
+
+
+OWN_FRAME = "own frame"  # a candidate's condition: a call that breaks only where its caller runs eager
+
+
+def eager_skip(c, skips, candidates, rules):
+    """The frame-skipping break that makes `c` run in code Dynamo runs eager, or None: one before
+    `c`, or one after it with no other break between (a break in a loop skips the whole stretch of
+    the frame Dynamo was tracing: from the function's entry, or from the last break it resumed
+    after; measured on torch 2.13, fixtures/precision/library_call_own_frame.py, a call before the
+    loop and one after it both run eager). Its tests of the module's own settings are not asked
+    of `c` (a setting is the model's, and a frame once skipped stays skipped): the finding's note
+    names them."""
+    for s in sorted(skips, key=lambda s: s.span.row):
+        if s.condition == OWN_FRAME or not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
+                                            and {n for n in s.needs if not n.startswith("self.")} <= set(c.needs)):
+            continue
+        if s.span.row < c.span.row:
+            return s
+        if not any(c.span.row < b.span.row < s.span.row and b.condition != OWN_FRAME
+                   and getattr(rules.get(b.code), "kind", "") == "break" for b in candidates):
+            return s
+    return None
+
+
+def _unsettled(guards) -> set:
+    """The guards that are not tests of a module's own settings (`analysis.state.STATE`; in
+    `needs`, the `self.` ones)."""
+    return {g for g in guards if not g[0].startswith(STATE)}
 
 
 def hidden_by(c, skips, info) -> int:
