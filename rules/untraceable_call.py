@@ -291,7 +291,9 @@ class UntraceableCall(Rule):
         if isinstance(node.op, ast.MatMult):
             built = self._built_row(node.left, "__matmul__")
             if built is not None:
-                self._library_call(node, *built)
+                # at the object the method runs on: the break rests on what it is, not on whether
+                # the other operand is a tensor (a return assumed one: `Project.returns_tensor`)
+                self._library_call(node.left, *built)
 
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
@@ -303,7 +305,7 @@ class UntraceableCall(Rule):
         bases = self.ctx.cls.info.bases if self.ctx.cls is not None else []
         return bases[0] if bases else ""
 
-    def _library_call(self, node: ast.Call, name: str, versions: list, row: dict):
+    def _library_call(self, node: ast.AST, name: str, versions: list, row: dict):
         """A call the measured table says breaks inside its library (on `versions`)."""
         keyword_breaks = row.get("when") == "non-constant keyword"
         if keyword_breaks and not any(kw.arg is not None and not isinstance(kw.value, ast.Constant)
