@@ -308,6 +308,10 @@ class ClassInfo(Unpacked):
     state_defaults: Dict[str, bool] = field(default_factory=dict)
     init_state: Dict[str, Optional[bool]] = field(default_factory=dict)
     state_changes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # attr → the `__init__` parameter it is a plain copy of, and the constants its `super().__init__(...)`
+    # passes, as (positional index or keyword, truth): `state.constructor_copies`.
+    init_copies: Dict[str, str] = field(default_factory=dict)
+    super_init_constants: Tuple[Tuple[object, bool], ...] = ()
     # Every attribute name it gives its instances ("*": any, under a run-time name): `state.class_attributes`.
     attributes: Tuple[str, ...] = ()
     # The key of a module-level dict of classes that picks this class when the user asks for that
@@ -374,7 +378,7 @@ class FileSummary:
                     sorted(c.config_attrs.items()), sorted(c.built_under.items()), sorted(c.parts.items()), sorted(c.option_parts.items()),
                     sorted(c.init_defaults.items()), sorted((k, tuple(v)) for k, v in c.registries.items()),
                     sorted(c.state_defaults.items()), sorted(c.init_state.items(), key=repr), sorted(c.state_changes.items()),
-                    c.attributes)
+                    sorted(c.init_copies.items()), c.super_init_constants, c.attributes)
                    for q, c in self.classes.items()),
             [(r.target, r.member, r.via, r.cudagraph, r.self_attr_of) for r in self.roots],
             sorted(self.aliases.items()),

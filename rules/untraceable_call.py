@@ -278,11 +278,22 @@ class UntraceableCall(Rule):
         of a class outside the checked tree: `<class>.<method>`, a row measured on such objects
         (`when`: "built object")."""
         func = node.func
-        if not isinstance(func, ast.Attribute):
-            return None
-        cls = self.ctx.constructed(func.value)
-        row = LIBRARY_CALLS.get(f"{cls}.{func.attr}") if cls else None
+        return self._built_row(func.value, func.attr) if isinstance(func, ast.Attribute) else None
+
+    def _built_row(self, box: ast.AST, method: str):
+        cls = self.ctx.constructed(box)
+        row = LIBRARY_CALLS.get(f"{cls}.{method}") if cls else None
         return row if row is not None and row[2].get("when") == "built object" else None
+
+    def visit_BinOp(self, node: ast.BinOp):
+        """`box @ x` runs `box.__matmul__(x)` (Python's operator protocol): a row for that method of
+        an object the function built, as for a call of it."""
+        if isinstance(node.op, ast.MatMult):
+            built = self._built_row(node.left, "__matmul__")
+            if built is not None:
+                # at the object the method runs on: the break rests on what it is, not on whether
+                # the other operand is a tensor (a return assumed one: `Project.returns_tensor`)
+                self._library_call(node.left, *built)
 
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
@@ -294,7 +305,7 @@ class UntraceableCall(Rule):
         bases = self.ctx.cls.info.bases if self.ctx.cls is not None else []
         return bases[0] if bases else ""
 
-    def _library_call(self, node: ast.Call, name: str, versions: list, row: dict):
+    def _library_call(self, node: ast.AST, name: str, versions: list, row: dict):
         """A call the measured table says breaks inside its library (on `versions`)."""
         keyword_breaks = row.get("when") == "non-constant keyword"
         if keyword_breaks and not any(kw.arg is not None and not isinstance(kw.value, ast.Constant)
@@ -322,7 +333,8 @@ class UntraceableCall(Rule):
         if row.get("when") == "built object":
             # Dynamo cannot rebuild the bound method of an object that exists only in the frame to
             # resume after the break: the rest of the frame runs eager (fixtures/precision/built_object_break.py)
-            what = f"`{'.'.join(name.rsplit('.', 2)[-2:])}()` of an object built here"
+            cls_name, method = name.rsplit(".", 2)[-2:]
+            what = f"`@` on a `{cls_name}` built here" if method == "__matmul__" else f"`{cls_name}.{method}()` of an object built here"
             self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
                               f"{row.get('where', name)}) and Dynamo runs the rest of this function eager: build "
                               "and use it outside the compiled region", behaviour=behaviour, skips_frame=True)

@@ -89,6 +89,20 @@ def test_entry_runs_an_inherited_forward_for_its_own_class():
     assert [f.region.reason for f in report.findings] == ["Base.forward → Counts.update"]
 
 
+def test_a_subclass_fixing_its_base_option_decides_the_state_test():
+    """fixtures/regions/subclass_fixes_option.py: `Exact` passes `exact_mode=True` to the base's
+    `__init__`, which copies it into `self.exact_mode`; the base's `self.exact_mode or
+    torch.equal(...)` never calls `torch.equal` for an `Exact` (measured: one graph), and does for a
+    `Grid` its user builds (measured: "Data dependent operator")."""
+    path = os.path.join(REGIONS, "subclass_fixes_option.py")
+    equal = next(i for i, line in enumerate(open(path, encoding="utf-8"), 1) if "# expect: CL105" in line)
+    rows = {}
+    for cls in ("Exact", "Grid"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        rows[cls] = sorted((f.span.row, f.code) for f in report.findings if f.code != "CL201")
+    assert rows == {"Exact": [], "Grid": [(equal, "CL105")]}
+
+
 def test_entry_runs_the_call_its_class_writes():
     """`--entry file.py:Scale` compiles a call of a Scale: its base's own `__call__` runs before
     forward; Plain's `__call__` runs too for `--entry ...:Plain`, and not for an entry whose

@@ -22,7 +22,7 @@ from compilelint.analysis.config_flags import submodule_flags
 from compilelint.analysis.init_defaults import init_defaults
 from compilelint.analysis.parts import CONTAINERS, Parts, false_constants
 from compilelint.analysis.passed_args import none_tests
-from compilelint.analysis.state import class_attributes, class_state, returned_attr
+from compilelint.analysis.state import class_attributes, class_state, constructor_copies, returned_attr
 from compilelint.analysis.types import annotation_class
 from compilelint.analysis.names import ImportTable, dotted, module_name_for
 from compilelint.comments import comments
@@ -457,6 +457,7 @@ class ClassCollector:
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
         info.state_defaults, info.init_state, info.state_changes = class_state(node, self.facts.of_kinds)
+        info.init_copies, info.super_init_constants = constructor_copies(node, self.facts.of_kinds)
         info.attributes = class_attributes(node, self.facts.of_kinds)
         if info.parts:
             info.parts = self._run_parts(info.parts)

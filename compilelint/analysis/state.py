@@ -65,9 +65,58 @@ def class_state(class_node: ast.ClassDef, of_kinds) -> Tuple[Dict[str, bool], Di
     return defaults, init, {k: tuple(v) for k, v in changed.items()}
 
 
+def constructor_copies(class_node: ast.ClassDef, of_kinds) -> Tuple[Dict[str, str], Tuple[Tuple[object, bool], ...]]:
+    """(attr → the `__init__` parameter `self.<attr>` is a plain copy of, its only store there, the
+    parameter never rebound; the constants its one `super().__init__(...)` call passes, as (positional
+    index or keyword, truth)): a subclass that fixes a base's option (`super().__init__(exact=True)`)
+    decides what every instance of it holds (`project_pass/state_flags.py`)."""
+    init = next((m for m in class_node.body if isinstance(m, FUNCS) and m.name == "__init__"), None)
+    if init is None:
+        return {}, ()
+    args = init.args
+    params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
+    rebound = {t.id for sub in ast.walk(init) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+               for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+               for t in ast.walk(target) if isinstance(t, ast.Name)}
+    stores: Dict[str, List[Optional[ast.AST]]] = {}
+    for attr, value in _stores(init, of_kinds):
+        stores.setdefault(attr, []).append(value)
+    copies = {attr: values[0].id for attr, values in stores.items()
+              if len(values) == 1 and values[0].__class__ is ast.Name and values[0].id in params - rebound}
+    supers = [sub for sub in ast.walk(init) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+              and sub.func.attr == "__init__" and isinstance(sub.func.value, ast.Call)
+              and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"]
+    passed: List[Tuple[object, bool]] = []
+    if len(supers) == 1:
+        call = supers[0]
+        for i, a in enumerate(call.args):
+            if a.__class__ is ast.Starred:
+                break  # the positions after it are unknown
+            if a.__class__ is ast.Constant:
+                passed.append((i, bool(a.value)))
+        passed += [(k.arg, bool(k.value.value)) for k in call.keywords if k.arg and k.value.__class__ is ast.Constant]
+    return copies, tuple(passed)
+
+
+def run_time_name(name: ast.AST) -> str:
+    """The attribute name `setattr(self, name, v)` stores: the constant, else "<prefix>*" for an
+    f-string that starts with a constant (`f"grid_{i}"` → "grid_*": only names with that prefix),
+    else "*" (any)."""
+    if name.__class__ is ast.Constant and isinstance(name.value, str):
+        return name.value
+    if name.__class__ is ast.JoinedStr and name.values and name.values[0].__class__ is ast.Constant:
+        return f"{name.values[0].value}*"
+    return "*"
+
+
+def may_name(pattern: str, attr: str) -> bool:
+    """Can a store under `pattern` (a name, "*" or "<prefix>*": `run_time_name`) be to `attr`?"""
+    return pattern == attr or pattern.endswith("*") and attr.startswith(pattern[:-1])
+
+
 def _stores(method, of_kinds):
     """(attr, value or None) of each store into, fill of or `setattr` on `self` in a method
-    (`setattr(self, name, v)` under a name not constant: attr "*")."""
+    (`setattr(self, name, v)` under a name not constant: attr "*", or "grid_*" for `f"grid_{i}"`)."""
     for sub in of_kinds(method, _STORES):
         kind = sub.__class__
         if kind is ast.Call:
@@ -77,7 +126,7 @@ def _stores(method, of_kinds):
                 yield func.value.attr, None  # self.items.append(x)
             elif func.__class__ is ast.Name and func.id == "setattr" and len(sub.args) == 3 and is_self(sub.args[0]):
                 name = sub.args[1]
-                yield (name.value if name.__class__ is ast.Constant and isinstance(name.value, str) else "*"), sub.args[2]
+                yield run_time_name(name), sub.args[2]
             continue
         targets = sub.targets if kind is ast.Assign else [sub.target]
         for t in targets:

@@ -207,11 +207,13 @@ class FileAnalyzer(Conditions, RuleContext):
             self._guarded(node.test, True, node.body)
             self._guarded(node.test, False, node.orelse)
         elif isinstance(node, ast.BoolOp):
-            # `not is_compiling() and t.any()`: later operands only run when earlier ones allow it.
+            # `not is_compiling() and t.any()`: later operands only run when earlier ones allow it
+            # (`self.exact or torch.equal(a, b)`: the module's state flag too).
             pushed = 0
             for value in node.values:
                 self._visit(value)
-                guards = self._branch_guards(value, isinstance(node.op, ast.And))
+                taken = isinstance(node.op, ast.And)
+                guards = self._branch_guards(value, taken) + self._state_guards(value, taken)
                 scope.guards.extend(guards)
                 pushed += len(guards)
             if pushed:
@@ -219,7 +221,7 @@ class FileAnalyzer(Conditions, RuleContext):
         elif isinstance(node, ast.IfExp):
             self._visit(node.test)
             for branch, value in ((True, node.body), (False, node.orelse)):
-                guards = self._branch_guards(node.test, branch)
+                guards = self._branch_guards(node.test, branch) + self._state_guards(node.test, branch)
                 scope.guards.extend(guards)
                 self._visit(value)
                 if guards:

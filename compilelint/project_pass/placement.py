@@ -82,7 +82,8 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                 skips += call_skips(project, f"{summary.module}.{qual}", info, calls, builder.rules)
             for c in candidates:
                 mode = held_mode(r.mode, r.held, c.guards)
-                if mode == "never" or project.dead(c.guards) and not given_misuse(f"{summary.module}.{qual}", c):
+                dead = project.dead(c.guards, r.receivers if r.receivers_only else ())
+                if mode == "never" or dead and not given_misuse(f"{summary.module}.{qual}", c):
                     continue
                 if (NON_TENSOR_ITEM, True) in c.guards and only_items(f"{summary.module}.{qual}", r.root):
                     continue  # an arm for items that are not tensors, of an object that holds none

@@ -76,6 +76,9 @@ class Reach:
     # The subclasses it runs for as a method of a base (`Project.receiver`), told apart by reach:
     # their `self.m(...)` calls run their own methods (`ResolvedCalls.callers` reads them).
     receivers: Tuple[str, ...] = ()
+    # Every reach of it ran for one of `receivers`, never for its defining class (or a subclass reach
+    # does not tell apart from it): a test of the module's state is asked of those instances only.
+    receivers_only: bool = False
     # Reached only through calls of submodules their caller put in eval mode (`EVAL_HELD`): its
     # `self.training` is False in either mode of the compiled model.
     held: bool = False
@@ -323,13 +326,14 @@ class Project:
         index = int(part)
         return index in parts or (index >= 0 and (-1 in parts or ANY_PART in parts))
 
-    def dead(self, guards) -> bool:
+    def dead(self, guards, receivers: Tuple[str, ...] = ()) -> bool:
         """True when the code only runs if a compile predicate has the value it lacks under Dynamo,
         or only on a caller's misuse of an argument (unless those paths are followed), or only
-        when the module's own state is not what its construction left (`state_flags`)."""
+        when the module's own state is not what its construction left (`state_flags`; in instances
+        of `receivers` when reach says the code runs only for those)."""
         for name, needed in guards:
             if name.startswith(STATE):
-                if self.state_flags.ruled_out(self, [(name, needed)]):
+                if self.state_flags.ruled_out(self, [(name, needed)], receivers):
                     return True
                 continue
             if name == MISUSE:
@@ -659,7 +663,7 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                 if here.as_wrapper and not info.wrapper[0] <= call.row - info.row <= info.wrapper[1]:
                     continue  # the decorator's own body runs when it decorates, not per call
                 mode = held_mode(here.mode, here.held, call.guards)
-                if mode == "never" or project.dead(call.guards):
+                if mode == "never" or project.dead(call.guards, (receiver,) if receiver else ()):
                     continue
                 held = here.held or (EVAL_HELD, True) in call.guards
                 if call.own_flags and not config_flags.own_decides(
@@ -716,11 +720,14 @@ def reach(project: Project, roots, follow_swapped: bool = False,
                             reached[callee] = states[state]
                         queue.append(state)
     receivers: Dict[str, set] = {}
+    for_defining = set()  # reached for the defining class too (receiver None)
     for fid, receiver in states:
         if receiver is not None and fid in reached:
             receivers.setdefault(fid, set()).add(receiver)
+        elif receiver is None:
+            for_defining.add(fid)
     for fid, found in receivers.items():
-        reached[fid] = replace(reached[fid], receivers=tuple(sorted(found)))
+        reached[fid] = replace(reached[fid], receivers=tuple(sorted(found)), receivers_only=fid not in for_defining)
     return reached, disabled
 
 

@@ -1,7 +1,9 @@
 """Does a test of a module's own state hold in the compiled module? (`analysis/state.py`)
 
-`self.<attr>` holds what construction left there — the constant `__init__` stores, else the
-class-level constant nearest in the MRO — as long as no method that the module's `forward` runs
+`self.<attr>` holds what construction left there — the constant `__init__` stores (or, where
+`__init__` stores a plain copy of its parameter, the constant the compiled class's own
+`super().__init__(...)` passes for it: `super().__init__(exact_mode=True)` in a subclass fixing a
+base's option), else the class-level constant nearest in the MRO — as long as no method that the module's `forward` runs
 (its own methods, followed through `self.m(...)`, `super().m(...)` and property reads) stores
 into or fills it: only a method the user calls between construction and the compiled call
 changes it (`fold()`, `bypass()`), which the default use does not. A property whose
@@ -25,9 +27,9 @@ argument.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
-from compilelint.analysis.state import STATE
+from compilelint.analysis.state import STATE, may_name
 
 DEPTH = 3  # properties returning properties
 MISSING = "missing"  # `value` of an attribute nothing gives the module
@@ -63,16 +65,21 @@ class StateFlags:
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._foreign: Optional[Set[str]] = None
 
-    def ruled_out(self, project, guards) -> bool:
+    def ruled_out(self, project, guards, receivers: Tuple[str, ...] = ()) -> bool:
         """Does a state guard among `guards` need what construction did not leave, in an instance
         of the module class testing it and of each of its subclasses (a subclass may declare
-        another default: the guard does not say which one runs)?"""
+        another default: the guard does not say which one runs)? `receivers`: the classes reach
+        says the code runs for, never for the testing class itself (a base's method run for a
+        subclass): those and their subclasses are the instances asked about."""
         for name, needed in guards:
             if name.startswith(STATE):
                 cls, _, attr = name[len(STATE):].rpartition(":")
                 if cls not in project.classes or not project.is_module_class(cls):
                     continue
-                values = {self.value(project, c, attr) for c in self.subclasses(project, cls)} - {MISSING}
+                instances = self.subclasses(project, cls)
+                if receivers and all(r != cls and r in instances for r in receivers):
+                    instances = [c for r in receivers for c in self.subclasses(project, r)]
+                values = {self.value(project, c, attr) for c in instances} - {MISSING}
                 if None not in values and needed not in values:
                     return True  # (no values at all: every class misses the attribute)
         return False
@@ -129,18 +136,23 @@ class StateFlags:
         foreign = self.foreign(project)
         chain = [c for c in project.mro(cls) if c in project.classes]
         infos = [project.classes[c][1] for c in chain]
-        if any("*" in i.state_changes or "*" in i.init_state for i in infos):
-            return {}  # `setattr(self, name, v)`: any attribute may change
+        # `setattr(self, name, v)` under a run-time name ("*", or "grid_*" for f"grid_{i}": `state.run_time_name`)
+        patterns = [p for i in infos for p in i.init_state if p.endswith("*")]
         held: Dict[str, bool] = {}
         for a in ({a for i in infos for a in i.state_defaults} | {a for i in infos for a in i.init_state}) - foreign:
-            stored = [i.init_state[a] for i in infos if a in i.init_state]  # nearest `__init__` first
+            if a.endswith("*") or any(may_name(p, a) for p in patterns):
+                continue  # `__init__` may store anything there
+            stored = [self._fixed_by_subclass(project, chain, k, a) if i.init_state[a] is None else i.init_state[a]
+                      for k, i in enumerate(infos) if a in i.init_state]  # nearest `__init__` first
             if None in stored:
                 continue  # an `__init__` stores something else than a constant
             held[a] = stored[0] if stored else next(i.state_defaults[a] for i in infos if a in i.state_defaults)
         changers: Dict[str, Set[str]] = {}
         for c, i in zip(chain, infos):
-            for a, methods in i.state_changes.items():
-                changers.setdefault(a, set()).update(f"{c}.{m}" for m in methods)
+            for pattern, methods in i.state_changes.items():
+                for a in held:
+                    if may_name(pattern, a):  # a store under a run-time name may be to it
+                        changers.setdefault(a, set()).update(f"{c}.{m}" for m in methods)
         while True:
             run = self._forward_runs(project, cls, held)
             changed = [a for a in held if changers.get(a, set()) & run]
@@ -150,6 +162,24 @@ class StateFlags:
                 del held[a]
         self._kept[cls] = held
         return held
+
+    @staticmethod
+    def _fixed_by_subclass(project, chain: List[str], k: int, attr: str) -> Optional[bool]:
+        """The truth of the constant that the class before `chain[k]` (the nearest one defining
+        `__init__`) passes in its `super().__init__(...)` for the parameter that `chain[k]`'s
+        `__init__` copies into `self.<attr>`; None where it passes none, or another value."""
+        owner = project.classes[chain[k]][1]
+        param = owner.init_copies.get(attr)
+        before = [c for c in chain[:k] if "__init__" in project.classes[c][1].methods]
+        init = f"{chain[k]}.__init__"
+        if param is None or not before or init not in project.functions or \
+                project.method(before[-1], "__init__", skip_first=True) != init:
+            return None
+        params = project.functions[init][1].params  # (self, ...): positional index i fills i + 1
+        for slot, truth in project.classes[before[-1]][1].super_init_constants:
+            if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
+                return truth
+        return None
 
     def _forward_runs(self, project, cls: str, held: Dict[str, bool]) -> Set[str]:
         """The methods of `cls` its `forward` (and `__call__`) runs through its own-method calls,

@@ -198,10 +198,34 @@ def _dense(model, config, inputs):
     return Dense(model), {k: v for k, v in inputs.items() if k != "diag"}
 
 
+def _posterior(model, config, inputs):
+    """The strategy called for the posterior (`prior` left at its default, False): the path the
+    prior-mode model's claims past `if prior: return ...` are about."""
+    return model, {k: v for k, v in inputs.items() if k != "prior"}
+
+
+def _fixed_noise_only(model, config, inputs):
+    """A fixed-noise likelihood with no learned noise on top (`learn_additional_noise` at its
+    default, False) called on a distribution of another size than its noise: the no-op branch that
+    warns (`elif isinstance(res, ZeroLinearOperator): warnings.warn(...)`)."""
+    import gpytorch
+    import torch
+
+    n = 6
+    a = torch.randn(n, n)
+    dist = gpytorch.distributions.MultivariateNormal(torch.randn(n, requires_grad=True), a @ a.T + n * torch.eye(n))
+    return gpytorch.likelihoods.FixedNoiseGaussianLikelihood(noise=torch.full((N,), 0.1)), {"input": dist}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     dense = Variant("the kernel called in full and its lazy kernel tensor evaluated (`to_dense()`)", prepare=_dense)
-    return {name: {"dense": dense} for name in DIAG_KERNEL_MODELS + FULL_KERNEL_MODELS}
+    table = {name: {"dense": dense} for name in DIAG_KERNEL_MODELS + FULL_KERNEL_MODELS}
+    table["VariationalStrategy_prior"] = {"posterior": Variant("the strategy called for the posterior (no `prior`)",
+                                                               prepare=_posterior)}
+    table["FixedNoiseGaussianLikelihood"] = {"fixed_only": Variant(
+        "no learned noise on top of the fixed noise, called on data of another size", prepare=_fixed_noise_only)}
+    return table
 
 
 def build(name, variant=None):
