@@ -44,7 +44,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
-    own_first: dict = {}  # (module, function) → the row of its first call placed as breaking in its own frame
+    own_first: dict = {}  # (module, function) → its calls placed as breaking in their own frame, so far
 
     def only_items(fid: str, region_root: str) -> bool:
         if (fid, region_root) not in items_memo:
@@ -105,9 +105,10 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                     skip = eager_skip(c, skips, candidates, builder.rules)
                     if skip is None:
                         continue  # traced in its frame: the call is inlined, and breaks nowhere
-                    # the first such call of the frame stands for the others (Dynamo logs one)
-                    first = own_first.setdefault((summary.module, qual), c.span.row)
-                    hidden = first if first < c.span.row else 0
+                    # an earlier such call that runs whenever this one does stands for it (Dynamo logs one)
+                    earlier = own_first.setdefault((summary.module, qual), [])
+                    hidden = next((e.span.row for e in earlier if runs_before(e, c)), 0)
+                    earlier.append(c)
                     eager = f"line {skip.span.row} skips the frame" + (f" ({skip.when})" if skip.when else "")
                     when = f"{when}, {eager}" if when else eager
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x), hidden)
@@ -150,7 +151,7 @@ def eager_skip(c, skips, candidates, rules):
     names them."""
     for s in sorted(skips, key=lambda s: s.span.row):
         if s.condition == OWN_FRAME or not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
-                                            and {n for n in s.needs if not n.startswith("self.")} <= set(c.needs)):
+                                            and _unset_needs(s) <= set(c.needs)):
             continue
         if s.span.row < c.span.row:
             return s
@@ -158,6 +159,20 @@ def eager_skip(c, skips, candidates, rules):
                    and getattr(rules.get(b.code), "kind", "") == "break" for b in candidates):
             return s
     return None
+
+
+def runs_before(e, c) -> bool:
+    """Does own-frame call `e`, before `c`, run whenever `c` does, the module's settings aside?"""
+    return e.span.row < c.span.row and _unsettled(e.guards) <= set(c.guards) and set(e.flags) <= set(c.flags) \
+        and _unset_needs(e) <= set(c.needs) and same_branch(_unset_when(e.when), _unset_when(c.when))
+
+
+def _unset_needs(c) -> set:
+    return {n for n in c.needs if not n.startswith("self.")}
+
+
+def _unset_when(when: str) -> str:
+    return " and ".join(t for t in when.split(" and ") if "self." not in t) if when else ""
 
 
 def _unsettled(guards) -> set:
