@@ -261,7 +261,8 @@ class _Fixer:
                 f = self.files[path]
                 now = Counter(x.code for x in after.get(path, []))
                 done = Counter(x.code for x in applied)
-                done.subtract(Counter({x.code: x.fix.keeps for x in applied if x.fix.keeps}))
+                for x in applied:  # each applied fix leaves its own kept findings (summed per code)
+                    done[x.code] -= x.fix.keeps
                 stuck = {code for code in done if now[code] > before[code] - done[code]}
                 if stuck:
                     self._give_up(f, previous, [x for x in applied if x.code in stuck],

@@ -10,7 +10,7 @@ that keeps their order (and keeps them apart) therefore moves the pass's finding
 the same map and changes nothing else: the last pass's findings, moved, are the new pass's.
 
 Where the rows are is the summary's schema: a `Span`, a `Call`'s row, a function's first and last
-row (its loops are kept relative to its first), a class's row (its `built_under` tests' rows are
+row (its loops, and the `DefRow`s of rules' facts, are kept relative to its first), a class's row (its `built_under` tests' rows are
 kept relative to it) and a root's row, the noqa table's keys, a notebook cell's first row; in a
 finding, its span, noqa row, the row its region is hidden by and its cell. A row kept anywhere else
 is compared as it is, so a summary holding one that moved is "not only moved" and the pass runs
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from compilelint.finding import Finding, Region, Span
-from compilelint.summary import Call, ClassInfo, FileSummary, FunctionInfo, Root
+from compilelint.summary import Call, ClassInfo, DefRow, FileSummary, FunctionInfo, Root
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,8 @@ def _moved_record(record, shift: Shift):
         loops = [(shift.row(record.row + lo) - row, shift.row(record.row + hi) - row) for lo, hi in record.loops]
         tries = [(shift.row(record.row + lo) - row, shift.row(record.row + hi) - row) for lo, hi in record.tries]
         wrapper = tuple(shift.row(record.row + r) - row for r in record.wrapper)  # counted from `row` too
-        _set(out, row=row, end_row=end, loops=loops, tries=tries, wrapper=wrapper)
+        facts = _def_rows(out.rule_facts, lambda r: DefRow(shift.row(record.row + r) - row))
+        _set(out, row=row, end_row=end, loops=loops, tries=tries, wrapper=wrapper, rule_facts=facts)
     elif isinstance(record, ClassInfo):  # its tests' rows are counted from its own
         row = shift.row(record.row)
         under = {attr: [(calls, tuple((shift.row(record.row + test) - row, branch) for test, branch in tests))
@@ -152,6 +153,17 @@ def _moved_record(record, shift: Shift):
         _set(out, noqa_row=shift.row(record.noqa_row),
              cell=(record.cell[0], shift.row(record.cell[1])) if record.cell is not None else None)
     return out
+
+
+def _def_rows(value, move):
+    """`value` (a rule's facts) with every `DefRow` in it moved."""
+    if isinstance(value, DefRow):
+        return move(value)
+    if type(value) in (tuple, list, set, frozenset):
+        return type(value)(_def_rows(x, move) for x in value)
+    if isinstance(value, dict):
+        return {_def_rows(k, move): _def_rows(v, move) for k, v in value.items()}
+    return value
 
 
 def _set(record, **fields) -> None:

@@ -203,6 +203,13 @@ def packed_record(cls, fields: bytes):
     return record
 
 
+class DefRow(int):
+    """A row in a rule's function facts, counted from the function's `def` (the facts of a function
+    moved whole stay equal); `row_shift` moves it when lines are added or removed inside the
+    function above it."""
+    __slots__ = ()
+
+
 @dataclass
 class FunctionInfo(Unpacked):
     qualname: str  # inside the module: "Llama.forward", "rotate_half"

@@ -6,6 +6,7 @@ from compilelint.rule import Rule
 
 # fix builders, imported when a finding asks for its fix
 dense_expert_loop = builder("expert_loop", "dense_expert_loop")
+size_check = builder("size_check", "size_check")
 
 # Ops whose output size depends on the data.
 OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
@@ -48,6 +49,13 @@ class DynamicShapeOp(Rule):
     tokens; an expert no token picked gets zero gradients instead of None (optimizers then apply
     weight decay and momentum to it).
 
+    Safe: the op's size read by `len(...)` or `.numel()` into a name and checked right after by
+    `if <comparison of it>: raise RuntimeError(msg)` (directly or through one assigned name) →
+    `torch._check(torch.sym_not(<comparison>), lambda: msg)` (`_check_value` for ValueError, ...;
+    under `torch.compiler.is_compiling()` when the message has fields). Eager raises the same
+    exception with the same message; with `capture_dynamic_output_shape_ops` the check becomes a
+    runtime assert in the graph where the `if` broke ("Could not guard on data-dependent expression").
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html
     """
@@ -59,12 +67,12 @@ class DynamicShapeOp(Rule):
                "torch._dynamo.config.capture_dynamic_output_shape_ops = True or keep shapes static (torch.where)")
     gb_types = ("Dynamic shape operator",)
     gb_ids = {"2.13": ("GB0036",), "2.11": ("GB0036",)}
-    fix = "sometimes"  # unsafe: the Mixtral-style expert loop → every expert on every token (rewrites/expert_loop.py)
+    fix = "sometimes"  # unsafe: the Mixtral-style expert loop (fix/expert_loop.py); safe: a size check (fix/size_check.py)
 
     def _say(self, node, what: str):
         self.report(node, f"`{what}` has a data-dependent output shape and graph-breaks ({{gb}}): set "
                           "torch._dynamo.config.capture_dynamic_output_shape_ops = True, or keep shapes static",
-                    fix=dense_expert_loop(self.ctx, node))
+                    fix=dense_expert_loop(self.ctx, node) or size_check(self.ctx, node))
 
     def visit_Call(self, node: ast.Call):
         func = node.func

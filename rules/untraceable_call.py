@@ -1,6 +1,7 @@
 import ast
 
 from compilelint.analysis import tensors as T
+from compilelint.analysis.astutil import is_class_name, is_own_class
 from compilelint.fix import builder
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
@@ -47,6 +48,8 @@ def _library_calls() -> dict:
 MODULE_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook", "register_full_backward_hook",
                           "register_full_backward_pre_hook", "register_backward_hook"})
 MISSING_MODULE = frozenset({"ImportError", "ModuleNotFoundError"})
+# Before torch 2.13 a store to an attribute of a class object (not an instance) graph-breaks (measured).
+CLASS_ATTRIBUTE_STORE = "class-attribute-store-breaks"
 
 
 def _guards_missing_module(stack, node) -> bool:
@@ -115,8 +118,14 @@ class UntraceableCall(Rule):
     when called from compiled code, as the library registers it with `allow_in_graph`, but breaks
     when code Dynamo runs eager, after a break it cannot resume from, calls it and Dynamo compiles
     its frame; "held module": the `forward` of a module of that class the object holds, called
-    as `self.sub(x)`) and the other names the library exports it under (`exported_as`);
+    as `self.sub(x)`; "entered": a context manager whose `__enter__` breaks, reported where `with`
+    enters it) and the other names the library exports it under (`exported_as`);
     `super().__init__(...)` runs the first base's.
+
+    On torch before 2.13 a store to an attribute of a class object breaks too (`cls._state =
+    state` in a classmethod, `type(self).calls += 1`, `self.__class__.value = v`, `Registry.last =
+    v`: "Failed to trace builtin operator", `setattr` on a type; the truth corpus); torch 2.13
+    traces it (measured: fixtures/precision/class_attribute_store.py), so it is reported only for 2.11.
 
     ## Example
     ```python
@@ -156,10 +165,37 @@ class UntraceableCall(Rule):
         self.sparse: dict = {}  # (function, local) → row where a skipped sparse constructor bound it
 
     def visit_Assign(self, node: ast.Assign):
+        for t in node.targets:
+            self._class_attribute_store(t, node)
         if isinstance(node.value, ast.Call) and self.ctx.resolve(node.value.func) in SPARSE:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     self.sparse[(id(self.ctx.function_node), t.id)] = node.lineno
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        self._class_attribute_store(node.target, node)
+
+    def _class_attribute_store(self, target: ast.AST, node: ast.AST):
+        """`cls._state = v` in a classmethod, `type(self).n += 1`, `self.__class__.x = v`, `Registry.x = v`:
+        a store to an attribute of a class object, which torch 2.11 cannot trace (STORE_ATTR on a
+        class: "Failed to trace builtin operator `setattr`" with argument types ['type', ...]; the truth
+        corpus, a settings class's `__enter__` setting its class-level state). torch 2.13 traces it
+        (fixtures/precision/class_attribute_store.py)."""
+        if isinstance(target, ast.Attribute) and self.ctx.function_node is not None and \
+                self._is_class_object(target.value) and not self.on_the_way_to_raise():
+            self.report(node, f"storing `{ast.unparse(target)}`, an attribute of a class object: this torch "
+                              "graph-breaks there ({gb2}; torch 2.13 traces it); keep run-time state on the "
+                              "instance or set it outside the compiled region", behaviour=CLASS_ATTRIBUTE_STORE)
+
+    def _is_class_object(self, value: ast.AST) -> bool:
+        """Is `value` a class object: the receiver's class (`cls`, `type(self)`, `self.__class__`), or
+        a name the imports or the module bind to a class (`Counter`, not a local)?"""
+        if is_own_class(value, self.ctx.function_node):
+            return True
+        if isinstance(value, ast.Name) and value.id not in self.ctx.locals:
+            name = self.ctx.resolve(value)
+            return bool(name) and is_class_name(name)
+        return False
 
     def visit_Name(self, node: ast.Name):
         if not self.sparse:  # most files bind no sparse tensor: nothing to look up
@@ -277,6 +313,8 @@ class UntraceableCall(Rule):
         if keyword_breaks and not any(kw.arg is not None and not isinstance(kw.value, ast.Constant)
                                       and self.ctx.kind(kw.value) != T.SCALAR for kw in node.keywords):
             return  # constant keywords only: the measured break needs a keyword that is not a constant
+        if row.get("when") == "entered" and not self._entered(node):
+            return  # measured where `with` enters it: its `__enter__` breaks, the construction alone does not
         if self.on_the_way_to_raise():
             return
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
@@ -294,6 +332,8 @@ class UntraceableCall(Rule):
                               "graph: remove the break that makes this code run eager",
                         behaviour=behaviour, condition="own frame")
             return
+        if row.get("when") == "entered":
+            what = f"entering `{short}(...)` (`with`)"
         if row.get("when") == "built object":
             # Dynamo cannot rebuild the bound method of an object that exists only in the frame to
             # resume after the break: the rest of the frame runs eager (fixtures/precision/built_object_break.py)
@@ -304,6 +344,11 @@ class UntraceableCall(Rule):
             return
         self.report(node, f"{what} graph-breaks inside its library ({row.get('gb_type', 'measured')} at "
                           f"{row.get('where', name)}): call it outside the compiled region", behaviour=behaviour)
+
+    def _entered(self, node: ast.Call) -> bool:
+        """Is the call the context expression of a `with` item (`with ctx(0):` runs its `__enter__`)?"""
+        parent = self.ctx.stack[-2] if len(self.ctx.stack) > 1 else None
+        return isinstance(parent, ast.withitem) and parent.context_expr is node
 
     def on_the_way_to_raise(self) -> bool:
         """The call's statement raises, or a `raise` follows it in its block: the path fails either

@@ -162,7 +162,8 @@ def test_files_of_one_content_and_module_name_keep_their_own_paths(write_tree, m
 def test_a_files_analysis_leaves_no_cycles_holding_its_tree():
     """The bindings the call sites keep call back into them (what a call of the file returns):
     left as a cycle, every file's tree and facts waited for the cyclic collector (a tenth of the
-    per-file time on vLLM's sources)."""
+    per-file time on vLLM's sources). Nor may a recursive closure of the per-class or per-function
+    passes (the `if`s of `__init__`, an assignment's branches) hold a class's subtree."""
     import ast
     import gc
 
@@ -170,15 +171,18 @@ def test_a_files_analysis_leaves_no_cycles_holding_its_tree():
     from compilelint.engine import analyze_bytes
 
     source = (b"import torch\n\n\ndef should_stop(x):\n    return (x.abs() > 10).all()\n\n\n"
-              b"class M(torch.nn.Module):\n    def forward(self, x):\n        if should_stop(x):\n"
-              b"            return x\n        return self.step(x)\n\n    def step(self, x):\n        return x * 2\n")
+              b"class M(torch.nn.Module):\n    def __init__(self, kind='a', wide=False):\n        super().__init__()\n"
+              b"        if kind == 'a':\n            self.proj = torch.nn.Linear(2, 2)\n"
+              b"        elif wide:\n            self.proj = torch.nn.Linear(4, 4) if kind else None\n\n"
+              b"    def forward(self, x):\n        if should_stop(x):\n            y = x + 1\n"
+              b"            return y\n        return self.step(x)\n\n    def step(self, x):\n        return x * 2\n")
     gc.collect()
     gc.disable()
     try:
         status, _ = analyze_bytes("m.py", source)
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
-        held = [type(o).__name__ for o in gc.garbage if isinstance(o, (FileFacts, ast.Module))]
+        held = [type(o).__name__ for o in gc.garbage if isinstance(o, (FileFacts, ast.AST))]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()

@@ -322,3 +322,24 @@ def test_numpy_helper_fallback_for_older_torch(tmp_path):
         got, n_after = _compiled(m1, args1, False)
         assert n_after == 1 < n_before, (n_before, n_after)
         assert compare(ref, got)["equal"] == "bitwise"
+
+
+def test_size_check_is_a_runtime_assert_with_the_setting():
+    """With capture_dynamic_output_shape_ops the sizes are traced and the `if ...: raise` on them
+    breaks ("Could not guard on data-dependent expression"); `torch._check` keeps it in the graph:
+    breaks before, none after, outputs equal. Eager, a failed check raises the same RuntimeError."""
+    (m0, args0, _), = _targets("size_check", "")
+    (m1, args1, _), = _targets("size_check", ".fixed")
+    ref = _values(m0, args0, False)
+    assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        _, n_before = _compiled(m0, args0, False)
+        got, n_after = _compiled(m1, args1, False)
+    assert n_before > 0 and n_after == 0, (n_before, n_after)
+    assert compare(ref, got)["equal"] == "bitwise"
+    ids, x = args1
+    m1.n_buckets = 3
+    m0.n_buckets = 3
+    for module in (m0, m1):
+        with pytest.raises(RuntimeError, match="found 6 distinct ids for 3 buckets"):
+            module(ids, x)

@@ -51,6 +51,21 @@ def test_the_same_code_has_other_findings_on_another_torch():
     assert "whatever it copies (GB0179" in old.findings[0].message
 
 
+def test_a_class_attribute_store_breaks_before_2_13():
+    """fixtures/precision/class_attribute_store.py: stores to class objects, traced by 2.13 (measured
+    there, so the precision test sees nothing) and reported for 2.11 (the truth corpus)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "precision", "class_attribute_store.py")
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    lines = source.splitlines()
+    stores = [i for i, line in enumerate(lines, 1) if line.strip() in
+              ("cls._state = state", "type(self).calls += 1", 'Registry.last = "registered"')]
+    assert len(stores) == 3
+    assert rows(check_source(source, torch_version="2.11")) == [(row, "CL206") for row in stores]
+    assert rows(check_source(source, torch_version="2.13")) == []
+    assert TV.holds("class-attribute-store-breaks", "2.11") and not TV.holds("class-attribute-store-breaks", "2.13")
+
+
 def test_a_finding_for_another_torch_is_cached_apart(tmp_path):
     (tmp_path / "m.py").write_text(CONFIG_COPY)
     cache = str(tmp_path / "cache")

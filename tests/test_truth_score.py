@@ -129,6 +129,26 @@ def test_a_line_after_a_break_dynamo_cannot_resume_after_is_untested_in_that_run
     assert verdict([rnn], _finding(13)) == [False]
 
 
+def test_a_line_only_a_frame_dynamo_skipped_ran_judges_nothing():
+    """A graph break in a loop makes Dynamo give up on the frame (the compilation metrics name its
+    code: child.py's `frame`); a resumed part of a function (`torch_dynamo_resume_in_<f>_at_<n>`)
+    covers the function's lines after the resume line, a plain frame the whole function. Those
+    lines ran eager: a finding there is unexercised in that run, unless Dynamo reported a site near
+    it."""
+    score = _score_module()
+    verdict = lambda events, finding: [ok for _, ok in score.score_model(_model(events, events), [finding])["findings"]]  # noqa: E731
+    elsewhere = {**_break(13), "event": "frame-skipped"}  # the break in the loop, in another function
+    resumed = {**elsewhere, "frame": ["minipkg/models.py", 30, "torch_dynamo_resume_in_long_helper_at_30"]}
+    assert verdict([elsewhere], _finding(32)) == [False]  # no frame recorded: judged as before
+    assert verdict([resumed], _finding(32)) == [None]
+    assert verdict([resumed], _finding(29)) == [False]  # before the resume line: the frame that broke there
+    plain = {**elsewhere, "frame": ["minipkg/models.py", 22, "helper"]}
+    assert verdict([plain], _finding(24)) == [None]
+    assert verdict([plain, _break(24)], _finding(24)) == [True]
+    # in one mode only: the other mode's run judges it
+    assert [ok for _, ok in score.score_model(_model([plain], []), [_finding(24)])["findings"]] == [False]
+
+
 def test_a_mode_whose_eager_run_raised_neither_gives_sites_nor_judges():
     score = _score_module()
     m = _model(train_events=[_break(13)])

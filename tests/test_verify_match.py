@@ -82,6 +82,10 @@ def test_dedupe_counts_repeats():
     ev = E.parse_graph_break(INLINE_RECORD)
     out = E.dedupe([ev, dict(ev), E.parse_graph_break(SKIP_RECORD)])
     assert [e["count"] for e in out] == [2, 1]
+    # the same skip from the metrics names the frame given up on: kept on the one event
+    skip = E.parse_graph_break(SKIP_RECORD)
+    framed = dict(skip, frame=["/m.py", 3, "torch_dynamo_resume_in_f_at_3"])
+    assert E.dedupe([skip, framed])[0]["frame"] == ["/m.py", 3, "torch_dynamo_resume_in_f_at_3"]
 
 
 def test_one_line_never_a_traceback():

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from compilelint.verify.knobs import pointed_to, run_kwargs, spelled
+from compilelint.verify.knobs import nested_breaks, pointed_to, run_kwargs, spelled
 
 SOURCE = '''import torch
 
@@ -24,8 +24,8 @@ def make():
 def test_findings_and_breaks_point_to_settings():
     assert pointed_to(["CL101"], []) == ["capture_scalar_outputs"]
     assert pointed_to([], ["Dynamic shape operator"]) == ["capture_dynamic_output_shape_ops"]
-    # `.tolist()` / `.item()` read out under GB0033: jetmoe's expert sizes trace with capture_scalar_outputs
-    assert pointed_to([], ["Data dependent operator"]) == ["capture_scalar_outputs"]
+    # `.tolist()` / `.item()` read out under GB0033 (capture_scalar_outputs), and on torch 2.11 a masked write
+    assert pointed_to([], ["Data dependent operator"]) == ["capture_scalar_outputs", "capture_dynamic_output_shape_ops"]
     assert pointed_to(["CL401", "CL201"], []) == ["reorderable_logging_functions", "dynamic"]
     assert pointed_to(["CL205"], ["Attempted to call function marked as skipped"]) == []
     assert run_kwargs(["dynamic", "capture_scalar_outputs"]) == {"dynamo_config": {"capture_scalar_outputs": True},
@@ -155,3 +155,55 @@ def test_trace_numpy_off_is_measured_on_a_branch_on_held_arrays(tmp_path):
     assert 1 <= removed < n and trial.endswith("outputs equal"), lines
     assert lines[-1] == (f"suggested: torch._dynamo.config.trace_numpy = False removes {removed} of {n} breaks; "
                          "outputs equal"), lines
+
+
+NESTED_SOURCE = '''import torch
+
+
+@torch.compiler.disable
+def host_sum(x):
+    return x + sum(float(v) for v in x.tolist())
+
+
+def scaled(x):
+    y = x * 2
+    return host_sum(y) + 1
+
+
+def smoothed(x):
+    return scaled(x.sin()).cos()
+
+
+class Stack(torch.nn.Module):
+    def forward(self, x):
+        return smoothed(x) * 3
+
+
+def make():
+    return [(Stack(), (torch.tensor([0.5, -1.0, 2.0]),), {})]
+'''
+
+
+def test_a_break_in_a_called_function_points_to_nested_graph_breaks():
+    frame = {"event": "graph-break", "stack": [["m.py", 20, "forward"], ["m.py", 15, "smoothed"]]}
+    assert nested_breaks([frame]) and not nested_breaks([dict(frame, stack=frame["stack"][:1])])
+    assert pointed_to([], ["Skip inlining `torch.compiler.disable()`d function"], [], True) == ["nested_graph_breaks"]
+    assert pointed_to([], ["Skip inlining `torch.compiler.disable()`d function"]) == []
+    assert spelled("nested_graph_breaks") == "torch._dynamo.config.nested_graph_breaks = True"
+
+
+@pytest.mark.slow
+def test_nested_graph_breaks_is_measured_on_a_break_three_calls_deep(tmp_path):
+    """A disabled call three functions deep: without the setting Dynamo breaks at the call in every
+    enclosing frame (3 on torch 2.13), with it once per call (1), outputs equal."""
+    pytest.importorskip("torch")
+    (tmp_path / "stack.py").write_text(NESTED_SOURCE)
+    r = subprocess.run([sys.executable, "-m", "compilelint", "verify", "stack.py", "--example", "stack.py:make",
+                        "--try-settings", "--isolated", "--no-cache", "--device", "cpu"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    n = int(lines[0].split(", ")[1].split()[0])
+    trial = next(ln for ln in lines if ln.startswith("    torch._dynamo.config.nested_graph_breaks = True: removes "))
+    removed = int(trial.split("removes ")[1].split()[0])
+    assert n >= 2 and 1 <= removed < n and trial.endswith("outputs equal"), lines

@@ -41,7 +41,7 @@ sys.path.insert(0, ROOT)
 
 from run import digest  # noqa: E402
 
-from compilelint.verify.knobs import EQUAL, pointed_to, run_kwargs, source_lines  # noqa: E402
+from compilelint.verify.knobs import EQUAL, nested_breaks, pointed_to, run_kwargs, source_lines  # noqa: E402
 from compilelint.verify.code_copy import make_copy  # noqa: E402
 from compilelint.verify.prove import breaks, run_target  # noqa: E402
 
@@ -97,6 +97,7 @@ def summary(r, under: str) -> dict:
             "lines": sorted({f"{os.path.relpath(e['file'], os.path.dirname(under))}:{e['line']}" for e in events}),
             "gb_types": sorted({e.get("gb_type", "") for e in events}),
             "sources": sorted({line.strip() for line in source_lines(events)}),  # what points to trace_numpy
+            "nested": nested_breaks(events),  # what points to nested_graph_breaks
             "compare": r.compare, "error": r.error}
 
 
@@ -137,7 +138,8 @@ def after(model: dict, under: str, copy, timeout: float, unchanged: bool = False
     best = {"knobs": [], "runs": fixed}
     if left:
         knobs = pointed_to([], [g for m in MODES for g in fixed[m]["gb_types"]],
-                           [t for m in MODES for t in fixed[m].get("sources", [])])
+                           [t for m in MODES for t in fixed[m].get("sources", [])],
+                           any(fixed[m].get("nested", True) for m in MODES))  # a cached run without it: try it
         trials = []
         for knob in knobs:
             trials.append({"knobs": [knob], "runs": both(**run_kwargs([knob]))})

@@ -62,6 +62,14 @@ def _site(event, lib):
     return "", 0, ""
 
 
+def _skipped_frame(event, lib) -> dict:
+    """`{"frame": [file, first line, code name]}` of the library frame Dynamo gave up on (the
+    scorer: none of its lines ran compiled), or {}."""
+    file, first, name = event.get("frame") or ("", 0, "")
+    rel = _relative(file, lib)
+    return {"frame": [rel, first, name]} if rel else {}
+
+
 def _events(raw, lib):
     out = []
     for e in raw:
@@ -71,6 +79,7 @@ def _events(raw, lib):
             "file": file, "line": line, "function": fn, "count": e.get("count", 1),
             "raw_file": _relative(e.get("file") or "", "site-packages") or os.path.basename(e.get("file") or ""),
             "raw_line": e.get("line", 0), "input_driven": e.get("input_driven", False),
+            **_skipped_frame(e, lib),
         })
     return out
 

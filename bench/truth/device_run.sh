@@ -6,6 +6,7 @@
 #   VARIANTS=1 bash bench/truth/device_run.sh transformers timm diffusers            # the variants' runs
 #   VARIANTS=1 LINES=1 bash bench/truth/device_run.sh transformers timm diffusers    # and their lines
 #   MISSING=1 [LINES=1] bash bench/truth/device_run.sh torchmetrics   # only the models the committed file lacks
+#   RETORCH=1 MISSING=1 VARIANTS=1 [LINES=1] bash bench/truth/device_run.sh vector_quantize_pytorch  # and what another torch made
 # Results land in $OUT as <lib>.json / <lib>.lines.json.gz, or <lib>.variants.json /
 # <lib>.variants.lines.json.gz with VARIANTS=1 (to be committed as bench/truth/<lib>-<ver>-torch2.11.variants...).
 set -u
@@ -19,11 +20,11 @@ for lib in "$@"; do
   # MISSING=1 finishes a run cut short: start from the committed file, run only what it lacks
   [ -n "${MISSING:-}" ] && [ -n "$committed" ] && cp "$committed" "$OUT/$lib$kind"
   if [ -n "${LINES:-}" ]; then
-    python3 bench/truth/run.py --lib "$lib" --lines --only-ok ${MISSING:+--missing} ${ONLY:+--only "$ONLY"} ${VARIANTS:+--variants} -j "${JOBS:-16}" --timeout "${TIMEOUT:-120}" \
+    python3 bench/truth/run.py --lib "$lib" --lines --only-ok ${MISSING:+--missing} ${RETORCH:+--retorch} ${ONLY:+--only "$ONLY"} ${VARIANTS:+--variants} -j "${JOBS:-16}" --timeout "${TIMEOUT:-120}" \
       --out "$OUT/$lib$kind" > "$OUT/$lib$v.lines.log" 2>&1
     tail -1 "$OUT/$lib$v.lines.log"
   else
-    python3 bench/truth/run.py --lib "$lib" ${MISSING:+--missing} ${ONLY:+--only "$ONLY"} ${VARIANTS:+--variants} -j "${JOBS:-16}" \
+    python3 bench/truth/run.py --lib "$lib" ${MISSING:+--missing} ${RETORCH:+--retorch} ${ONLY:+--only "$ONLY"} ${VARIANTS:+--variants} -j "${JOBS:-16}" \
       --timeout "${TIMEOUT:-150}" --out "$OUT/$lib$kind" > "$OUT/$lib$v.log" 2>&1
     tail -1 "$OUT/$lib$v.log"
     # the LINES=1 run that follows (--only-ok) reads which models ran from the truth file beside run.py

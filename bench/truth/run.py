@@ -17,7 +17,8 @@ model with a config or inputs that open paths the default run never takes), the 
 `<lib>-<version>-torch<major.minor>.variants.json` (`.variants.lines.json.gz` with `--lines`): one
 record per model and variant, `name` the model's and `variant` the variant's; `--only` names
 models (all their variants) or `model:variant`. `--missing` runs only what the output file lacks
-(a run cut short by its time limit is finished where it stopped). Never part of CI: a full run
+(a run cut short by its time limit is finished where it stopped); with `--retorch` a record another torch
+made counts as lacking too, and is made again on this one. Never part of CI: a full run
 takes from minutes (16 cores) to hours.
 """
 from __future__ import annotations
@@ -102,6 +103,8 @@ def main(argv=None):
                     help="only the models that ran (status ok) in the committed truth of this version")
     ap.add_argument("--missing", action="store_true",
                     help="only the runs the output file does not hold yet (finish a run that was cut short)")
+    ap.add_argument("--retorch", action="store_true",
+                    help="with --missing: also run again what the output file holds from another torch")
     ap.add_argument("--out", default="", help="output JSON (default: bench/truth/<lib>-<ver>-torch<ver>.json)")
     args = ap.parse_args(argv)
 
@@ -122,7 +125,8 @@ def main(argv=None):
         with _open(out, "rt") as f:
             previous = {key(m): m for m in json.load(f)["models"]}
     if args.missing:
-        names = [n for n in names if n not in previous]
+        names = [n for n in names if n not in previous
+                 or args.retorch and _torch_of(previous[n]) not in (None, torch_version)]
     if args.limit:
         names = names[: args.limit]
 
@@ -140,6 +144,12 @@ def main(argv=None):
     _write(out, args.lib, version, torch_version, results)
     ok = sum(1 for r in results.values() if r["status"] == "ok")
     print(f"{out}: {ok} of {len(results)} models ran ({time.perf_counter() - t0:.0f} s)")
+
+
+def _torch_of(record):
+    """`2.13` for a record made on torch 2.13.0+cpu; None for an old record that does not say."""
+    made = record.get("torch")
+    return ".".join(made.split("+")[0].split(".")[:2]) if made else None
 
 
 def _write(path, lib, version, torch_version, results):

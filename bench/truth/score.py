@@ -29,8 +29,10 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   (`hidden_findings` counts them); one whose hiding break is not reported stands alone and is
   unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
   resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
-  the line). A mode whose eager run raised is not judged at all, and its events are not sites; a
-  mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
+  the line), and one in a frame Dynamo gave up on (a break in a loop: the record's `frame`, from
+  the compilation metrics; a resumed part of a function covers its lines past the resume line)
+  unless a site lies near it. A mode whose eager run raised is not judged at all, and its events
+  are not sites; a mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
   sites it reported, but no executed line as clean (Dynamo never traced past where it stopped).
   `finding_precision` counts unexercised findings as false (the issue's literal definition); `judged_precision`,
   `eval_judged_precision` and `train_judged_precision` leave them out, and
@@ -66,6 +68,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -169,14 +172,38 @@ def no_resume_gb_types() -> frozenset:
 
 def shadowed(model: dict, mode: str) -> list:
     """[(file, first, last)]: the lines Dynamo did not trace in `mode` because a break it cannot
-    resume after came first in their function (sequencer2d's second LSTM, after its first)."""
+    resume after came first in their function (sequencer2d's second LSTM, after its first), or
+    because they lie in a frame Dynamo gave up on (`skipped_frame`)."""
     kinds, out = no_resume_gb_types(), []
     for e in (model.get(mode) or {}).get("events", []):
         if e["event"] in BREAKS and e.get("gb_type") in kinds and e.get("file"):
             fn = FUNCTIONS.innermost(os.path.join(ROOT["dir"], e["file"]), e["line"])
             if fn is not None and fn.start != e["line"]:  # past the ±2 lines that are the break's own
                 out.append((e["file"], e["line"] + NEAR + 1, fn.end))
+        if e["event"] == "frame-skipped" and e.get("frame"):
+            out.extend(skipped_frame(*e["frame"]))
     return out
+
+
+RESUMED = re.compile(r"^torch_dynamo_resume_in_.+_at_(\d+)$")
+
+
+def skipped_frame(file: str, first: int, code_name: str) -> list:
+    """[(file, first, last)] of a frame Dynamo skipped (a graph break in a loop, child.py's `frame`
+    from the compilation metrics: its code's file, first line and name): the frame ran eager, so
+    Dynamo traced none of it to the end and its lines judge nothing. A resumed part of a function
+    (`torch_dynamo_resume_in_<name>_at_<line>`) covers the function's lines after the resume line:
+    the lines before ran in the frame that broke there."""
+    if not file:
+        return []
+    path = os.path.join(ROOT["dir"], file)
+    resumed = RESUMED.match(code_name)
+    if resumed:
+        line = int(resumed.group(1))
+        fn = FUNCTIONS.innermost(path, line)
+        return [(file, line + 1, fn.end)] if fn is not None else []
+    fn = next((f for f in FUNCTIONS.spans(path) if f.start == first), None)
+    return [(file, fn.start, fn.end)] if fn is not None else []
 
 
 def _run_sites(model: dict, lines) -> tuple:
@@ -222,8 +249,9 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
                 traced = not any(file == f["filename"] and lo <= f["location"]["row"] <= hi
                                  for file, lo, hi in run_shadows[m])
                 run_sites = (run_r if recompile else run_f)[m]
-                if (executed(run_lines, m, f) or on_own_rows(f, run_sites)) and not hidden and traced:
-                    found = any(near(s, [place(f)]) for s in run_sites)
+                found = any(near(s, [place(f)]) for s in run_sites)
+                # a site near it says Dynamo traced it, whatever else says its frame was left
+                if (executed(run_lines, m, f) or on_own_rows(f, run_sites)) and not hidden and (traced or found):
                     if not found and m in run_failed:
                         continue  # a run whose compile raised (Dynamo stopped early) shows no line clean
                     seen.append(found)

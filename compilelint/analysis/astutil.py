@@ -74,6 +74,18 @@ def is_class_name(name: str) -> bool:
     return name.rsplit(".", 1)[-1][:1].isupper() and not name.startswith("builtins.")
 
 
+def is_own_class(node: ast.AST, fn: Optional[ast.AST]) -> bool:
+    """`self.__class__`, `type(self)`, or the `cls` of a classmethod `fn`: the class of the receiver."""
+    if isinstance(node, ast.Attribute) and node.attr == "__class__" and is_self(node.value):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
+            len(node.args) == 1 and is_self(node.args[0]):
+        return True
+    return isinstance(node, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+        bool(fn.args.args) and fn.args.args[0].arg == node.id and \
+        any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+
+
 def is_super_init(func) -> bool:
     """`super().__init__` (the callee of a call)."""
     return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and \

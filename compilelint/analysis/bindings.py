@@ -152,51 +152,54 @@ def branch_blocks(fn, nodes) -> Dict[int, tuple]:
     (test, branch taken, first position, last position of the branch's statements).
     One pass over the function (`nodes`: its nodes, its `:=` among them): a target inside a statement the branches
     do not split (a nested `def`, a class body, an `if` test) takes the branches of the statement
-    holding it."""
+    holding it. Module functions, not closures: a recursive closure is a reference cycle, which
+    would keep the function's tree alive until a collection."""
     out: Dict[int, tuple] = {}
     walrus = any(n.__class__ is ast.NamedExpr for n in nodes)
-
-    def mark(node, around):
-        if around is None:
-            return
-        if walrus or isinstance(node, HOLDS_STATEMENTS):  # statements (or `:=`) inside
-            subs = walk(node)
-        elif isinstance(node, ast.stmt):
-            subs = (node,)
-        else:
-            return  # an expression assigns nothing without `:=`
-        for sub in subs:
-            for target in _targets(sub):
-                out[id(target)] = around
-
-    def block(stmts, around, holder):
-        # `holder`: the branches of the innermost compound statement (for, with, try) around these
-        # statements, None at the function's top level
-        for stmt in stmts:
-            if isinstance(stmt, ast.If):
-                mark(stmt.test, holder)
-                for branch, body in ((True, stmt.body), (False, stmt.orelse)):
-                    if body:
-                        span = ((body[0].lineno, body[0].col_offset), end(body[-1]))
-                        block(body, around + ((stmt.test, branch) + span,), holder)
-            elif isinstance(stmt, FUNCS):
-                mark(stmt, holder)
-            elif hasattr(stmt, "body") and not isinstance(stmt, ast.ClassDef):
-                bodies = ("body", "orelse", "finalbody", "handlers")
-                for name, value in ast.iter_fields(stmt):
-                    if name not in bodies:
-                        for part in value if isinstance(value, list) else [value]:
-                            if isinstance(part, ast.AST):
-                                mark(part, around)
-                for name in bodies[:3]:
-                    block(getattr(stmt, name, []) or [], around, around)
-                for handler in getattr(stmt, "handlers", []) or []:
-                    block(handler.body, around, around)
-            else:
-                mark(stmt, around)
-
-    block(getattr(fn, "body", []), (), None)
+    _block(getattr(fn, "body", []), (), None, out, walrus)
     return out
+
+
+def _mark(node, around, out: Dict[int, tuple], walrus: bool) -> None:
+    """The branches `around` for the targets a statement (or, with `:=`, an expression) assigns."""
+    if around is None:
+        return
+    if walrus or isinstance(node, HOLDS_STATEMENTS):  # statements (or `:=`) inside
+        subs = walk(node)
+    elif isinstance(node, ast.stmt):
+        subs = (node,)
+    else:
+        return  # an expression assigns nothing without `:=`
+    for sub in subs:
+        for target in _targets(sub):
+            out[id(target)] = around
+
+
+def _block(stmts, around, holder, out: Dict[int, tuple], walrus: bool) -> None:
+    """`branch_blocks` of a block. `holder`: the branches of the innermost compound statement (for,
+    with, try) around these statements, None at the function's top level."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            _mark(stmt.test, holder, out, walrus)
+            for branch, body in ((True, stmt.body), (False, stmt.orelse)):
+                if body:
+                    span = ((body[0].lineno, body[0].col_offset), end(body[-1]))
+                    _block(body, around + ((stmt.test, branch) + span,), holder, out, walrus)
+        elif isinstance(stmt, FUNCS):
+            _mark(stmt, holder, out, walrus)
+        elif hasattr(stmt, "body") and not isinstance(stmt, ast.ClassDef):
+            bodies = ("body", "orelse", "finalbody", "handlers")
+            for name, value in ast.iter_fields(stmt):
+                if name not in bodies:
+                    for part in value if isinstance(value, list) else [value]:
+                        if isinstance(part, ast.AST):
+                            _mark(part, around, out, walrus)
+            for name in bodies[:3]:
+                _block(getattr(stmt, name, []) or [], around, around, out, walrus)
+            for handler in getattr(stmt, "handlers", []) or []:
+                _block(handler.body, around, around, out, walrus)
+        else:
+            _mark(stmt, around, out, walrus)
 
 
 def _targets(sub) -> list:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
-from compilelint.analysis.astutil import is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
+from compilelint.analysis.astutil import is_own_class, is_self, keyword, keyword_str, parameter_defaults, parameter_names, walk
 from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.held_eval import calls_held_submodule
@@ -186,7 +186,7 @@ class CallRecorder:
         value = func.value
         if is_self(value):
             return [("self", func.attr, "forward", f"self.{func.attr}")]
-        if _own_class(value, scope):  # `self.__class__.m()`, `type(self).m()`, `cls.m()`: the receiver's class's method
+        if is_own_class(value, scope.node):  # `self.__class__.m()`, `type(self).m()`, `cls.m()`: the receiver's class's method
             return [("self", func.attr, "", f"{ast.unparse(value)}.{func.attr}")]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
             return [("super", func.attr, "", f"super().{func.attr}")]
@@ -319,19 +319,6 @@ def _member(attr: str) -> str:
     """How a reach path shows one member of a container: `self.layers[i]`, or `self[i]` for the
     object's own members (`for layer in self.values()`)."""
     return "self[i]" if attr == ITEMS else f"self.{attr}[i]"
-
-
-def _own_class(node: ast.AST, scope: "Scope") -> bool:
-    """`self.__class__`, `type(self)`, or the `cls` of a classmethod: the class of the receiver."""
-    if isinstance(node, ast.Attribute) and node.attr == "__class__" and is_self(node.value):
-        return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
-            len(node.args) == 1 and is_self(node.args[0]):
-        return True
-    fn = scope.node
-    return isinstance(node, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-        bool(fn.args.args) and fn.args.args[0].arg == node.id and \
-        any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
 def _tensor_args(node: ast.Call, scope: "Scope") -> Tuple[object, ...]:

@@ -177,31 +177,33 @@ def submodule_assignments(init: ast.AST) -> Dict[str, List[Tuple[ast.AST, Tuple[
     config.do_stable_layer_norm: self.encoder = StableEncoder(config) else: self.encoder =
     Encoder(config)`: each class under its own flag). `None` assignments build nothing."""
     out: Dict[str, List[Tuple[ast.AST, Tuple[Flag, ...]]]] = {}
-
-    def walk(stmts, conditions) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, ast.If):
-                walk(stmt.body, conditions + [(stmt.test, True)])
-                walk(stmt.orelse, conditions + [(stmt.test, False)])
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                value = stmt.value
-                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
-                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and
-                            target.value.id == "self") or _is_none(value):
-                        continue
-                    made = [(value, conditions)]
-                    if isinstance(value, ast.IfExp):
-                        made = [(side, conditions + [(value.test, branch)])
-                                for side, branch in ((value.body, True), (value.orelse, False)) if not _is_none(side)]
-                    out.setdefault(target.attr, []).extend((v, condition_flags(c)) for v, c in made)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
-                for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
-                    walk(block, conditions)
-                for handler in getattr(stmt, "handlers", []):
-                    walk(handler.body, conditions)
-
-    walk(getattr(init, "body", []), [])
+    _assignments(getattr(init, "body", []), [], out)
     return out
+
+
+def _assignments(stmts, conditions, out) -> None:
+    """`submodule_assignments` of a block under `conditions` (a module function, not a recursive
+    closure: that is a reference cycle, which keeps the tree alive until a collection)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            _assignments(stmt.body, conditions + [(stmt.test, True)], out)
+            _assignments(stmt.orelse, conditions + [(stmt.test, False)], out)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            value = stmt.value
+            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and
+                        target.value.id == "self") or _is_none(value):
+                    continue
+                made = [(value, conditions)]
+                if isinstance(value, ast.IfExp):
+                    made = [(side, conditions + [(value.test, branch)])
+                            for side, branch in ((value.body, True), (value.orelse, False)) if not _is_none(side)]
+                out.setdefault(target.attr, []).extend((v, condition_flags(c)) for v, c in made)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):
+                _assignments(block, conditions, out)
+            for handler in getattr(stmt, "handlers", []):
+                _assignments(handler.body, conditions, out)
 
 
 def submodule_flags(init: ast.AST, classes_of) -> Dict[str, Dict[str, Tuple[Flag, ...]]]:

@@ -733,28 +733,31 @@ def built_under(init, class_row: int) -> Dict[str, list]:
     """`ClassInfo.built_under`: the `self.<attr> = ...` statements of `__init__` (down its `if`s
     only) that sit under a test, with the names their value calls."""
     out: Dict[str, list] = {}
-
-    def called(value) -> Tuple[str, ...]:
-        return tuple(n.func.id for n in walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
-
-    def visit(stmts, path):
-        for stmt in stmts:
-            if isinstance(stmt, ast.If):
-                visit(stmt.body, path + ((stmt.lineno - class_row, True),))
-                visit(stmt.orelse, path + ((stmt.lineno - class_row, False),))
-            elif isinstance(stmt, ast.Assign):
-                attrs = [t.attr for t in stmt.targets if isinstance(t, ast.Attribute) and is_self(t.value)]
-                value = stmt.value
-                if isinstance(value, ast.IfExp):
-                    entries = [(called(side), path + ((value.lineno - class_row, branch),))
-                               for side, branch in ((value.body, True), (value.orelse, False))]
-                else:
-                    entries = [(called(value), path)] if path else []
-                for attr in attrs:
-                    out.setdefault(attr, []).extend(e for e in entries if e[0])
-
-    visit(init.body, ())
+    _built_under(init.body, (), class_row, out)
     return out
+
+
+def _called(value) -> Tuple[str, ...]:
+    return tuple(n.func.id for n in walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+
+
+def _built_under(stmts, path, class_row: int, out: Dict[str, list]) -> None:
+    """`built_under` of a block under the tests `path` (a module function, not a recursive closure:
+    that is a reference cycle, which keeps the tree alive until a collection)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            _built_under(stmt.body, path + ((stmt.lineno - class_row, True),), class_row, out)
+            _built_under(stmt.orelse, path + ((stmt.lineno - class_row, False),), class_row, out)
+        elif isinstance(stmt, ast.Assign):
+            attrs = [t.attr for t in stmt.targets if isinstance(t, ast.Attribute) and is_self(t.value)]
+            value = stmt.value
+            if isinstance(value, ast.IfExp):
+                entries = [(_called(side), path + ((value.lineno - class_row, branch),))
+                           for side, branch in ((value.body, True), (value.orelse, False))]
+            else:
+                entries = [(_called(value), path)] if path else []
+            for attr in attrs:
+                out.setdefault(attr, []).extend(e for e in entries if e[0])
 
 
 def _option_test(test: ast.AST, params) -> Optional[Tuple[str, Tuple[str, ...], bool, str]]:
@@ -784,21 +787,23 @@ def option_parts(init, constructed) -> Dict[str, list]:
     defaults = {a.arg: repr(d.value) if isinstance(d, ast.Constant) else "" for a, d in parameter_defaults(init.args)}
     params = {p: defaults.get(p, "") for p in parameter_names(init.args) if p != "self" and p not in rebound}
     out: Dict[str, list] = {}
-
-    def visit(stmts, path):
-        for stmt in stmts:
-            if isinstance(stmt, ast.If):
-                test = _option_test(stmt.test, params)  # another test constrains no option: either branch may run
-                visit(stmt.body, path + (test,) if test else path)
-                visit(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if test else path)
-            elif isinstance(stmt, ast.Assign):
-                classes = tuple(constructed(stmt.value))
-                for t in stmt.targets:
-                    if classes and isinstance(t, ast.Attribute) and is_self(t.value):
-                        out.setdefault(t.attr, []).append((classes, path))
-
-    visit(init.body, ())
+    _option_parts(init.body, (), params, constructed, out)
     return out
+
+
+def _option_parts(stmts, path, params, constructed, out: Dict[str, list]) -> None:
+    """`option_parts` of a block under the option tests `path` (a module function: see `_built_under`)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            test = _option_test(stmt.test, params)  # another test constrains no option: either branch may run
+            _option_parts(stmt.body, path + (test,) if test else path, params, constructed, out)
+            _option_parts(stmt.orelse, path + ((test[0], test[1], not test[2], test[3]),) if test else path,
+                          params, constructed, out)
+        elif isinstance(stmt, ast.Assign):
+            classes = tuple(constructed(stmt.value))
+            for t in stmt.targets:
+                if classes and isinstance(t, ast.Attribute) and is_self(t.value):
+                    out.setdefault(t.attr, []).append((classes, path))
 
 
 # Expressions that reach into the value they hold (`parts` of the attributes a class runs).

@@ -8,8 +8,9 @@ only `Capture` and `metrics_events` touch torch, and they import it lazily (the 
 
 An event is a dict, because it crosses the child → parent boundary as JSON:
 `{"event": "graph-break"|"frame-skipped"|"recompile", "file", "line", "anchored", "gb_type",
-"gb_id", "reason", "stack": [[file, line, name], ...]}`. `anchored` is False when Dynamo names no
-user line (a shape recompile names only the function), so the line is the function's first line.
+"gb_id", "reason", "stack": [[file, line, name], ...]}`, and for a skipped frame the compilation metrics
+report, `"frame": [file, first line, code name]`. `anchored` is False when Dynamo names no user line
+(a shape recompile names only the function), so the line is the function's first line.
 """
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ def gb_id(text: str) -> str:
     return f"GB{m.group(1)}" if m else ""
 
 
-def _event(kind, file, line, *, gb_type="", reason="", stack=(), anchored=True, text="", input_driven=False):
+def _event(kind, file, line, *, gb_type="", reason="", stack=(), anchored=True, text="", input_driven=False,
+           frame=None):
+    extra = {"frame": list(frame)} if frame else {}
     return {
         "input_driven": input_driven,
         "event": kind,
@@ -51,6 +54,7 @@ def _event(kind, file, line, *, gb_type="", reason="", stack=(), anchored=True, 
         "gb_id": gb_id(text),
         "reason": reason,
         "stack": [list(s) for s in stack],
+        **extra,
     }
 
 
@@ -128,6 +132,8 @@ def dedupe(events):
         key = (e["event"], e["file"], e["line"], e["gb_type"])
         if key in seen:
             seen[key]["count"] = seen[key].get("count", 1) + 1
+            if e.get("frame"):  # the log's report of a skip names no frame, the metrics' does
+                seen[key].setdefault("frame", e["frame"])
             continue
         e = dict(e, count=e.get("count", 1))
         seen[key] = e
@@ -158,8 +164,11 @@ def metrics_events(skip=frozenset()):
             text = str(getattr(m, "fail_reason", "") or "")
             first = [ln.strip() for ln in text.splitlines() if ln.strip()]
             expl = next((ln[len("Explanation:"):].strip() for ln in first if ln.startswith("Explanation:")), "")
+            # the frame given up on (`frame`: its code's file, first line and name; a resumed part of a
+            # function is `torch_dynamo_resume_in_<name>_at_<line>`): none of its lines ran compiled
+            code = (getattr(m, "co_filename", None), getattr(m, "co_firstlineno", None), getattr(m, "co_name", None))
             out.append(_event(FRAME_SKIPPED, ffile, fline, gb_type=first[0] if first else str(fail_type),
-                              reason=expl, text=text))
+                              reason=expl, text=text, frame=code if all(code) else None))
         rr = getattr(m, "recompile_reason", None)
         if rr:
             ev = parse_recompile(str(rr))
