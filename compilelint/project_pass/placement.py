@@ -130,8 +130,8 @@ def frame_skips(candidates, rules, info) -> list:
     out = []
     for c in candidates:
         rule = rules.get(c.code)
-        if getattr(rule, "kind", "") != "break":
-            continue
+        if getattr(rule, "kind", "") != "break" or c.condition == OWN_FRAME:
+            continue  # a call that breaks in its own frame only where the frame is skipped already
         in_try = any(lo <= c.span.row <= hi for lo, hi in tries)
         if c.in_loop or in_try or c.skips_frame or getattr(rule, "skips_frame", False):
             out.append(c)
@@ -150,9 +150,9 @@ def eager_skip(c, skips, candidates, rules):
     of `c` (a setting is the model's, and a frame once skipped stays skipped): the finding's note
     names them."""
     for s in sorted(skips, key=lambda s: s.span.row):
-        if s.condition == OWN_FRAME or not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
-                                            and _unset_needs(s) <= set(c.needs)):
-            continue
+        if not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
+                and _unset_needs(s) <= set(c.needs)):
+            continue  # `skips` holds no own-frame call (`frame_skips`); a call's skip too (`CallSkip`)
         if s.span.row < c.span.row:
             return s
         if not any(c.span.row < b.span.row < s.span.row and b.condition != OWN_FRAME
