@@ -117,9 +117,10 @@ class UntraceableCall(Rule):
     after the break and runs the rest of the function eager; "own frame": a function that traces
     when called from compiled code, as the library registers it with `allow_in_graph`, but breaks
     when code Dynamo runs eager, after a break it cannot resume from, calls it and Dynamo compiles
-    its frame; "entered": a context manager whose `__enter__` breaks, reported where `with` enters
-    it) and the other names the library exports it under (`exported_as`); `super().__init__(...)`
-    runs the first base's.
+    its frame; "held module": the `forward` of a module of that class the object holds, called
+    as `self.sub(x)`; "entered": a context manager whose `__enter__` breaks, reported where `with`
+    enters it) and the other names the library exports it under (`exported_as`);
+    `super().__init__(...)` runs the first base's.
 
     On torch before 2.13 a store to an attribute of a class object breaks too (`cls._state =
     state` in a classmethod, `type(self).calls += 1`, `self.__class__.value = v`, `Registry.last =
@@ -215,7 +216,7 @@ class UntraceableCall(Rule):
         if library is not None:
             self._library_call(node, *library)
             return
-        built = self._built_method(node)
+        built = self._built_method(node) or self._held_module_call(node)
         if built is not None:
             self._library_call(node, *built)
             return
@@ -295,6 +296,18 @@ class UntraceableCall(Rule):
                 # the other operand is a tensor (a return assumed one: `Project.returns_tensor`)
                 self._library_call(node.left, *built)
 
+    def _held_module_call(self, node: ast.Call):
+        """A row for `self.sub(x)` where `__init__` stores in `self.sub` one class outside the
+        checked tree: calling the module runs `<class>.forward`, a row measured on such calls
+        (`when`: "held module")."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+                and self.ctx.cls is not None):
+            return None
+        held = self.ctx.cls.info.submodules.get(func.attr, [])
+        row = LIBRARY_CALLS.get(f"{held[0]}.forward") if len(held) == 1 else None
+        return row if row is not None and row[2].get("when") == "held module" else None
+
     def _super_init(self, node: ast.Call) -> str:
         """`super().__init__(...)` in a class whose first base is imported: that base's dotted name
         (the constructor the call runs), else ""."""
@@ -318,6 +331,8 @@ class UntraceableCall(Rule):
         behaviour = "" if len(versions) == len(KNOWN_TORCH_VERSIONS) else f"library-call:{name}"
         short = name.rsplit(".", 1)[-1]
         what = f"constructing `{short}` with a keyword argument that is not a constant" if keyword_breaks else f"`{short}()`"
+        if row.get("when") == "held module":
+            what = f"calling the `{name.rsplit('.', 2)[-2]}` module this object holds (its `forward()`)"
         if row.get("when") == "own frame":
             # traced when inlined (one node of the graph); code that runs eager calls it from Python,
             # and Dynamo compiles its frame: kept by the project pass only where this function runs

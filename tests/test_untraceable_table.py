@@ -114,3 +114,16 @@ def test_a_library_call_breaks_where_its_row_says():
                                                         torch_version=version))
         got = {(os.path.basename(f.path), f.span.row) for f in report.findings}
         assert got == {("library_calls.py", row) for row in want}, version
+
+
+def test_a_held_module_of_a_library_breaks_where_its_row_says():
+    """`self.spec(x)` of a torchaudio `Spectrogram` built in `__init__` runs its `forward`, which
+    the 2.11 table says breaks (the truth corpus's encodec discriminator); 2.13 has no row (no
+    torchaudio build for it): reported on 2.11 only, at the call (fixtures/precision/library_held_module.py)."""
+    path = os.path.join(FIXTURES, "precision", "library_held_module.py")
+    with open(path, encoding="utf-8") as f:
+        want = {i for i, line in enumerate(f.read().splitlines(), 1) if "breaks on torch 2.11" in line}
+    assert len(want) == 1
+    for version, rows in (("2.11", want), ("2.13", set())):
+        report = check_paths([path], Settings(cache=False, named_alone=True, select=["CL206"], torch_version=version))
+        assert {f.span.row for f in report.findings} == rows, version

@@ -44,7 +44,7 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
     root_ids = {project.display(fid): fid for fid, *_ in roots if fid in project.functions}
     incoming = passed_args.Incoming(project, reached, root_ids.values(), calls, user_inits=user_inits(project, roots))
     items_memo: dict = {}
-    own_first: dict = {}  # (module, function) → the row of its first call placed as breaking in its own frame
+    own_first: dict = {}  # (module, function) → its calls placed as breaking in their own frame, so far
 
     def only_items(fid: str, region_root: str) -> bool:
         if (fid, region_root) not in items_memo:
@@ -106,9 +106,10 @@ def place(project: Project, summaries: List[FileSummary], roots, reached, settin
                     skip = eager_skip(c, skips, candidates, builder.rules)
                     if skip is None:
                         continue  # traced in its frame: the call is inlined, and breaks nowhere
-                    # the first such call of the frame stands for the others (Dynamo logs one)
-                    first = own_first.setdefault((summary.module, qual), c.span.row)
-                    hidden = first if first < c.span.row else 0
+                    # an earlier such call that runs whenever this one does stands for it (Dynamo logs one)
+                    earlier = own_first.setdefault((summary.module, qual), [])
+                    hidden = next((e.span.row for e in earlier if runs_before(e, c)), 0)
+                    earlier.append(c)
                     eager = f"line {skip.span.row} skips the frame" + (f" ({skip.when})" if skip.when else "")
                     when = f"{when}, {eager}" if when else eager
                 region = Region(r.root, r.reason, mode, " and ".join(x for x in (r.condition, when) if x), hidden)
@@ -130,8 +131,8 @@ def frame_skips(candidates, rules, info) -> list:
     out = []
     for c in candidates:
         rule = rules.get(c.code)
-        if getattr(rule, "kind", "") != "break":
-            continue
+        if getattr(rule, "kind", "") != "break" or c.condition == OWN_FRAME:
+            continue  # a call that breaks in its own frame only where the frame is skipped already
         in_try = any(lo <= c.span.row <= hi for lo, hi in tries)
         if c.in_loop or in_try or c.skips_frame or getattr(rule, "skips_frame", False):
             out.append(c)
@@ -150,15 +151,29 @@ def eager_skip(c, skips, candidates, rules):
     of `c` (a setting is the model's, and a frame once skipped stays skipped): the finding's note
     names them."""
     for s in sorted(skips, key=lambda s: s.span.row):
-        if s.condition == OWN_FRAME or not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
-                                            and {n for n in s.needs if not n.startswith("self.")} <= set(c.needs)):
-            continue
+        if not (_unsettled(s.guards) <= set(c.guards) and set(s.flags) <= set(c.flags)
+                and _unset_needs(s) <= set(c.needs)):
+            continue  # `skips` holds no own-frame call (`frame_skips`); a call's skip too (`CallSkip`)
         if s.span.row < c.span.row:
             return s
         if not any(c.span.row < b.span.row < s.span.row and b.condition != OWN_FRAME
                    and getattr(rules.get(b.code), "kind", "") == "break" for b in candidates):
             return s
     return None
+
+
+def runs_before(e, c) -> bool:
+    """Does own-frame call `e`, before `c`, run whenever `c` does, the module's settings aside?"""
+    return e.span.row < c.span.row and _unsettled(e.guards) <= set(c.guards) and set(e.flags) <= set(c.flags) \
+        and _unset_needs(e) <= set(c.needs) and same_branch(_unset_when(e.when), _unset_when(c.when))
+
+
+def _unset_needs(c) -> set:
+    return {n for n in c.needs if not n.startswith("self.")}
+
+
+def _unset_when(when: str) -> str:
+    return " and ".join(t for t in when.split(" and ") if "self." not in t) if when else ""
 
 
 def _unsettled(guards) -> set:
