@@ -2,7 +2,6 @@ import ast
 import re
 from typing import Dict, Optional, Set
 
-from compilelint.analysis.astutil import walk
 from compilelint.analysis.names import COMPILE_FUNCS
 from compilelint.rule import Rule
 
@@ -93,7 +92,7 @@ class PerInstanceInt(Rule):
             return
         params = _int_params(init)
         attrs, compiled = set(), set()
-        for sub in walk(init):
+        for sub in self.ctx.nodes(init):  # the walk the analysis made of it
             if not isinstance(sub, ast.Assign):
                 continue
             for target in sub.targets:

@@ -134,7 +134,8 @@ def test_return_annotations():
     def parts(src):
         names = {"Tensor": "torch.Tensor", "tuple": "builtins.tuple", "int": "builtins.int", "list": "builtins.list"}
         fn = ast.parse(src).body[0]
-        return tensor_returns(fn, lambda t: names.get(ast.unparse(t), ast.unparse(t)))
+        return tensor_returns(fn, lambda t: names.get(ast.unparse(t), ast.unparse(t)),
+                              lambda f, kinds: [n for n in ast.walk(f) if n.__class__ in kinds])
 
     assert parts("def f() -> Tensor: ...") == (-1,)
     assert parts("def f() -> tuple[Tensor, int, Tensor]: ...") == (0, 2)

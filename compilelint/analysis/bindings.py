@@ -68,7 +68,7 @@ def function_bindings(facts: FileFacts, node, cls: Optional[ClassFacts], decorat
     resolve = facts.resolve_plain
     out = Bindings(inference=None)
     # the nodes any pass below reads, in walk order (names, constants and keywords, most nodes, are not)
-    nodes = [sub for sub in facts.nodes(node) if sub.__class__ in _READ_NODES]
+    nodes = facts.of_kinds(node, _READ_NODES)  # kept: a callee's returns bind it again per argument kinds
     global_names, non_tensor_names = _usage(nodes)
     # a module's forward takes tensors; an autograd Function's takes a context and whatever its
     # `apply` is given (numbers and functions too: `Op.apply(x, self.nu, fn)`)
@@ -340,7 +340,7 @@ def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:
     `Tensor | list[...] | None` (`sizes if isinstance(sizes, list) else sizes.tolist()`)."""
     out: Dict[str, list] = {}
     for sub in nodes:
-        if not isinstance(sub, (ast.If, ast.IfExp)):
+        if sub.__class__ is not ast.If and sub.__class__ is not ast.IfExp:
             continue
         test, negated = sub.test, False
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Tuple
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import FUNCS, is_self, walk
 from compilelint.analysis.bindings import Bindings, function_bindings
-from compilelint.analysis.facts import ClassFacts, FileFacts
+from compilelint.analysis.facts import CALLS, ClassFacts, FileFacts
 
 
 class CallSites:
@@ -160,9 +160,7 @@ class CallSites:
             self._module_functions = {fn.name: fn for fn, cname in functions if cname is None}
             defs = self.facts.module_defs
             for fn, cname in functions:
-                for sub in self.facts.nodes(fn):
-                    if sub.__class__ is not ast.Call:
-                        continue
+                for sub in self.facts.of_kinds(fn, CALLS):  # in walk order, like every node's list
                     if isinstance(sub.func, ast.Name) and sub.func.id in defs:
                         self._calls.setdefault(sub.func.id, []).append((fn, cname, sub))
                     elif cname is not None and isinstance(sub.func, ast.Attribute) and is_self(sub.func.value):

@@ -414,6 +414,7 @@ class ClassCollector:
         self.facts = facts
         self.node = node
         self.parts = Parts(facts, None)  # what the values of the method at hand hold
+        self._constructed: Dict[int, List[str]] = {}  # id(expression) → `_constructed_classes`, per method
 
     def collect(self) -> ClassFacts:
         node, facts = self.node, self.facts
@@ -452,7 +453,7 @@ class ClassCollector:
                 if method.name == "__init__":  # while the walk of __init__ still knows its local classes
                     info.submodule_flags = submodule_flags(method, self._constructed_classes)
                     info.built_under = built_under(method, info.row)
-                    info.option_parts = option_parts(method, self._constructed_classes)
+                    info.option_parts = option_parts(method, self._constructed_classes, self.facts.nodes(method))
         self._tensor_dicts(cls)
         info.config_attrs = dict(cls.config_attrs)
         info.init_defaults = init_defaults(node, self.facts.nodes, self.facts.of_kinds)
@@ -546,6 +547,7 @@ class ClassCollector:
         # Outside `__init__`, what a method's callers pass it may fill the object's own members
         # (`def add(self, layer): self.add_module(name, layer)`): its parameters are references too.
         self.parts = Parts(self.facts, method, init=in_init, methods=cls.info.methods, method_params=not in_init)
+        self._constructed = {}
         for sub in self.facts.of_kinds(method, _RECORDING_NODES):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -733,8 +735,14 @@ class ClassCollector:
         kinds.add(kind)
 
     def _constructed_classes(self, value: ast.AST) -> List[str]:
-        """Classes constructed anywhere in an expression of the method at hand (`parts`)."""
-        return self.parts.constructed_classes(value)
+        """Classes constructed anywhere in an expression of the method at hand (`parts`), once per
+        expression: `__init__`'s attribute facts, config flags and option tests each ask it of the
+        same assigned values (what a method's locals hold is worked out whole before an answer)."""
+        key = id(value)
+        found = self._constructed.get(key)
+        if found is None:
+            found = self._constructed[key] = self.parts.constructed_classes(value)
+        return found
 
 
 def built_under(init, class_row: int) -> Dict[str, list]:
@@ -786,12 +794,12 @@ def _option_test(test: ast.AST, params) -> Optional[Tuple[str, Tuple[str, ...], 
     return test.left.id, tuple(repr(c.value) for c in consts), isinstance(op, (ast.Eq, ast.In)), params[test.left.id]
 
 
-def option_parts(init, constructed) -> Dict[str, list]:
+def option_parts(init, constructed, nodes) -> Dict[str, list]:
     """`ClassInfo.option_parts`: per `self.<attr> = ...` statement of `__init__` (down its `if`s
     only) that constructs classes, (those classes, the option tests it sits under as (parameter,
     constants, branch, default)): tests of anything else, or of a parameter `__init__` rebinds,
-    constrain nothing and are left out."""
-    rebound = {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    constrain nothing and are left out. `nodes`: every node of `__init__` (`FileFacts.nodes`)."""
+    rebound = {n.id for n in nodes if n.__class__ is ast.Name and n.ctx.__class__ is ast.Store}
     defaults = {a.arg: repr(d.value) if isinstance(d, ast.Constant) else "" for a, d in parameter_defaults(init.args)}
     params = {p: defaults.get(p, "") for p in parameter_names(init.args) if p != "self" and p not in rebound}
     out: Dict[str, list] = {}

@@ -218,13 +218,14 @@ def _returned_by(item: ast.AST, fn: Optional[ast.AST], resolve) -> Optional[str]
     return f"@{name}#{found[0][1] if index is None else index}" if name else None
 
 
-def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
+def tensor_returns(fn: ast.AST, resolve, of_kinds) -> Tuple[int, ...]:
     """The parts of `fn`'s result its return annotation says are tensors: -1 the whole result
     (`-> Tensor`), i the i-th item of a tuple (`-> tuple[Tensor, int]`: (0,)), ANY_PART every item
-    (`-> list[Tensor]`, `-> Union[Tensor, tuple[Tensor, Tensor]]`: an item of either is a tensor)."""
+    (`-> list[Tensor]`, `-> Union[Tensor, tuple[Tensor, Tensor]]`: an item of either is a tensor).
+    `of_kinds`: `FileFacts.of_kinds`, the function's nodes of some classes (walked once per function)."""
     ann = getattr(fn, "returns", None)
     if ann is None:
-        return (-1,) if _returns_own_tensors(fn) else ()
+        return (-1,) if _returns_own_tensors(fn, of_kinds) else ()
     kind = T.annotation_kind(ann, resolve)
     if kind in T.TENSORISH:
         return (-1,)
@@ -242,10 +243,13 @@ def tensor_returns(fn: ast.AST, resolve) -> Tuple[int, ...]:
 _TENSOR_TABLES = ("_buffers", "_parameters")
 
 
-def _returns_own_tensors(fn: ast.AST) -> bool:
+_RETURNS = frozenset((ast.Return,))
+
+
+def _returns_own_tensors(fn: ast.AST, of_kinds) -> bool:
     """Does every `return` of the method give an item of its module's own buffers or parameters
     (`return self._buffers[key]`: a container's `__getitem__`)?"""
-    returns = [n.value for n in walk(fn) if isinstance(n, ast.Return)]
+    returns = [n.value for n in of_kinds(fn, _RETURNS)]
     return bool(returns) and all(
         isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and v.value.attr in _TENSOR_TABLES
         and isinstance(v.value.value, ast.Name) and v.value.value.id == "self" for v in returns)

@@ -145,7 +145,7 @@ class FileAnalyzer(Conditions, RuleContext):
         record_parts(self.facts, node, f"{self.module}.{cls.info.qualname}" if cls else "", info, self.summary,
                      cls.info.methods if cls else ())
         self.scope = Scope(self.facts, node, cls, info, self.sites)
-        info.tensor_returns = self_items.tensor_returns(node, self.resolve)
+        info.tensor_returns = self_items.tensor_returns(node, self.resolve, self.facts.of_kinds)
         info.grows = self_items.grown_every_call(node)
         if "def " in "".join(self.facts.source.lines[node.lineno: node.end_lineno]):  # lines keep their ends
             info.wrapper = returned_wrapper(node)  # only a function with a nested `def` can return one
