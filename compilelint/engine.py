@@ -33,7 +33,7 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
 from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach, user_built
+from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
@@ -405,9 +405,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         chosen_before = len(frames_memo.kept_chosen)
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
-        roots, reached = kept_placement[0][0], kept_placement[0][1]
-        project.option_parts.user_built = user_built(project, roots)
-        disabled = disabled_calls(project, kept_placement[0][2])
+        roots, reached, refs, _, _, _, project.option_parts.user_built = kept_placement[0]
+        disabled = disabled_calls(project, refs)
     else:
         roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
@@ -417,7 +416,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                                                    settings, builder, frames_memo.calls):
         place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
     if placed_out is not None:
-        placed_out.append(placement_of(builder, roots, reached, disabled, kept_key))
+        placed_out.append(placement_of(builder, roots, reached, disabled, kept_key, project.option_parts.user_built))
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()

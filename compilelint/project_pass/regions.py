@@ -172,8 +172,9 @@ class Project:
 
     def defining_class(self, fid: str) -> Optional[str]:
         """The class a method is written in (None for a module function)."""
-        summary, info = self.functions[fid]
-        cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
+        summary, _ = self.functions[fid]
+        qualname = fid[len(summary.module) + 1:]  # the record left packed
+        cls = f"{summary.module}.{qualname.rsplit('.', 1)[0]}" if "." in qualname else None
         return cls if cls in self.classes else None
 
     def receiver(self, fid: str, receiver: Optional[str]) -> Optional[str]:
@@ -499,8 +500,8 @@ class Project:
         return []
 
     def display(self, fid: str) -> str:
-        summary, info = self.functions[fid]
-        return f"{summary.path}:{info.qualname}"
+        summary, _ = self.functions[fid]
+        return f"{summary.path}:{fid[len(summary.module) + 1:]}"  # its qualname, the record left packed
 
 
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
