@@ -28,6 +28,9 @@ class Discovery:
     files: List[str] = field(default_factory=list)
     missing: List[str] = field(default_factory=list)  # paths that do not exist
     errors: List[Tuple[str, str]] = field(default_factory=list)  # (folder, why) it could not be listed
+    # The stat of each file the walk found, taken to tell it is a file: its signature (`engine._signature`)
+    # needs no second one.
+    stats: Dict[str, os.stat_result] = field(default_factory=dict)
 
 
 class _GitIgnore:
@@ -91,6 +94,7 @@ def discover(paths: List[str], exclude: Union[List[str], Callable[[str], bool]],
     ignore_cache: Dict[str, Optional[_GitIgnore]] = {}
 
     def add(path, st=None):
+        walked = st is not None
         try:  # the same file reached twice (a symlink, overlapping arguments) is checked once
             st = st or os.stat(path)
             key = (st.st_dev, st.st_ino)
@@ -99,6 +103,8 @@ def discover(paths: List[str], exclude: Union[List[str], Callable[[str], bool]],
         if key not in seen:
             seen.add(key)
             out.files.append(path)
+            if walked:
+                out.stats[path] = st
 
     for given in paths:
         if not os.path.lexists(given):
@@ -117,13 +123,16 @@ def discover(paths: List[str], exclude: Union[List[str], Callable[[str], bool]],
 
 def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
     visited = set()
+    # Each folder's real path, for symlink loops: a folder that is no link is its parent's real
+    # path and its name (one lstat, not `realpath`'s one per component of the path).
+    reals = {root: os.path.realpath(root)}
 
     def onerror(e: OSError):  # a folder that can't be listed: the run is incomplete, say so
         if errors is not None:
             errors.append((e.filename or root, e.strerror or str(e)))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=True):
-        real = os.path.realpath(dirpath)
+        real = reals.pop(dirpath, None) or os.path.realpath(dirpath)
         if real in visited:  # a symlink loop
             dirnames[:] = []
             continue
@@ -135,15 +144,16 @@ def _walk(root, exclude, respect_gitignore, ignore_cache, add, errors=None):
             full = os.path.join(dirpath, d)
             if d in SKIP_DIRS or d.endswith(".egg-info") or _is_virtualenv(full):
                 continue
-            if exclude(full) or _is_ignored(os.path.join(absolute, d), True, ignores):
+            if exclude(full) or ignores and _is_ignored(os.path.join(absolute, d), True, ignores):
                 continue
             keep.append(d)
+            reals[full] = os.path.realpath(full) if os.path.islink(full) else os.path.join(real, d)
         dirnames[:] = keep
         for name in sorted(filenames):
             if not name.endswith(EXTENSIONS):
                 continue
             full = os.path.join(dirpath, name)
-            if exclude(full) or _is_ignored(os.path.join(absolute, name), False, ignores):
+            if exclude(full) or ignores and _is_ignored(os.path.join(absolute, name), False, ignores):
                 continue
             try:  # one stat says it is a file and, to `add`, which one
                 st = os.stat(full)
@@ -174,18 +184,18 @@ def _ignores_for(dirpath: str, cache) -> list:
     while True:
         if d not in cache:
             cache[d] = _read_ignore(d, os.path.join(d, ".gitignore"))
-        if cache[d] is not None:
+        if cache[d] is not None and cache[d].rules:  # a file of no rules decides nothing
             chain.append(cache[d])
         if os.path.exists(os.path.join(d, ".git")):  # a folder, or a file in a worktree
             key = ("info", d)
             if key not in cache:
                 cache[key] = _read_ignore(d, os.path.join(_git_dir(d), "info", "exclude"))
-            if cache[key] is not None:
+            if cache[key] is not None and cache[key].rules:
                 chain.append(cache[key])
             if ("global", d) not in cache:
                 path = _global_excludes_file()
                 cache[("global", d)] = _read_ignore(d, path) if path else None
-            if cache[("global", d)] is not None:
+            if cache[("global", d)] is not None and cache[("global", d)].rules:
                 chain.append(cache[("global", d)])
             break
         parent = os.path.dirname(d)

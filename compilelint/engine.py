@@ -33,7 +33,7 @@ from compilelint.project_pass.findings import FindingBuilder
 from compilelint.project_pass.frames import FramesMemo
 from compilelint.project_pass.placement import place
 from compilelint.project_pass.regions import Project, resolve_entries
-from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach, user_built
+from compilelint.project_pass.stored_reach import disabled_calls, roots_and_reach
 from compilelint.project_pass.trees import ON_DISK, Trees, parse_bytes
 from compilelint.rule import registry
 from compilelint.source import SourceError, read_bytes
@@ -256,10 +256,10 @@ def _load_known(keyed: ContentKeys, cache, summaries, errors, todo, settings):
             todo.append((path, keyed.data[path], key))
 
 
-def _signature(path: str):
-    """What says a file is unchanged without reading it (Ruff trusts the same)."""
+def _signature(path: str, st: Optional[os.stat_result] = None):
+    """What says a file is unchanged without reading it (Ruff trusts the same); `st`: its stat, taken already."""
     try:
-        st = os.stat(path)
+        st = st or os.stat(path)
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino, module_name_for(path))
@@ -282,8 +282,9 @@ def check_paths(paths: List[str], settings: Settings, debug: bool = False,
     else:
         found = discover(paths, settings.is_excluded, settings.respect_gitignore, settings.force_exclude)
         files, missing = found.files, found.missing
-    analysed = with_context(files, settings)  # the rest of their projects: reach never depends on what was named
-    signatures = {p: _signature(p) for p in analysed} if settings.cache and stdin is None else {}
+    stats: dict = {}  # the walk's stat of each file it found
+    analysed = with_context(files, settings, stats)  # the rest of their projects: reach never depends on what was named
+    signatures = {p: _signature(p, stats.get(p)) for p in analysed} if settings.cache and stdin is None else {}
     cache = Cache(settings.cache_dir or default_directory(settings.project_root)) if settings.cache else None
     judged = judging(analysed, settings) if cache is not None else ""
     # The whole run's key: none for stdin's text, or where a file has no signature (a fifo, a loop of links)
@@ -399,15 +400,15 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
         kept = edges_store.get(kept_key)
-        if not (isinstance(kept, tuple) and len(kept) == 4):
-            kept = ({}, {}, (None, None, None), {})
-        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen = kept
+        if not (isinstance(kept, tuple) and len(kept) == 5):
+            kept = ({}, {}, (None, None, None), {}, {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros = kept
+        project.take_mros(mros)
         chosen_before = len(frames_memo.kept_chosen)
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
-        roots, reached = kept_placement[0][0], kept_placement[0][1]
-        project.option_parts.user_built = user_built(project, roots)
-        disabled = disabled_calls(project, kept_placement[0][2])
+        roots, reached, refs, _, _, _, project.option_parts.user_built = kept_placement[0]
+        disabled = disabled_calls(project, refs)
     else:
         roots, reached, disabled = roots_and_reach(project, summaries, entries, settings, cache, frames_memo.calls)
     if reached_out is not None:
@@ -417,7 +418,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                                                    settings, builder, frames_memo.calls):
         place(project, summaries, roots, reached, settings, builder, frames_memo.calls)
     if placed_out is not None:
-        placed_out.append(placement_of(builder, roots, reached, disabled, kept_key))
+        placed_out.append(placement_of(builder, roots, reached, disabled, kept_key, project.option_parts.user_built))
     enabled = builder.enabled_anywhere(summaries)
     hooked = [rule for rule in registry().values() if rule.has_project_hook() and rule.code in enabled]
     trees = trees if trees is not None else Trees()
@@ -426,8 +427,9 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         for rule in hooked:
             if rule.project_phase == phase:
                 rule.check_project(context)
+    kept_mros = project.kept_mros() if kept_key is not None else {}
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
-                                 or len(frames_memo.kept_chosen) > chosen_before):
+                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)):
         edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
-                                       frames_memo.kept_chosen))
+                                       frames_memo.kept_chosen, kept_mros))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell

@@ -48,10 +48,11 @@ def _shown(folder: str) -> str:
     return rel if not rel.startswith("..") else folder
 
 
-def with_context(named: List[str], settings: Settings) -> List[str]:
+def with_context(named: List[str], settings: Settings, stats: Optional[dict] = None) -> List[str]:
     """The named files plus every other file of their projects, sorted (so that the cache's keys
     do not depend on which files were named). A file reached both ways keeps the named spelling.
-    Only the named ones where the settings judge them alone."""
+    Only the named ones where the settings judge them alone. `stats`: given the stat the walk
+    took of each file it found (`Discovery.stats`)."""
     if settings.named_alone:
         return list(named)
     roots = sorted({r for r in (project_root(p, settings) for p in named) if r})
@@ -63,6 +64,8 @@ def with_context(named: List[str], settings: Settings) -> List[str]:
         found = discover([_shown(root)], settings.is_excluded, settings.respect_gitignore, force_exclude=False)
         for path in found.files:  # normalised by the walk: joining is enough (realpath costs a stat chain)
             files.setdefault(os.path.join(cwd, path), path)
+        if stats is not None:
+            stats.update(found.stats)
     return sorted(files.values())
 
 

@@ -194,6 +194,14 @@ def _packed_class(cls):
     return twin
 
 
+def may_hold(record, text: str) -> bool:
+    """False only when `record` holds no string equal to `text` (an identifier, a rule code), told
+    without unpickling a packed record: a pickle writes each string it holds, the first time, as
+    its UTF-8 bytes, and each packed record is pickled on its own. True for any other record."""
+    packed = object.__getattribute__(record, "__dict__").get("_packed")
+    return packed is None or text.encode() in packed
+
+
 def packed_record(cls, fields: bytes):
     """A record of class `cls` whose fields (its `__dict__`, pickled) are unpickled on first use
     (`Unpacked`; the pack's pickler writes records this way: `cache.put_pack`)."""

@@ -9,7 +9,7 @@ from compilelint.project_pass.trees import Trees
 from compilelint.finding import Region
 from compilelint.project_pass.findings import FindingBuilder
 from compilelint.rule import ProjectContext, break_codes
-from compilelint.summary import Candidate, FileSummary
+from compilelint.summary import Candidate, FileSummary, may_hold
 
 
 class PassContext(ProjectContext):
@@ -44,7 +44,9 @@ class PassContext(ProjectContext):
 
     def facts(self, rule, fid: str):
         found = self._project.functions.get(fid)
-        return found[1].rule_facts.get(rule.code) if found is not None else None
+        if found is None or not may_hold(found[1], rule.code):  # a hook asks this of every reached function:
+            return None  # most hold no facts of its rule, and stay packed
+        return found[1].rule_facts.get(rule.code)
 
     def canonical(self, dotted: str) -> str:
         return self._project.canonical(dotted)

@@ -2,6 +2,7 @@
 settings of the finding's own file (its nearest configuration)."""
 from __future__ import annotations
 
+import os
 from typing import Dict, List, Optional
 
 from compilelint.config import Settings
@@ -26,18 +27,27 @@ class FindingBuilder:
     def judge(self, path: str):
         """(settings, enabled codes, codes ignored for this file, fixable codes) for `path`."""
         if path not in self._judges:
-            s = self.settings.for_path(path)
-            if id(s) not in self._codes:
-                self._codes[id(s)] = (s, s.enabled_codes(), s.fixable_codes())
-            _, enabled, fixable = self._codes[id(s)]
+            s, enabled, fixable = self._codes_of(self.settings.for_path(path))
             self._judges[path] = (s, enabled, s.ignored_for(path), fixable)
         return self._judges[path]
 
+    def _codes_of(self, s: Settings) -> tuple:
+        """(settings, enabled codes, fixable codes), worked out once per settings."""
+        if id(s) not in self._codes:
+            self._codes[id(s)] = (s, s.enabled_codes(), s.fixable_codes())
+        return self._codes[id(s)]
+
     def enabled_anywhere(self, summaries: List[FileSummary]) -> set:
-        """The codes some file's settings enable (a project-wide rule runs if any file wants it)."""
+        """The codes some file's settings enable (a project-wide rule runs if any file wants it).
+        Asked per folder: a file's settings are its folder's configuration's (`Settings.for_path`),
+        and finding a file's configuration stats it (3,231 files, 477 folders)."""
         out = set()
+        folders = set()
         for summary in summaries:
-            out |= self.judge(summary.path)[1]
+            folder = os.path.dirname(summary.path)
+            if folder not in folders:
+                folders.add(folder)
+                out |= self._codes_of(self.settings.for_path(os.path.join(folder, "")))[1]
         return out
 
     def add(self, summary: FileSummary, function: str, c: Candidate, region: Optional[Region], distinct: str = ""):

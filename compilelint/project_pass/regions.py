@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from compilelint.analysis import config_flags, libraries
 from compilelint.analysis.misuse import MISUSE, NOTE as MISUSE_NOTE
@@ -120,6 +120,10 @@ class Project:
             self.opaque.update(s.opaque)
         self._predicate_memo: Dict[str, Optional[bool]] = {}
         self._mro_memo: Dict[str, List[str]] = {}
+        self._mro_open: Set[str] = set()  # the classes whose MRO is being made
+        # Classes whose MRO met a cycle of bases (`class A(B)`, `class B(A)` through re-exports): what
+        # the guard gives them depends on which class was asked first, so they are never kept.
+        self._mro_cyclic: Set[str] = set()
         self._receiver_memo: Dict[Tuple[str, str], Optional[str]] = {}
         self.part_flow = PartFlow()
         self.option_parts = OptionParts()
@@ -145,8 +149,11 @@ class Project:
 
     def mro(self, cls: str) -> List[str]:
         if cls in self._mro_memo:
+            if cls in self._mro_open or cls in self._mro_cyclic:  # a cycle: every MRO being made met it
+                self._mro_cyclic.update(self._mro_open)
             return self._mro_memo[cls]
         self._mro_memo[cls] = [cls]  # guards against cycles
+        self._mro_open.add(cls)
         out = [cls]
         entry = self.classes.get(cls)
         if entry:
@@ -154,8 +161,19 @@ class Project:
             for b in _c3([self.mro(base) for base in bases] + [bases]) or [b for base in bases for b in self.mro(base)]:
                 if b not in out:
                     out.append(b)
+        self._mro_open.discard(cls)
         self._mro_memo[cls] = out
         return out
+
+    def kept_mros(self) -> Dict[str, List[str]]:
+        """The MROs made so far that met no cycle: each is what any order of questions gives, a
+        function of the classes' bases and the modules' names (the call graph's key holds both),
+        kept with the graph's other tables (`engine.project_findings`)."""
+        return {c: m for c, m in self._mro_memo.items() if c not in self._mro_cyclic and c not in self._mro_open}
+
+    def take_mros(self, kept: Dict[str, List[str]]) -> None:
+        """Answer from `kept_mros` of a pass over the same call graph (their classes' records stay packed)."""
+        self._mro_memo.update(kept)
 
     def method(self, cls: str, name: str, skip_first: bool = False) -> Optional[str]:
         """The method `name` of `cls` by its MRO (`skip_first`: of the classes after it, where
@@ -175,8 +193,9 @@ class Project:
 
     def defining_class(self, fid: str) -> Optional[str]:
         """The class a method is written in (None for a module function)."""
-        summary, info = self.functions[fid]
-        cls = f"{summary.module}.{info.qualname.rsplit('.', 1)[0]}" if "." in info.qualname else None
+        summary, _ = self.functions[fid]
+        qualname = fid[len(summary.module) + 1:]  # the record left packed
+        cls = f"{summary.module}.{qualname.rsplit('.', 1)[0]}" if "." in qualname else None
         return cls if cls in self.classes else None
 
     def receiver(self, fid: str, receiver: Optional[str]) -> Optional[str]:
@@ -503,13 +522,14 @@ class Project:
         return []
 
     def display(self, fid: str) -> str:
-        summary, info = self.functions[fid]
-        return f"{summary.path}:{info.qualname}"
+        summary, _ = self.functions[fid]
+        return f"{summary.path}:{fid[len(summary.module) + 1:]}"  # its qualname, the record left packed
 
 
 # What `with_file` knows how to carry over of a `Project`; an index with anything else is rebuilt, never patched.
 _CARRIED = frozenset({"summaries", "follow_misuse", "follow_swapped", "extra_roots", "extra_stops", "torch_version",
-                      "modules", "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_receiver_memo",
+                      "modules", "functions", "classes", "opaque", "_predicate_memo", "_mro_memo", "_mro_open",
+                      "_mro_cyclic", "_receiver_memo",
                       "part_flow", "installed", "state_flags", "option_parts"})
 
 
