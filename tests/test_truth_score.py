@@ -316,3 +316,7 @@ def test_per_class_judging_keeps_the_frame_skip_rule_and_takes_every_variant():
     assert m["runs"] == ["a", "b", "b:looped"]
     assert m["break_sites"] == [("minipkg/models.py", 29), ("minipkg/models.py", 50), ("minipkg/models.py", 60)]
     assert m["break_found"] == [("minipkg/models.py", 50)]
+    # on the default runs only (the per-model definition of a site): 29, not found
+    assert (m["default_break_sites"], m["default_break_found"]) == ([("minipkg/models.py", 29)], [])
+    total = score.class_totals([m])
+    assert (total["class_break_site_recall"], total["class_default_break_site_recall"]) == (33.3, 0.0)

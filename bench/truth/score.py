@@ -313,8 +313,9 @@ def score_class(entry: str, members: list) -> dict:
     union of every run of every model and variant of the class (each run by its own lines; a
     variant without a lines record judges nothing where its model has one); two findings with one
     key (two flagged expressions on a line) give the key the better verdict, True, else False,
-    else None. Its sites are those of all these runs, variants included (any variant that ran)."""
-    by_key, runs, fsites, rsites = {}, [], set(), set()
+    else None. Its sites are those of all these runs, variants included (any variant that ran);
+    `default_break_sites` those of the models' default runs only (as per model, each site once)."""
+    by_key, runs, fsites, rsites, default_fsites = {}, [], set(), set(), set()
     for model, findings, lines, variants in members:
         for f in findings:
             if (f.get("region") or {}).get("root"):  # usage rules claim no break
@@ -323,6 +324,8 @@ def score_class(entry: str, members: list) -> dict:
                 (f"{model['name']}:{record.get('variant', '?')}", record, vlines) for record, vlines in variants]:
             run = _run_sites(record, run_lines)
             fsites |= run[1]["eval"] | run[1]["train"]
+            if record is model:
+                default_fsites |= run[1]["eval"] | run[1]["train"]
             rsites |= run[2]["eval"] | run[2]["train"]
             if record is model or lines is None or run_lines is not None:
                 runs.append((name, run_lines, *run))
@@ -341,6 +344,8 @@ def score_class(entry: str, members: list) -> dict:
         "entry": entry, "models": [m["name"] for m, *_ in members], "runs": [r[0] for r in runs],
         "findings": [[*key, ok, "/".join(finding_modes(first[key])), by] for key, (ok, by) in merged.items()],
         "break_sites": sorted(fsites), "break_found": sorted(s for s in fsites if near(s, break_places)),
+        "default_break_sites": sorted(default_fsites),  # those of the models' default runs only
+        "default_break_found": sorted(s for s in default_fsites if near(s, break_places)),
         "recompile_sites": sorted(rsites),
         "recompile_found": sorted(s for s in rsites if near(s, recompile_places)),
     }
@@ -359,6 +364,7 @@ def class_totals(classes: list) -> dict:
     pct = lambda a, b: round(100.0 * a / b, 1) if b else None  # noqa: E731
     verdicts = [f[3] for c in classes for f in c["findings"]]
     bs, bf = (sum(len(c[k]) for c in classes) for k in ("break_sites", "break_found"))
+    ds, df = (sum(len(c[k]) for c in classes) for k in ("default_break_sites", "default_break_found"))
     rs, rf = (sum(len(c[k]) for c in classes) for k in ("recompile_sites", "recompile_found"))
     judged, tf = sum(v is not None for v in verdicts), verdicts.count(True)
     return {
@@ -366,6 +372,8 @@ def class_totals(classes: list) -> dict:
         "class_finding_precision": pct(tf, len(verdicts)), "class_judged_findings": judged,
         "class_unexercised_findings": len(verdicts) - judged, "class_judged_precision": pct(tf, judged),
         "class_break_sites": bs, "class_break_sites_found": bf, "class_break_site_recall": pct(bf, bs),
+        "class_default_break_sites": ds, "class_default_break_sites_found": df,
+        "class_default_break_site_recall": pct(df, ds),
         "class_recompile_sites": rs, "class_recompile_sites_found": rf, "class_recompile_site_recall": pct(rf, rs),
     }
 
@@ -605,9 +613,11 @@ def render(per_lib, total, extra) -> str:
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed",
             "clean_classes", "clean_classes_alarmed", "clean_class_alarm_rate")
     keys += tuple(k for k in ("variant_runs", "judged_by_variants") if k in total)
-    keys += tuple(k for k in ("classes", "class_break_site_recall", "class_recompile_site_recall",
+    keys += tuple(k for k in ("classes", "class_break_site_recall", "class_default_break_site_recall",
+                              "class_recompile_site_recall",
                               "class_finding_precision", "class_judged_precision", "class_unexercised_findings",
                               "class_findings", "class_true_findings", "class_break_sites", "class_break_sites_found",
+                              "class_default_break_sites", "class_default_break_sites_found",
                               "class_recompile_sites", "class_recompile_sites_found") if k in total)
     lines = ["# Truth score", "",
              "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "
