@@ -58,7 +58,13 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   leave off (`looped=True`) alarms every clean model of the class, but not a clean class once a
   variant shows that option breaking;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
-  break finding" against the eval truth.
+  break finding" against the eval truth;
+- per class (`class_*`, the issue's "scored by class with `--entry`"): `check --entry` makes one
+  claim per class whatever the config, so each class's findings also count once (by
+  file:line:code), judged on the union of every run of every model and variant of the class (each
+  by its own lines, the frame-skip and hidden rules kept); its break sites count once each, on the
+  default runs (`class_default_break_site_recall`) and on all runs (`class_break_site_recall`).
+  The per-model figures above are unchanged by it.
 """
 from __future__ import annotations
 
