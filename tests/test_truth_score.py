@@ -294,6 +294,9 @@ def test_per_class_a_finding_counts_once_judged_by_every_run_of_its_class():
     assert (total["class_judged_findings"], total["class_unexercised_findings"]) == (3, 1)
     assert (total["class_finding_precision"], total["class_judged_precision"]) == (50.0, 66.7)
     assert (total["class_break_sites"], total["class_break_sites_found"], total["class_break_site_recall"]) == (3, 2, 66.7)
+    # SCORE.md's per-class list: the false and unexercised claims, counted in classes
+    assert score.worst_classes(classes) == ([(("minipkg/models.py", 40, "CL101"), 1)],
+                                            [(("minipkg/models.py", 50, "CL101"), 1)])
     # the per-model figures are those of score_model, untouched: 8 findings, 2 true
     assert (score.totals(per_model)["findings"], score.totals(per_model)["true_findings"]) == (8, 2)
 

@@ -556,6 +556,19 @@ def worst(scored, lib):
     return missed.most_common(20), false.most_common(20), unexercised.most_common(10)
 
 
+def worst_classes(classes):
+    """The class findings judged false, and those no run of their class executed: (file, line, code)
+    with the number of classes claiming it, most first."""
+    false, unexercised = Counter(), Counter()
+    for c in classes:
+        for file, line, code, ok, *_ in c["findings"]:
+            if ok is False:
+                false[(file, line, code)] += 1
+            elif ok is None:
+                unexercised[(file, line, code)] += 1
+    return false.most_common(20), unexercised.most_common(10)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("truth", nargs="*", help="truth JSON files (default: bench/truth/*.json)")
@@ -590,7 +603,8 @@ def main(argv=None):
                    for m, r in zip(models, results)]
         scored = [score_model(*member) for member in members]
         classes = score_classes(members)
-        per_lib[fname] = ({**totals(scored), **class_totals(classes)}, *worst(scored, lib), scored)
+        per_lib[fname] = ({**totals(scored), **class_totals(classes)}, *worst(scored, lib), scored,
+                          worst_classes(classes))
         all_scored += scored
         all_classes += classes
     total = {**totals(all_scored), **class_totals(all_classes)}
@@ -631,7 +645,7 @@ def render(per_lib, total, extra) -> str:
              "| | " + " | ".join(per_lib) + " | all |", "|---|" + "---|" * (len(per_lib) + 1)]
     for k in keys:
         lines.append(f"| {k} | " + " | ".join(str(v[0].get(k, "")) for v in per_lib.values()) + f" | {total[k]} |")
-    for fname, (_, missed, false, unexercised, _) in per_lib.items():
+    for fname, (_, missed, false, unexercised, _, (class_false, class_unexercised)) in per_lib.items():
         lines += ["", f"## {fname}: missed sites (most models first)", ""]
         lines += [f"- `{f}:{ln}` ({n} models)" for (f, ln), n in missed] or ["- none"]
         lines += ["", f"## {fname}: false findings (most models first)", ""]
@@ -639,6 +653,10 @@ def render(per_lib, total, extra) -> str:
         if unexercised:
             lines += ["", f"## {fname}: unexercised findings (the eager run never reached them)", ""]
             lines += [f"- `{f}:{ln}` {code} via `{via}` ({n} models)" for (f, ln, code, via), n in unexercised]
+        if class_false or class_unexercised:
+            lines += ["", f"## {fname}: per class, false and unexercised findings (every run of the class judging)", ""]
+            lines += [f"- `{f}:{ln}` {code} false ({n} classes)" for (f, ln, code), n in class_false]
+            lines += [f"- `{f}:{ln}` {code} unexercised ({n} classes)" for (f, ln, code), n in class_unexercised]
     return "\n".join(lines) + "\n"
 
 
