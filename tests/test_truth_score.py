@@ -262,3 +262,64 @@ def test_a_run_whose_compile_raised_shows_true_sites_but_no_line_clean():
     compiled = {"name": "m", "eval": {"events": [_break(13)]}, "train": {"events": []}}
     s = score.score_model(compiled, [_finding(13, mode="eval"), _finding(30, mode="eval")], ran)
     assert [ok for _, ok in s["findings"]] == [True, False]
+
+
+def _of_class(name, cls, eval_events=(), train_events=()):
+    return dict(_model(eval_events, train_events), name=name, file="minipkg/models.py", **{"class": cls})
+
+
+def test_per_class_a_finding_counts_once_judged_by_every_run_of_its_class():
+    """`check --entry file:Class` claims the same findings for every model of a class: per class, a
+    finding counts once, true if some model's run that executed it broke there, false if runs of the
+    class executed it and none broke, unexercised only if no model of the class executed it."""
+    score = _score_module()
+    findings = [_finding(30), dict(_finding(30), location={"row": 30, "column": 9}), _finding(40), _finding(50)]
+    a = (_of_class("a", "M", [_break(30)]), findings, _lines(eval_lines=[30], train_lines=[30]), ())
+    b = (_of_class("b", "M", [_break(45)]), findings, _lines(eval_lines=[40], train_lines=[40]), ())
+    other = (_of_class("c", "N", [_break(50)]), [_finding(50)], _lines(eval_lines=[50], train_lines=[50]), ())
+    # per model: each model judges only by its own run, the duplicate counted twice
+    per_model = [score.score_model(*member) for member in (a, b)]
+    assert [[ok for _, ok in s["findings"]] for s in per_model] == [[True, True, None, None], [None, None, False, None]]
+    classes = score.score_classes([a, b, other])
+    assert [(c["entry"], c["models"]) for c in classes] == [("minipkg/models.py:M", ["a", "b"]),
+                                                           ("minipkg/models.py:N", ["c"])]
+    m = classes[0]
+    # c's break at 50 judges nothing of M: another class
+    assert [(line, ok, by) for _, line, _, ok, _, by in m["findings"]] == [(30, True, ["a"]), (40, False, ["b"]),
+                                                                          (50, None, [])]
+    assert m["break_sites"] == [("minipkg/models.py", 30), ("minipkg/models.py", 45)]
+    assert m["break_found"] == [("minipkg/models.py", 30)]
+    total = score.class_totals(classes)
+    assert (total["classes"], total["class_findings"], total["class_true_findings"]) == (2, 4, 2)
+    assert (total["class_judged_findings"], total["class_unexercised_findings"]) == (3, 1)
+    assert (total["class_finding_precision"], total["class_judged_precision"]) == (50.0, 66.7)
+    assert (total["class_break_sites"], total["class_break_sites_found"], total["class_break_site_recall"]) == (3, 2, 66.7)
+    # SCORE.md's per-class list: the false and unexercised claims, counted in classes
+    assert score.worst_classes(classes) == ([(("minipkg/models.py", 40, "CL101"), 1)],
+                                            [(("minipkg/models.py", 50, "CL101"), 1)])
+    # the per-model figures are those of score_model, untouched: 8 findings, 2 true
+    assert (score.totals(per_model)["findings"], score.totals(per_model)["true_findings"]) == (8, 2)
+
+
+def test_per_class_judging_keeps_the_frame_skip_rule_and_takes_every_variant():
+    """A line after a break Dynamo cannot resume after is untested in that run, also per class; a
+    variant of any model of the class judges the class's findings (with its own lines record), and
+    its sites are the class's sites."""
+    score = _score_module()
+    rnn = {**_break(29), "gb_type": "Attempted to wrap RNN, GRU, or LSTM"}
+    ran_33 = _lines(eval_lines=[33], train_lines=[33])
+    findings = [_finding(33, code="CL201"), _finding(50)]
+    skipped = (_of_class("a", "M", [rnn], [rnn]), findings, ran_33, ())
+    assert [c[3] for c in score.score_classes([skipped])[0]["findings"]] == [None, None]
+    looped = (_variant("looped", [_break(50)]), _lines(eval_lines=[50]))
+    unrecorded = (_variant("long", [_break(60)]), None)  # no lines record: judges nothing, its site counts
+    plain = (_of_class("b", "M"), findings, _lines(eval_lines=[33], train_lines=[33]), [looped, unrecorded])
+    m = score.score_classes([skipped, plain])[0]
+    assert [(ok, by) for *_, ok, _, by in m["findings"]] == [(False, ["b"]), (True, ["b:looped"])]
+    assert m["runs"] == ["a", "b", "b:looped"]
+    assert m["break_sites"] == [("minipkg/models.py", 29), ("minipkg/models.py", 50), ("minipkg/models.py", 60)]
+    assert m["break_found"] == [("minipkg/models.py", 50)]
+    # on the default runs only (the per-model definition of a site): 29, not found
+    assert (m["default_break_sites"], m["default_break_found"]) == ([("minipkg/models.py", 29)], [])
+    total = score.class_totals([m])
+    assert (total["class_break_site_recall"], total["class_default_break_site_recall"]) == (33.3, 0.0)

@@ -58,7 +58,13 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   leave off (`looped=True`) alarms every clean model of the class, but not a clean class once a
   variant shows that option breaking;
 - model-level accuracy: "will this model compile as one graph in eval?" predicted by "has a
-  break finding" against the eval truth.
+  break finding" against the eval truth;
+- per class (`class_*`, the issue's "scored by class with `--entry`"): `check --entry` makes one
+  claim per class whatever the config, so each class's findings also count once (by
+  file:line:code), judged on the union of every run of every model and variant of the class (each
+  by its own lines, the frame-skip and hidden rules kept); its break sites count once each, on the
+  default runs (`class_default_break_site_recall`) and on all runs (`class_break_site_recall`).
+  The per-model figures above are unchanged by it.
 """
 from __future__ import annotations
 
@@ -217,24 +223,15 @@ def _run_sites(model: dict, lines) -> tuple:
     return modes, fsites, rsites, shadows, failed
 
 
-def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
-    """Everything the totals need for one model. `lines`: its executed-lines record, if any.
-    A finding's verdict is True (a site of its kind near it, in a mode it claims), False (its line
-    ran in a claimed mode and did not break there) or None (unexercised: no claimed mode ran it).
-    `variants`: `(record, lines)` of the model's variant runs (run.py --variants); a finding is then
-    judged in a mode on every run (default and variants) that executed it there: true if one of them
-    has a site of its kind near it, false if none has, unexercised only if no run executed it.
-    Sites, recall and the clean-model figures stay those of the default run."""
-    findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
-    modes, fsites, rsites, shadows, failed = _run_sites(model, lines)
-    runs = [("", lines, modes, fsites, rsites, shadows, failed)]
-    for record, vlines in variants:
-        if lines is not None and vlines is None:
-            continue  # what the variant executed is not recorded: it can judge nothing
-        runs.append((record.get("variant", "?"), vlines, *_run_sites(record, vlines)))
-    place = lambda f: (f["filename"], f["location"]["row"])  # noqa: E731
-    break_places = [place(f) for f in findings if not is_recompile_finding(f)]
-    recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
+def place(finding: dict) -> tuple:
+    return finding["filename"], finding["location"]["row"]
+
+
+def judge(findings: list, runs: list) -> tuple:
+    """(verdicts [(finding, True/False/None)], per mode [verdicts], judged_by [names of the runs that
+    executed each finding]) of `findings` on `runs` ([(name, lines, *_run_sites(...))]; the name ""
+    is reported as "default"): in a mode, true if a run that executed the finding there has a site
+    of its kind near it, false if runs executed it and none has, unexercised if none executed it."""
     verdicts, per_mode, judged_by = [], {"eval": [], "train": []}, []
     for f in findings:
         recompile = is_recompile_finding(f)
@@ -263,6 +260,27 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         judged_by.append(sorted(by))
         for m, ok in by_mode.items():
             per_mode[m].append(ok)
+    return verdicts, per_mode, judged_by
+
+
+def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
+    """Everything the totals need for one model. `lines`: its executed-lines record, if any.
+    A finding's verdict is True (a site of its kind near it, in a mode it claims), False (its line
+    ran in a claimed mode and did not break there) or None (unexercised: no claimed mode ran it).
+    `variants`: `(record, lines)` of the model's variant runs (run.py --variants); a finding is then
+    judged in a mode on every run (default and variants) that executed it there: true if one of them
+    has a site of its kind near it, false if none has, unexercised only if no run executed it.
+    Sites, recall and the clean-model figures stay those of the default run."""
+    findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
+    modes, fsites, rsites, shadows, failed = _run_sites(model, lines)
+    runs = [("", lines, modes, fsites, rsites, shadows, failed)]
+    for record, vlines in variants:
+        if lines is not None and vlines is None:
+            continue  # what the variant executed is not recorded: it can judge nothing
+        runs.append((record.get("variant", "?"), vlines, *_run_sites(record, vlines)))
+    break_places = [place(f) for f in findings if not is_recompile_finding(f)]
+    recompile_places = [place(f) for f in findings if is_recompile_finding(f)]
+    verdicts, per_mode, judged_by = judge(findings, runs)
     break_sites = fsites["eval"] | fsites["train"]
     recompile_sites = rsites["eval"] | rsites["train"]
     eval_breaks = any(e["event"] in BREAKS for e in model["eval"]["events"])
@@ -279,13 +297,90 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         "hidden_findings": sum(len(f.get("hidden") or ()) for f in findings),
         "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
         "clean_eval": not eval_breaks,
-        "entry": f"{model.get('file', '')}:{model.get('class', model['name'])}",  # the class the findings are of
+        "entry": entry_of(model),  # the class the findings are of
         "clean_class_eval": not (eval_breaks or variant_eval_breaks),  # nor does any variant break in eval
         "alarm_eval": bool(eval_findings),
         "alarm_eval_judged": bool(judged_eval),
         **({"variant_runs": [r[0] for r in runs[1:]], "judged_by": judged_by,
             "judged_by_variants": sum(1 for (_, ok), by in zip(verdicts, judged_by) if ok is not None and "default" not in by)}
            if variants else {}),
+    }
+
+
+def entry_of(model: dict) -> str:
+    """The `--entry` a model is checked as: its defining file and class."""
+    return f"{model.get('file', '')}:{model.get('class', model['name'])}"
+
+
+def score_class(entry: str, members: list) -> dict:
+    """One `--entry` class, as `check --entry file:Class` claims it whatever the configuration.
+    `members`: `(model, findings, lines, variants)` of every model of the class (the arguments of
+    `score_model`). Its findings count once each (by file:line:code), judged by `judge` on the
+    union of every run of every model and variant of the class (each run by its own lines; a
+    variant without a lines record judges nothing where its model has one); two findings with one
+    key (two flagged expressions on a line) give the key the better verdict, True, else False,
+    else None. Its sites are those of all these runs, variants included (any variant that ran);
+    `default_break_sites` those of the models' default runs only (as per model, each site once)."""
+    by_key, runs, fsites, rsites, default_fsites = {}, [], set(), set(), set()
+    for model, findings, lines, variants in members:
+        for f in findings:
+            if (f.get("region") or {}).get("root"):  # usage rules claim no break
+                by_key.setdefault((f["filename"], f["location"]["row"], f["code"]), []).append(f)
+        for name, record, run_lines in [(model["name"], model, lines)] + [
+                (f"{model['name']}:{record.get('variant', '?')}", record, vlines) for record, vlines in variants]:
+            run = _run_sites(record, run_lines)
+            fsites |= run[1]["eval"] | run[1]["train"]
+            if record is model:
+                default_fsites |= run[1]["eval"] | run[1]["train"]
+            rsites |= run[2]["eval"] | run[2]["train"]
+            if record is model or lines is None or run_lines is not None:
+                runs.append((name, run_lines, *run))
+    findings = [f for same in by_key.values() for f in same]
+    verdicts, _, judged_by = judge(findings, runs)
+    rank = {True: 2, False: 1, None: 0}
+    merged = {}  # key -> (verdict, runs that executed it)
+    for (f, ok), by in zip(verdicts, judged_by):
+        key = (f["filename"], f["location"]["row"], f["code"])
+        was, was_by = merged.get(key, (None, []))
+        merged[key] = (ok if rank[ok] > rank[was] else was, sorted(set(was_by) | set(by)))
+    first = {key: same[0] for key, same in by_key.items()}
+    break_places = [place(f) for f in first.values() if not is_recompile_finding(f)]
+    recompile_places = [place(f) for f in first.values() if is_recompile_finding(f)]
+    return {
+        "entry": entry, "models": [m["name"] for m, *_ in members], "runs": [r[0] for r in runs],
+        "findings": [[*key, ok, "/".join(finding_modes(first[key])), by] for key, (ok, by) in merged.items()],
+        "break_sites": sorted(fsites), "break_found": sorted(s for s in fsites if near(s, break_places)),
+        "default_break_sites": sorted(default_fsites),  # those of the models' default runs only
+        "default_break_found": sorted(s for s in default_fsites if near(s, break_places)),
+        "recompile_sites": sorted(rsites),
+        "recompile_found": sorted(s for s in rsites if near(s, recompile_places)),
+    }
+
+
+def score_classes(members: list) -> list:
+    """`score_class` of every class among `members` ((model, findings, lines, variants)), in order."""
+    classes = {}
+    for member in members:
+        classes.setdefault(entry_of(member[0]), []).append(member)
+    return [score_class(entry, group) for entry, group in classes.items()]
+
+
+def class_totals(classes: list) -> dict:
+    """The per-class figures (keys `class_*`), beside the per-model ones of `totals`."""
+    pct = lambda a, b: round(100.0 * a / b, 1) if b else None  # noqa: E731
+    verdicts = [f[3] for c in classes for f in c["findings"]]
+    bs, bf = (sum(len(c[k]) for c in classes) for k in ("break_sites", "break_found"))
+    ds, df = (sum(len(c[k]) for c in classes) for k in ("default_break_sites", "default_break_found"))
+    rs, rf = (sum(len(c[k]) for c in classes) for k in ("recompile_sites", "recompile_found"))
+    judged, tf = sum(v is not None for v in verdicts), verdicts.count(True)
+    return {
+        "classes": len(classes), "class_findings": len(verdicts), "class_true_findings": tf,
+        "class_finding_precision": pct(tf, len(verdicts)), "class_judged_findings": judged,
+        "class_unexercised_findings": len(verdicts) - judged, "class_judged_precision": pct(tf, judged),
+        "class_break_sites": bs, "class_break_sites_found": bf, "class_break_site_recall": pct(bf, bs),
+        "class_default_break_sites": ds, "class_default_break_sites_found": df,
+        "class_default_break_site_recall": pct(df, ds),
+        "class_recompile_sites": rs, "class_recompile_sites_found": rf, "class_recompile_site_recall": pct(rf, rs),
     }
 
 
@@ -461,6 +556,19 @@ def worst(scored, lib):
     return missed.most_common(20), false.most_common(20), unexercised.most_common(10)
 
 
+def worst_classes(classes):
+    """The class findings judged false, and those no run of their class executed: (file, line, code)
+    with the number of classes claiming it, most first."""
+    false, unexercised = Counter(), Counter()
+    for c in classes:
+        for file, line, code, ok, *_ in c["findings"]:
+            if ok is False:
+                false[(file, line, code)] += 1
+            elif ok is None:
+                unexercised[(file, line, code)] += 1
+    return false.most_common(20), unexercised.most_common(10)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("truth", nargs="*", help="truth JSON files (default: bench/truth/*.json)")
@@ -479,7 +587,7 @@ def main(argv=None):
     paths = args.truth or sorted(p for p in glob.glob(os.path.join(HERE, "*.json")) if not p.endswith(".variants.json"))
     only = set(filter(None, args.only.split(",")))
 
-    all_scored, per_lib = [], {}
+    all_scored, all_classes, per_lib = [], [], {}
     for fname, doc, lines, variants in load_truth(paths):
         lib = doc["lib"]
         if args.lib and lib not in args.lib:
@@ -491,11 +599,15 @@ def main(argv=None):
         else:
             run = InProcess(lib, site_packages, extra, doc.get("torch", ""))
             results = [run(lib, m, site_packages, extra) for m in models]
-        scored = [score_model(m, r, lines.get(m["name"]) if lines else None, variants.get(m["name"], ()))
-                  for m, r in zip(models, results)]
-        per_lib[fname] = (totals(scored), *worst(scored, lib), scored)
+        members = [(m, r, lines.get(m["name"]) if lines else None, variants.get(m["name"], ()))
+                   for m, r in zip(models, results)]
+        scored = [score_model(*member) for member in members]
+        classes = score_classes(members)
+        per_lib[fname] = ({**totals(scored), **class_totals(classes)}, *worst(scored, lib), scored,
+                          worst_classes(classes))
         all_scored += scored
-    total = totals(all_scored)
+        all_classes += classes
+    total = {**totals(all_scored), **class_totals(all_classes)}
     text = render(per_lib, total, extra)
     print(text)
     if args.write and not only:
@@ -508,7 +620,8 @@ def main(argv=None):
                                    "findings": [[f["filename"], f["location"]["row"], f["code"], ok, "/".join(finding_modes(f)),
                                                  *([by] if "judged_by" in s else [])]
                                                 for (f, ok), by in zip(s["findings"], s.get("judged_by") or [None] * len(s["findings"]))]}
-                                  for s in all_scored]},
+                                  for s in all_scored],
+                       "classes": all_classes},
                       f, indent=1)
 
 
@@ -520,13 +633,19 @@ def render(per_lib, total, extra) -> str:
             "break_sites_found", "recompile_sites", "recompile_sites_found", "clean_models", "clean_models_alarmed",
             "clean_classes", "clean_classes_alarmed", "clean_class_alarm_rate")
     keys += tuple(k for k in ("variant_runs", "judged_by_variants") if k in total)
+    keys += tuple(k for k in ("classes", "class_break_site_recall", "class_default_break_site_recall",
+                              "class_recompile_site_recall",
+                              "class_finding_precision", "class_judged_precision", "class_unexercised_findings",
+                              "class_findings", "class_true_findings", "class_break_sites", "class_break_sites_found",
+                              "class_default_break_sites", "class_default_break_sites_found",
+                              "class_recompile_sites", "class_recompile_sites_found") if k in total)
     lines = ["# Truth score", "",
              "`python bench/truth/score.py" + (" -- " + " ".join(extra) if extra else "") + "`: compilelint's static "
              "findings against Dynamo's own breaks and recompiles (see the docstring of score.py for every definition).", "",
              "| | " + " | ".join(per_lib) + " | all |", "|---|" + "---|" * (len(per_lib) + 1)]
     for k in keys:
         lines.append(f"| {k} | " + " | ".join(str(v[0].get(k, "")) for v in per_lib.values()) + f" | {total[k]} |")
-    for fname, (_, missed, false, unexercised, _) in per_lib.items():
+    for fname, (_, missed, false, unexercised, _, (class_false, class_unexercised)) in per_lib.items():
         lines += ["", f"## {fname}: missed sites (most models first)", ""]
         lines += [f"- `{f}:{ln}` ({n} models)" for (f, ln), n in missed] or ["- none"]
         lines += ["", f"## {fname}: false findings (most models first)", ""]
@@ -534,6 +653,10 @@ def render(per_lib, total, extra) -> str:
         if unexercised:
             lines += ["", f"## {fname}: unexercised findings (the eager run never reached them)", ""]
             lines += [f"- `{f}:{ln}` {code} via `{via}` ({n} models)" for (f, ln, code, via), n in unexercised]
+        if class_false or class_unexercised:
+            lines += ["", f"## {fname}: per class, false and unexercised findings (every run of the class judging)", ""]
+            lines += [f"- `{f}:{ln}` {code} false ({n} classes)" for (f, ln, code), n in class_false]
+            lines += [f"- `{f}:{ln}` {code} unexercised ({n} classes)" for (f, ln, code), n in class_unexercised]
     return "\n".join(lines) + "\n"
 
 
