@@ -343,7 +343,7 @@ def handed_call_shape(facts: FileFacts, name: Optional[str], index: int) -> Opti
     if index >= len(positional):
         return None
     param = positional[index].arg
-    loads, shapes = 0, set()
+    loads, calls, shapes = 0, 0, set()
     for sub in ast.walk(fn):
         if sub is not fn and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
                 param in parameter_names(sub.args):
@@ -356,6 +356,5 @@ def handed_call_shape(facts: FileFacts, name: Optional[str], index: int) -> Opti
             if any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords):
                 return None
             shapes.add((len(sub.args), tuple(k.arg for k in sub.keywords)))
-    calls = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
-                and sub.func.id == param)
+            calls += 1
     return shapes.pop() if len(shapes) == 1 and calls == loads else None

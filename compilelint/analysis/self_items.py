@@ -324,17 +324,24 @@ def only_tensor_items(project, roots, fid: str, region_root: str) -> bool:
     class inheriting `fid`'s method run for classes whose computed-name attributes hold only tensor
     items: the arm for other items never runs. A region root of another class (the object is a part
     of it, of a class unknown here) decides nothing."""
+    classes = _root_classes(project, roots, fid, region_root)
+    return bool(classes) and all(_tensor_items(project, cls) for cls in classes)
+
+
+def _root_classes(project, roots, fid: str, region_root: str) -> set:
+    """The classes inheriting `fid`'s method that the roots run for; empty when the region's own
+    root runs for another class (the object is a part of it, of a class unknown here)."""
     defining = project.defining_class(fid) if fid in project.functions else None
     if defining is None or region_root not in project.functions:
-        return False
+        return set()
     classes = set()
     for root in roots:
         cls = root[4] or (project.defining_class(root[0]) if root[0] in project.functions else None)
         if cls is not None and defining in project.mro(cls):
             classes.add(cls)
         elif root[0] == region_root:
-            return False
-    return bool(classes) and all(_tensor_items(project, cls) for cls in classes)
+            return set()
+    return classes
 
 
 def _methods(project, cls: str, every: bool = False) -> dict:
@@ -387,16 +394,7 @@ def grows_registered_lists(project, roots, fid: str, region_root: str, reached) 
     them) runs for a class whose compiled code grows a list it registers by name
     (`self.add("seen", [])`, then `self.seen.append(x)` in a reached method): such a frame fails
     the list's length guard on every call, and Dynamo names one failing guard per recompile."""
-    defining = project.defining_class(fid) if fid in project.functions else None
-    if defining is None or region_root not in project.functions:
-        return False
-    classes = set()
-    for root in roots:
-        cls = root[4] or (project.defining_class(root[0]) if root[0] in project.functions else None)
-        if cls is not None and defining in project.mro(cls):
-            classes.add(cls)
-        elif root[0] == region_root:
-            return False
+    classes = _root_classes(project, roots, fid, region_root)
     return bool(classes) and all(_grows_registered(project, cls, reached) for cls in classes)
 
 
