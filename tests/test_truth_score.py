@@ -323,3 +323,22 @@ def test_per_class_judging_keeps_the_frame_skip_rule_and_takes_every_variant():
     assert (m["default_break_sites"], m["default_break_found"]) == ([("minipkg/models.py", 29)], [])
     total = score.class_totals([m])
     assert (total["class_break_site_recall"], total["class_default_break_site_recall"]) == (33.3, 0.0)
+
+
+def test_a_recompile_named_only_at_a_wrappers_frame_is_found_by_the_store_its_guard_reads():
+    # the compilation metrics name the recompiled frame (the decorator's wrapper, its `def` line) and
+    # the failing guard `args[0]._modules['window'].kernel`: the statement storing `self.kernel` caused it
+    score = _score_module()
+    guard = "guard failed: 0/0: tensor 'args[0]._modules['window'].kernel' rank mismatch. expected 2, actual 3"
+    wrapper = {"event": "recompile", "file": "minipkg/models.py", "line": 37, "reason": guard}
+    s = score.score_model(_model([wrapper]), [_finding(52, code="CL407"), _finding(55, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [True, False]  # `self.calls` is no guard that failed
+    assert s["recompile_found"] == [("minipkg/models.py", 37)]
+    on_a_line = dict(wrapper, line=38)  # a guard placed at a user line is judged by ±2 lines only
+    s = score.score_model(_model([on_a_line]), [_finding(52, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [False] and s["recompile_found"] == []
+    on_an_input = dict(wrapper, reason="guard failed: 0/0: tensor 'x' rank mismatch. expected 2, actual 3")
+    s = score.score_model(_model([on_an_input]), [_finding(52, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [False]
+    assert score.guarded_attribute("guard failed: self._modules['conv'].dilation == (2,)") == "dilation"
+    assert score.guarded_attribute("___check_obj_id(L['self'].first_call, 94)") == "first_call"
