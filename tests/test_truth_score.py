@@ -342,3 +342,5 @@ def test_a_recompile_named_only_at_a_wrappers_frame_is_found_by_the_store_its_gu
     assert [ok for _, ok in s["findings"]] == [False]
     assert score.guarded_attribute("guard failed: self._modules['conv'].dilation == (2,)") == "dilation"
     assert score.guarded_attribute("___check_obj_id(L['self'].first_call, 94)") == "first_call"
+    on_2_13 = "guard failed: 0/0: tensor 'args[0].__dict__['_modules']['window'].kernel' rank mismatch. expected 2"
+    assert score.guarded_attribute(on_2_13) == "kernel"
