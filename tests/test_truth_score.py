@@ -344,3 +344,16 @@ def test_a_recompile_named_only_at_a_wrappers_frame_is_found_by_the_store_its_gu
     assert score.guarded_attribute("___check_obj_id(L['self'].first_call, 94)") == "first_call"
     on_2_13 = "guard failed: 0/0: tensor 'args[0].__dict__['_modules']['window'].kernel' rank mismatch. expected 2"
     assert score.guarded_attribute(on_2_13) == "kernel"
+
+
+def test_a_skip_reported_in_a_loop_without_its_frame_leaves_the_rest_of_the_function_untraced():
+    """A record that names no frame (the log's report of a skip): a skip inside a loop of its function
+    means Dynamo cannot resume there, so the lines after it in that function ran eager."""
+    score = _score_module()
+    skip = {**_break(63, event="frame-skipped"), "gb_type": "Attempted to call function marked as skipped"}
+    verdict = lambda events, finding: [ok for _, ok in score.score_model(_model(events, events), [finding])["findings"]]  # noqa: E731
+    assert verdict([skip], _finding(67, code="CL201")) == [None]  # after the skip, in the loop
+    assert verdict([skip], _finding(65)) == [True]  # the skip's own ±2 lines
+    assert verdict([{**_break(63), "gb_type": skip["gb_type"]}], _finding(67, code="CL201")) == [False]  # a break resumes
+    outside = {**_break(29, event="frame-skipped"), "gb_type": skip["gb_type"]}  # long_helper has no loop
+    assert verdict([outside], _finding(33, code="CL201")) == [False]

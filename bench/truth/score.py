@@ -185,16 +185,38 @@ def no_resume_gb_types() -> frozenset:
 def shadowed(model: dict, mode: str) -> list:
     """[(file, first, last)]: the lines Dynamo did not trace in `mode` because a break it cannot
     resume after came first in their function (sequencer2d's second LSTM, after its first), or
-    because they lie in a frame Dynamo gave up on (`skipped_frame`)."""
+    because they lie in a frame Dynamo gave up on (`skipped_frame`; a record that does not name
+    that frame: the lines after a skip reported inside a loop of its function, which Dynamo
+    cannot resume in, so the rest of that function's frame ran eager)."""
     kinds, out = no_resume_gb_types(), []
     for e in (model.get(mode) or {}).get("events", []):
-        if e["event"] in BREAKS and e.get("gb_type") in kinds and e.get("file"):
+        if e["event"] in BREAKS and e.get("file") and (e.get("gb_type") in kinds or (
+                e["event"] == "frame-skipped" and not e.get("frame") and in_loop(e["file"], e["line"]))):
             fn = FUNCTIONS.innermost(os.path.join(ROOT["dir"], e["file"]), e["line"])
             if fn is not None and fn.start != e["line"]:  # past the ±2 lines that are the break's own
                 out.append((e["file"], e["line"] + NEAR + 1, fn.end))
         if e["event"] == "frame-skipped" and e.get("frame"):
             out.extend(skipped_frame(*e["frame"]))
     return out
+
+
+def in_loop(file: str, line: int) -> bool:
+    """Is `line` inside a `for`/`while` loop of its innermost function?"""
+    tree = _tree(os.path.join(ROOT["dir"], file))
+    if tree is None:
+        return False
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+           and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    scope = max(fns, key=lambda n: n.lineno) if fns else tree
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested function's loops are its own frame's
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and n.lineno <= line <= (n.end_lineno or n.lineno):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 RESUMED = re.compile(r"^torch_dynamo_resume_in_.+_at_(\d+)$")
