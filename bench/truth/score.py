@@ -35,7 +35,8 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
   resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
   the line), and one in a frame Dynamo gave up on (a break in a loop: the record's `frame`, from
-  the compilation metrics; a resumed part of a function covers its lines past the resume line)
+  the compilation metrics; a resumed part of a function covers its lines past the resume line;
+  a record that names no frame: the lines after a skip reported inside a loop of its function)
   unless a site lies near it. A mode whose eager run raised is not judged at all, and its events
   are not sites; a mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
   sites it reported, but no executed line as clean (Dynamo never traced past where it stopped).
