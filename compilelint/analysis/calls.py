@@ -18,6 +18,8 @@ from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.held_eval import calls_held_submodule
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
+from compilelint.analysis.call_binding import DEREF
+from compilelint.analysis.none_paths import result_used_as_object
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
 from compilelint.summary import EVAL_HELD, Call, FileSummary, Root
 
@@ -93,7 +95,8 @@ class CallRecorder:
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
         # kept with unknown arguments too (`f(x, flag=True, **kw)`): its keywords are still known
-        forwards = forwarded_params(node, scope.node, self.facts.nodes) + raised_after(node, scope.stack, scope.node)
+        forwards = forwarded_params(node, scope.node, self.facts.nodes) + raised_after(node, scope.stack, scope.node) + \
+            (((DEREF, DEREF),) if result_used_as_object(node, scope.stack) else ())
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
