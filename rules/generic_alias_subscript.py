@@ -35,9 +35,12 @@ class GenericAliasSubscript(Rule):
 
     ## Use instead
     Give `typing.cast` the type as a string (`cast("list[Detail]", out)`: nothing is subscripted
-    at run time), or write the subscript inline. The safe fix does the first where the subscript is
-    in the type given to `typing.cast` (written on one line, names and subscripts only): `cast`
-    returns its value unchanged and never reads the type, so eager computes the same.
+    at run time), or write the subscript inline.
+
+    ## Fix safety
+    Safe, offered where the subscript is in the type given to `typing.cast` (written on one line,
+    names, subscripts and `|` only) → the type as a string: `cast` returns its value unchanged and
+    never reads the type, so eager computes the same (fix/cast_string.py).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb4880.html
