@@ -21,6 +21,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     if func is None:
         return True
     names = {n.id for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names -= _keys_only(expr)
     if not names:
         return True
     names -= {n for n in names if _tensor_just_before(ctx, func, n, expr)}
@@ -42,6 +43,24 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
                 (a.asname or a.name.split(".")[0]) in names for a in node.names):
             return False
     return True
+
+
+def _keys_only(expr: ast.AST) -> set:
+    """Names `expr` reads only as the key of a subscript (`h[n] > 0`): what they hold picks an item,
+    it does not make the item a Python value (the item's kind is the container's), so they need not
+    be tensors."""
+    keys, elsewhere = set(), set()
+    stack = [(expr, False)]
+    while stack:
+        node, in_key = stack.pop()
+        if isinstance(node, ast.Name):
+            (keys if in_key else elsewhere).add(node.id)
+        elif isinstance(node, ast.Subscript):
+            stack.append((node.value, in_key))
+            stack.append((node.slice, True))
+        else:
+            stack.extend((child, in_key) for child in ast.iter_child_nodes(node))
+    return keys - elsewhere
 
 
 def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
