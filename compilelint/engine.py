@@ -50,14 +50,15 @@ class UsageError(Exception):
     """Bad command-line input (an --entry that names nothing): exit 2 with this one line."""
 
 
-def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
-    """('ok', FileSummary) or ('error', one-line message). Never raises."""
+def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True, graph_key: bool = True):
+    """('ok', FileSummary) or ('error', one-line message). Never raises. `graph_key`: make the
+    summary's call-graph hash now (a run that keeps no cache never reads it)."""
     try:
         source = decode_any(path, data)  # a notebook's code cells as one module
         with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
             warnings.simplefilter("ignore")
             tree = ast.parse(source.text, filename=path)
-        summary = analyze(path, source, tree, prefilter)
+        summary = analyze(path, source, tree, prefilter, graph_key)
         summary.cells = getattr(source, "cells", ())
         return "ok", summary
     except SourceError as e:
@@ -90,13 +91,13 @@ def _newer_syntax_hint(text: str, e: SyntaxError) -> str:
 
 
 def _worker(args):
-    path, data, debug, prefilter = args
+    path, data, debug, prefilter, graph_key = args
     # One young-generation collection per file instead of the automatic ones: a file's analysis
     # allocates a tree and its indexes by the hundred thousand, and every automatic collection
     # it triggers traverses the summaries of the files before it too (a third of the CPU, measured).
     # The cycles left in a file's analysis (recursive closures, mostly) are freed at its end.
     with _no_collection():
-        result = analyze_bytes(path, data, debug, prefilter)
+        result = analyze_bytes(path, data, debug, prefilter, graph_key)
         gc.collect(0)  # inside: enabled with garbage pending, Python would collect older generations too
     return result
 
@@ -139,7 +140,7 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         _load_known(keyed, cache, summaries, errors, todo, settings)
     keyed.save(cache)
     jobs = settings.jobs or os.cpu_count() or 1
-    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
+    work = [(p, d, debug, settings.prefilter, cache is not None) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         # imported here: a run that analyses a few files (an edit) needs no pool (0.02 s of imports)
         from concurrent.futures import ProcessPoolExecutor
@@ -343,7 +344,7 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
         data = keyed.data[path] if path in keyed.data else keyed.read(path, settings, None)
         if data is None or keyed.keys.get(path) != key:
             return None
-        status, hit = _worker((path, data, debug, settings.prefilter))
+        status, hit = _worker((path, data, debug, settings.prefilter, True))
         if status != "ok":
             return None
         cache.put(key, hit)

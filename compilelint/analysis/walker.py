@@ -53,10 +53,14 @@ def _functions(top):
             yield from (m for m in stmt.body if isinstance(m, FUNCS))
 
 
-def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
+def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True,
+            graph_key: bool = True) -> FileSummary:
+    """`graph_key`: make the summary's call-graph hash now, else when first read (a run that keeps
+    no cache never reads it)."""
     if tree is None:
         tree = ast.parse(source.text, filename=path)
     analyzer = FileAnalyzer(path, source, tree, prefilter)
+    analyzer.graph_key_now = graph_key
     summary = analyzer.run()
     # The rules hold the analyzer, and the bindings the call sites keep call back into them (what a
     # call of the file returns): this frees the file's tree now, not when a collection finds the cycles
@@ -79,6 +83,7 @@ class FileAnalyzer(Conditions, RuleContext):
     (its scope, kinds, spans, loops), beside the walk itself and `report`."""
 
     facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
+    graph_key_now = True  # `run` makes the summary's `graph_key` (else it is made when first read)
 
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
@@ -126,7 +131,8 @@ class FileAnalyzer(Conditions, RuleContext):
                         self.walk_function(item, facts.classes[stmt.name])
         self.summary.foreign_stores = tuple(sorted({a for fn in _functions(self.facts.top)
                                                     for a in foreign_stores(fn, self.facts.of_kinds)}))
-        self.summary.graph_key = self.summary.compute_graph_key()
+        if self.graph_key_now:
+            self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
     def walk_function(self, node, cls: Optional[ClassFacts]) -> None:
@@ -409,6 +415,9 @@ class FileAnalyzer(Conditions, RuleContext):
 
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         return self.facts.nodes(fn)
+
+    def of_kinds(self, fn: ast.AST, kinds: frozenset) -> List[ast.AST]:
+        return self.facts.of_kinds(fn, kinds)
 
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
