@@ -79,7 +79,7 @@ def constructor_copies(class_node: ast.ClassDef, of_kinds) -> Tuple[Dict[str, st
     params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
     rebound = {t.id for sub in of_kinds(init, _REBINDS)  # the function's shared node lists, not a walk
                for target in (sub.targets if sub.__class__ is ast.Assign else [sub.target])
-               for t in ast.walk(target) if t.__class__ is ast.Name}
+               for t in ([target] if target.__class__ is ast.Name else ast.walk(target)) if t.__class__ is ast.Name}
     stores: Dict[str, List[Optional[ast.AST]]] = {}
     for attr, value in _stores(init, of_kinds):
         stores.setdefault(attr, []).append(value)

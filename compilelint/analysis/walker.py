@@ -284,8 +284,16 @@ class FileAnalyzer(Conditions, RuleContext):
 
     # ----- the context rules see ------------------------------------------------------------------
     def resolve(self, node: ast.AST) -> Optional[str]:
-        scope = self.scope  # `Scope.resolve` written out: asked of most calls and names of every file
-        return scope.imports.resolve(node, scope.locals)
+        """`Scope.resolve`, once per node while the imports stay as they are: each rule asks it of
+        every call's function."""
+        scope = self.scope
+        imports = scope.imports
+        got = scope.resolved.get(id(node))
+        if got is not None and got[0] is node and got[1] == imports.imported:
+            return got[2]
+        name = imports.resolve(node, scope.locals)
+        scope.resolved[id(node)] = (node, imports.imported, name)  # the node kept: its id is not reused
+        return name
 
     def kind(self, node: ast.AST) -> Optional[str]:
         return self.scope.inference.kind(node)
@@ -478,6 +486,7 @@ class Scope:
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         self.reads_self: Dict[int, bool] = {}  # id(test) → does it read `self` (misuse.reads_self)
+        self.resolved: Dict[int, tuple] = {}  # id(node) → (node, imports added then, its name): `resolve`
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference
