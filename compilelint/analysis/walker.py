@@ -54,13 +54,14 @@ def _functions(top):
 
 
 def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True,
-            graph_key: bool = True) -> FileSummary:
+            graph_key: bool = True, unasked: frozenset = frozenset()) -> FileSummary:
     """`graph_key`: make the summary's call-graph hash now, else when first read (a run that keeps
-    no cache never reads it)."""
+    no cache never reads it). `unasked`: codes of rules not to run (`engine.unasked_rules`)."""
     if tree is None:
         tree = ast.parse(source.text, filename=path)
     analyzer = FileAnalyzer(path, source, tree, prefilter)
     analyzer.graph_key_now = graph_key
+    analyzer.unasked = unasked
     summary = analyzer.run()
     # The rules hold the analyzer, and the bindings the call sites keep call back into them (what a
     # call of the file returns): this frees the file's tree now, not when a collection finds the cycles
@@ -84,6 +85,7 @@ class FileAnalyzer(Conditions, RuleContext):
 
     facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
     graph_key_now = True  # `run` makes the summary's `graph_key` (else it is made when first read)
+    unasked: frozenset = frozenset()  # codes of the rules not run: a run that reads no candidate of theirs
 
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
@@ -106,8 +108,8 @@ class FileAnalyzer(Conditions, RuleContext):
         self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
         text = self.source.text
-        rules = [cls(self) for cls in registry().values()
-                 if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
+        rules = [cls(self) for cls in registry().values() if cls.code not in self.unasked and
+                 (not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers))]
         self.rules = rules  # this file's rule instances (their `walk_state`: the rule-state contract)
         self.hooks: Dict[type, list] = {}  # node class → the rules' `visit_<class>` methods
         # project-pass rules' own facts of each function: every function, whatever the prefilter
