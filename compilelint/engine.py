@@ -50,14 +50,17 @@ class UsageError(Exception):
     """Bad command-line input (an --entry that names nothing): exit 2 with this one line."""
 
 
-def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
-    """('ok', FileSummary) or ('error', one-line message). Never raises."""
+def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True, graph_key: bool = True,
+                  unasked: frozenset = frozenset()):
+    """('ok', FileSummary) or ('error', one-line message). Never raises. `graph_key`: make the
+    summary's call-graph hash now (a run that keeps no cache never reads it); `unasked`: codes of
+    rules not to run (`unasked_rules`)."""
     try:
         source = decode_any(path, data)  # a notebook's code cells as one module
         with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
             warnings.simplefilter("ignore")
             tree = ast.parse(source.text, filename=path)
-        summary = analyze(path, source, tree, prefilter)
+        summary = analyze(path, source, tree, prefilter, graph_key, unasked)
         summary.cells = getattr(source, "cells", ())
         return "ok", summary
     except SourceError as e:
@@ -90,13 +93,13 @@ def _newer_syntax_hint(text: str, e: SyntaxError) -> str:
 
 
 def _worker(args):
-    path, data, debug, prefilter = args
+    path, data, debug, prefilter, graph_key, unasked = args
     # One young-generation collection per file instead of the automatic ones: a file's analysis
     # allocates a tree and its indexes by the hundred thousand, and every automatic collection
     # it triggers traverses the summaries of the files before it too (a third of the CPU, measured).
     # The cycles left in a file's analysis (recursive closures, mostly) are freed at its end.
     with _no_collection():
-        result = analyze_bytes(path, data, debug, prefilter)
+        result = analyze_bytes(path, data, debug, prefilter, graph_key, unasked)
         gc.collect(0)  # inside: enabled with garbage pending, Python would collect older generations too
     return result
 
@@ -123,10 +126,12 @@ def _no_collection():
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                   stdin: Optional[Tuple[str, bytes]] = None,
                   signatures: Optional[Dict[str, tuple]] = None,
-                  keyed: Optional["ContentKeys"] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  keyed: Optional["ContentKeys"] = None,
+                  unasked: frozenset = frozenset()) -> Tuple[List[FileSummary], List[FileError]]:
     """Every file's summary, from the cache where the file is unchanged. `signatures`: the files'
     `_signature`s where the caller already took them (the run's key did); `keyed`: the files'
-    content keys where the caller already took them (`content_keys`)."""
+    content keys where the caller already took them (`content_keys`); `unasked`: codes of rules
+    not to run, for summaries no cache keeps (`unasked_rules`)."""
     cache = None
     if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -139,7 +144,9 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         _load_known(keyed, cache, summaries, errors, todo, settings)
     keyed.save(cache)
     jobs = settings.jobs or os.cpu_count() or 1
-    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
+    if cache is not None:
+        unasked = frozenset()  # a cached summary serves every later selection
+    work = [(p, d, debug, settings.prefilter, cache is not None, unasked) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         # imported here: a run that analyses a few files (an edit) needs no pool (0.02 s of imports)
         from concurrent.futures import ProcessPoolExecutor
@@ -320,7 +327,8 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
         if reused is not None:
             keyed.save(cache)
             return reused
-    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
+    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed,
+                                      unasked_rules(analysed, settings) if cache is None else frozenset())
     defs_key = "defs-" + memo.key[len("pass-"):] if memo is not None else None
     trees = _trees(stdin, cache.get(defs_key) if defs_key else None)
     reached: set = set()
@@ -335,6 +343,16 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
     return findings, errors
 
 
+def unasked_rules(paths: List[str], settings: Settings) -> frozenset:
+    """The codes of the rules whose candidates this run's project pass never reads: enabled by no
+    file's settings (`enabled_codes`, asked per folder), and not breaks (a break candidate decides
+    where Dynamo skips a frame, whatever its rule's selection: `placement.frame_skips`)."""
+    enabled: set = set()
+    for folder in {os.path.dirname(p) for p in paths}:
+        enabled |= settings.for_path(os.path.join(folder, "")).enabled_codes()
+    return frozenset(code for code, rule in registry().items() if code not in enabled and rule.kind != "break")
+
+
 def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Settings, debug: bool):
     """The summary of `path`'s text as keyed (cached, else analysed and cached), None when it does not parse."""
     key = keyed.keys[path]
@@ -343,7 +361,7 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
         data = keyed.data[path] if path in keyed.data else keyed.read(path, settings, None)
         if data is None or keyed.keys.get(path) != key:
             return None
-        status, hit = _worker((path, data, debug, settings.prefilter))
+        status, hit = _worker((path, data, debug, settings.prefilter, True, frozenset()))
         if status != "ok":
             return None
         cache.put(key, hit)

@@ -107,6 +107,11 @@ class RuleContext:
         by the analysis and every rule that asks."""
         raise NotImplementedError
 
+    def of_kinds(self, fn: ast.AST, kinds: frozenset) -> List[ast.AST]:
+        """The nodes of a function of these classes (`kinds`: a module constant), in walk order:
+        kept per function and set of kinds, shared like `nodes`."""
+        raise NotImplementedError
+
     # ----- where the node is ------------------------------------------------------------------------
     @property
     def function(self) -> Optional["FunctionInfo"]:
