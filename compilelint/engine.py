@@ -380,7 +380,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
     kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
-    names and config roots and `execution_order`'s answers (`FramesMemo.kept_roots`, `kept_chosen`).
+    names and config roots and `execution_order`'s answers and walks (`FramesMemo.kept_roots`,
+    `kept_chosen`, `kept_orders`).
     Long because each kept state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
@@ -400,11 +401,13 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
         kept = edges_store.get(kept_key)
-        if not (isinstance(kept, tuple) and len(kept) == 5):
-            kept = ({}, {}, (None, None, None), {}, {})
-        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros = kept
+        if not (isinstance(kept, tuple) and len(kept) == 6):
+            kept = ({}, {}, (None, None, None), {}, {}, {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros, \
+            frames_memo.kept_orders = kept
         project.take_mros(mros)
         chosen_before = len(frames_memo.kept_chosen)
+        orders_before = sum(map(len, frames_memo.kept_orders.values()))
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached, refs, _, _, _, project.option_parts.user_built = kept_placement[0]
@@ -429,7 +432,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 rule.check_project(context)
     kept_mros = project.kept_mros() if kept_key is not None else {}
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
-                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)):
+                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)
+                                 or sum(map(len, frames_memo.kept_orders.values())) != orders_before):
         edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
-                                       frames_memo.kept_chosen, kept_mros))
+                                       frames_memo.kept_chosen, kept_mros, frames_memo.kept_orders))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
