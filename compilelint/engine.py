@@ -321,8 +321,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
             keyed.save(cache)
             return reused
     summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
-    defs_key = "defs-" + memo.key[len("pass-"):] if memo is not None else None
-    trees = _trees(stdin, cache.get(defs_key) if defs_key else None)
+    trees = _trees(stdin, cache if memo is not None else None)
     reached: set = set()
     placed: list = []
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
@@ -330,8 +329,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
                                 placed_out=placed, edges_store=cache, content_keys=keyed.keys)
     if memo is not None:
         memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
-        if trees.kept_grew:  # the defs the pass asked for, for the next pass to answer from
-            cache.put_run(defs_key, trees.kept_defs())
+        trees.keep(cache)  # the defs the pass asked for anew, for the next pass to answer from
     return findings, errors
 
 
@@ -351,12 +349,12 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
     return hit
 
 
-def _trees(stdin: Optional[Tuple[str, bytes]], kept_defs: Optional[dict] = None) -> Trees:
+def _trees(stdin: Optional[Tuple[str, bytes]], store: Optional[Cache] = None) -> Trees:
     """The project pass's parsed modules: stdin's text in place of its file's; without stdin,
     noting what the pass read of them (`text_read`, for the pass's memo), and answering from the
-    defs an earlier pass asked of the same texts (`kept_defs`)."""
+    defs an earlier pass asked of the same texts (kept in `store`, each text's by its bytes)."""
     if stdin is None:
-        return ReadTrees(kept_defs)
+        return ReadTrees(store=store)
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)

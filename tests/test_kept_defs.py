@@ -56,3 +56,33 @@ def test_other_bytes_are_parsed_again(tmp_path):
     node = again.function(path, 4)
     assert path in again._disk  # the kept def was of other bytes
     assert "Sub()" in ast.dump(node)
+
+
+class _Store(dict):
+    """A cache's get/put over a dict."""
+
+    def put(self, key, value):
+        self[key] = value
+
+
+def test_defs_kept_in_a_store_by_the_texts_bytes(tmp_path):
+    """Kept in a cache, each text's defs are under its bytes' digest: a text asked nothing new is
+    not written again; another text of the file is parsed, and kept apart."""
+    path = _tree(tmp_path)
+    store = _Store()
+    fresh = ReadTrees(store=store)
+    node = fresh.function(path, 4)
+    fresh.keep(store)
+    assert len(store) == 1
+
+    again = ReadTrees(store=store)
+    assert ast.dump(again.function(path, 4)) == ast.dump(node) and path not in again._disk
+    written = []
+    again.keep(type("Spy", (), {"put": lambda self, k, v: written.append(k)})())
+    assert written == []  # nothing new asked: nothing written
+
+    _tree(tmp_path, TEXT.replace("x + i", "x - i"))
+    other = ReadTrees(store=store)
+    assert "Sub()" in ast.dump(other.function(path, 4)) and path in other._disk
+    other.keep(store)
+    assert len(store) == 2
