@@ -43,12 +43,13 @@ class _Resolver:
         self.flows: Dict[str, Optional[dict]] = {}
 
     def facts(self, fid) -> Optional[dict]:
-        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function)."""
+        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function);
+        derived from its node once (`Trees.derived`: the same in either mode, and kept with it)."""
         if fid not in self.flows:
             found = self.project.function(fid)
             node = found and self.project.trees.function(found[0].path, found[1].row)
-            self.flows[fid] = dtype_flow.flow_of(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                else None
+            self.flows[fid] = self.project.trees.derived(node, "dtype flow", dtype_flow.flow_of) \
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         return self.flows[fid]
 
     def value(self, fid: str, alternatives, depth: int = 0) -> FrozenSet[str]:

@@ -354,19 +354,22 @@ def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
     return [(info.row + lo, info.row + hi) for lo, hi in info.loops]
 
 
-def components(fr: Frames) -> List[Set[str]]:
-    """The frames of each compiled root (a root and the frames reachable from it): one process
-    compiles one model, so a code object is shared only within one root's frames."""
-    out = []
-    for root in (f for f, why in fr.why.items() if why == "the compiled root"):
-        seen, todo = {root}, [root]
+def components_holding(fr: Frames, members: Set[str]) -> List[Tuple[str, List[str]]]:
+    """(root, the `members` among the frames of its model, sorted) for each compiled root (a root
+    and the frames reachable from it: one process compiles one model, so a code object is shared
+    only within one root's frames). The members' callers are followed up to the roots, not every
+    root's calls down: a few members against every root's reach."""
+    roots_of: Dict[str, Set[str]] = {}
+    for member in members:
+        seen, todo = {member}, [member]
         while todo:
-            for callee, _ in fr.edges.get(todo.pop(), ()):
-                if callee not in seen:
-                    seen.add(callee)
-                    todo.append(callee)
-        out.append({f for f in seen if f in fr.why})
-    return out
+            for caller, _ in fr.callers.get(todo.pop(), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
+        roots_of[member] = seen
+    return [(root, sorted(m for m in members if root in roots_of[m]))
+            for root, why in fr.why.items() if why == "the compiled root"]
 
 
 def positional_count(fr: Frames, caller: str, call, trees: Trees) -> Optional[int]:
