@@ -329,8 +329,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
             return reused
     summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed,
                                       unasked_rules(analysed, settings) if cache is None else frozenset())
-    defs_key = "defs-" + memo.key[len("pass-"):] if memo is not None else None
-    trees = _trees(stdin, cache.get(defs_key) if defs_key else None)
+    trees = _trees(stdin, cache if memo is not None else None)
     reached: set = set()
     placed: list = []
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
@@ -338,8 +337,7 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
                                 placed_out=placed, edges_store=cache, content_keys=keyed.keys)
     if memo is not None:
         memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
-        if trees.kept_grew:  # the defs the pass asked for, for the next pass to answer from
-            cache.put_run(defs_key, trees.kept_defs())
+        trees.keep(cache)  # the defs the pass asked for anew, for the next pass to answer from
     return findings, errors
 
 
@@ -369,12 +367,12 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
     return hit
 
 
-def _trees(stdin: Optional[Tuple[str, bytes]], kept_defs: Optional[dict] = None) -> Trees:
+def _trees(stdin: Optional[Tuple[str, bytes]], store: Optional[Cache] = None) -> Trees:
     """The project pass's parsed modules: stdin's text in place of its file's; without stdin,
     noting what the pass read of them (`text_read`, for the pass's memo), and answering from the
-    defs an earlier pass asked of the same texts (`kept_defs`)."""
+    defs an earlier pass asked of the same texts (kept in `store`, each text's by its bytes)."""
     if stdin is None:
-        return ReadTrees(kept_defs)
+        return ReadTrees(store=store)
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)
@@ -398,7 +396,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
     kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
-    names and config roots and `execution_order`'s answers (`FramesMemo.kept_roots`, `kept_chosen`).
+    names and config roots and `execution_order`'s answers and walks (`FramesMemo.kept_roots`,
+    `kept_chosen`, `kept_orders`).
     Long because each kept state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
@@ -418,11 +417,13 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
         kept = edges_store.get(kept_key)
-        if not (isinstance(kept, tuple) and len(kept) == 5):
-            kept = ({}, {}, (None, None, None), {}, {})
-        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros = kept
+        if not (isinstance(kept, tuple) and len(kept) == 6):
+            kept = ({}, {}, (None, None, None), {}, {}, {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros, \
+            frames_memo.kept_orders = kept
         project.take_mros(mros)
         chosen_before = len(frames_memo.kept_chosen)
+        orders_before = sum(map(len, frames_memo.kept_orders.values()))
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached, refs, _, _, _, project.option_parts.user_built = kept_placement[0]
@@ -447,7 +448,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 rule.check_project(context)
     kept_mros = project.kept_mros() if kept_key is not None else {}
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
-                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)):
+                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)
+                                 or sum(map(len, frames_memo.kept_orders.values())) != orders_before):
         edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
-                                       frames_memo.kept_chosen, kept_mros))
+                                       frames_memo.kept_chosen, kept_mros, frames_memo.kept_orders))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell
