@@ -353,8 +353,9 @@ class FileSummary:
     foreign_stores: Tuple[str, ...] = ()
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
-    # Made when first read (`graph_key`): a run without a cache never reads it.
-    _graph_key: str = ""
+    # Made when first read (`graph_key`): a run without a cache never reads it. Not in the repr,
+    # which `names_in` reads for identifiers: a hash is none, made or not.
+    _graph_key: str = field(default="", repr=False)
 
     @property
     def graph_key(self) -> str:
