@@ -129,7 +129,7 @@ class _Own:
 
     def __init__(self, func):
         self.nodes = _own_list(func)
-        self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
+        self.parents = _parents(self.nodes)
         self.body = {id(c) for c in func.body}
         self.binders = [n for n in self.nodes if (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
                         or isinstance(n, (ast.Import, ast.ImportFrom))]
@@ -167,6 +167,25 @@ def _own_list(func) -> list:
                 stack += value
             elif value is not None:
                 stack.append(value)
+    return out
+
+
+def _parents(nodes) -> dict:
+    """id(child) → node, for the children of each of `nodes` (`ast.iter_child_nodes`' less the
+    operator and context singletons, which no path goes up from), read by the fields that hold nodes."""
+    out = {}
+    fields_of = CHILD_FIELDS
+    for node in nodes:
+        cls = node.__class__
+        fields = fields_of.get(cls)
+        for name in child_fields(cls) if fields is None else fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if child is not None:
+                        out[id(child)] = node
+            elif value is not None:
+                out[id(value)] = node
     return out
 
 
