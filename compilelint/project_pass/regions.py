@@ -486,7 +486,16 @@ class Project:
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         if call.kind == "attr":
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
+        if call.kind == "chain":
+            return [m for c in self.chain_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         return []
+
+    def chain_classes(self, cls: str, attrs: str) -> List[str]:
+        """The classes `self.a.b` holds: those `self.b` holds in each class `self.a` holds."""
+        classes = [cls]
+        for attr in attrs.split("."):
+            classes = list(dict.fromkeys(x for c in classes for x in self.submodule_classes(c, attr)))
+        return classes
 
     def callee_receivers(self, fid: str, call: Call, callee: str, receiver: Optional[str]) -> List[Optional[str]]:
         """The receivers `callee` runs with, called by `fid` run for `receiver`: the caller's for its
@@ -500,6 +509,9 @@ class Project:
             classes = self.held_classes(cls, call.target) if call.kind == "self" else self.submodule_classes(cls, call.target)
             out = [self.receiver(callee, c) for c in classes
                    if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
+            return list(dict.fromkeys(out)) or [None]
+        if call.kind == "chain":
+            out = [self.receiver(callee, c) for c in self.chain_classes(cls, call.target) if self.method(c, call.member) == callee]
             return list(dict.fromkeys(out)) or [None]
         if call.kind in ("name", "method", "built"):
             target = self.canonical(call.target)
