@@ -203,7 +203,8 @@ class Project:
         apart: None (the defining class) unless `receiver` is a subclass whose own classes before
         the defining one in its MRO define a method, a submodule or a class-level dict of classes
         (only they can make a `self.m` call, or what `cls.<dict>` picks, resolve elsewhere) or whose MRO after them is not the defining class's (where `super()`
-        goes), so reaching `Base.forward` for such a subclass is a reach of its own."""
+        goes), or that the project's constructor calls build (the parts they pass are its own:
+        `part_flow`), so reaching `Base.forward` for such a subclass is a reach of its own."""
         cls = self.defining_class(fid)
         if cls is None or receiver is None or receiver == cls:
             return None
@@ -214,6 +215,7 @@ class Project:
             own = any(self.classes[c][1].methods or self.classes[c][1].submodules or self.classes[c][1].registries
                       for c in before if c in self.classes)
             own = own or chain[len(before):] != self.mro(cls)  # `super()` goes elsewhere (a mixin's order)
+            own = own or bool(before) and self.part_flow.builds(self, receiver)  # its own constructor calls' parts
             self._receiver_memo[key] = receiver if own else None
         return self._receiver_memo[key]
 
