@@ -323,3 +323,37 @@ def test_per_class_judging_keeps_the_frame_skip_rule_and_takes_every_variant():
     assert (m["default_break_sites"], m["default_break_found"]) == ([("minipkg/models.py", 29)], [])
     total = score.class_totals([m])
     assert (total["class_break_site_recall"], total["class_default_break_site_recall"]) == (33.3, 0.0)
+
+
+def test_a_recompile_named_only_at_a_wrappers_frame_is_found_by_the_store_its_guard_reads():
+    # the compilation metrics name the recompiled frame (the decorator's wrapper, its `def` line) and
+    # the failing guard `args[0]._modules['window'].kernel`: the statement storing `self.kernel` caused it
+    score = _score_module()
+    guard = "guard failed: 0/0: tensor 'args[0]._modules['window'].kernel' rank mismatch. expected 2, actual 3"
+    wrapper = {"event": "recompile", "file": "minipkg/models.py", "line": 37, "reason": guard}
+    s = score.score_model(_model([wrapper]), [_finding(52, code="CL407"), _finding(55, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [True, False]  # `self.calls` is no guard that failed
+    assert s["recompile_found"] == [("minipkg/models.py", 37)]
+    on_a_line = dict(wrapper, line=38)  # a guard placed at a user line is judged by ±2 lines only
+    s = score.score_model(_model([on_a_line]), [_finding(52, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [False] and s["recompile_found"] == []
+    on_an_input = dict(wrapper, reason="guard failed: 0/0: tensor 'x' rank mismatch. expected 2, actual 3")
+    s = score.score_model(_model([on_an_input]), [_finding(52, code="CL407")])
+    assert [ok for _, ok in s["findings"]] == [False]
+    assert score.guarded_attribute("guard failed: self._modules['conv'].dilation == (2,)") == "dilation"
+    assert score.guarded_attribute("___check_obj_id(L['self'].first_call, 94)") == "first_call"
+    on_2_13 = "guard failed: 0/0: tensor 'args[0].__dict__['_modules']['window'].kernel' rank mismatch. expected 2"
+    assert score.guarded_attribute(on_2_13) == "kernel"
+
+
+def test_a_skip_reported_in_a_loop_without_its_frame_leaves_the_rest_of_the_function_untraced():
+    """A record that names no frame (the log's report of a skip): a skip inside a loop of its function
+    means Dynamo cannot resume there, so the lines after it in that function ran eager."""
+    score = _score_module()
+    skip = {**_break(63, event="frame-skipped"), "gb_type": "Attempted to call function marked as skipped"}
+    verdict = lambda events, finding: [ok for _, ok in score.score_model(_model(events, events), [finding])["findings"]]  # noqa: E731
+    assert verdict([skip], _finding(67, code="CL201")) == [None]  # after the skip, in the loop
+    assert verdict([skip], _finding(65)) == [True]  # the skip's own ±2 lines
+    assert verdict([{**_break(63), "gb_type": skip["gb_type"]}], _finding(67, code="CL201")) == [False]  # a break resumes
+    outside = {**_break(29, event="frame-skipped"), "gb_type": skip["gb_type"]}  # long_helper has no loop
+    assert verdict([outside], _finding(33, code="CL201")) == [False]

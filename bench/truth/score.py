@@ -14,7 +14,12 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   frame reported at its `def` line: anywhere in that function);
 - a finding is *true* when a site of its kind (break findings: break sites; recompile findings:
   recompile sites) lies within ±2 lines in the mode it claims (eval findings vs eval runs, train
-  vs train; a finding with no condition claims both, and is true if either mode agrees);
+  vs train; a finding with no condition claims both, and is true if either mode agrees); a
+  recompile that names only its frame (its `def` line: the compilation metrics give no user line,
+  so a guard failing in code inlined into a decorator's wrapper is placed at the wrapper) is also
+  found by a recompile finding whose statement assigns the object attribute its failing guard
+  reads (`if self.first_call: ... self.kernel = ...` for `args[0]._modules['window'].kernel`):
+  only a store to that attribute makes that guard fail;
   `eval_precision` / `train_precision` judge every finding that claims the mode on that mode's run;
 - where the committed truth has an executed-lines file (`<truth>.lines.json.gz`, run.py --lines:
   the library lines, and where each executed instruction starts, of the model's eager run in each
@@ -30,7 +35,8 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
   unexercised. So is, in a run, one after a break of that run in its function that Dynamo cannot
   resume after (a `skips_frame` rule's gb_type: the rest of the frame ran eager, Dynamo never saw
   the line), and one in a frame Dynamo gave up on (a break in a loop: the record's `frame`, from
-  the compilation metrics; a resumed part of a function covers its lines past the resume line)
+  the compilation metrics; a resumed part of a function covers its lines past the resume line;
+  a record that names no frame: the lines after a skip reported inside a loop of its function)
   unless a site lies near it. A mode whose eager run raised is not judged at all, and its events
   are not sites; a mode whose compiled run raised (Dynamo stopped early: a RecursionError while tracing) shows the
   sites it reported, but no executed line as clean (Dynamo never traced past where it stopped).
@@ -69,6 +75,7 @@ functions and JSON rendering that `check` uses (`--subprocess` runs the CLI for 
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import glob
 import gzip
@@ -179,16 +186,38 @@ def no_resume_gb_types() -> frozenset:
 def shadowed(model: dict, mode: str) -> list:
     """[(file, first, last)]: the lines Dynamo did not trace in `mode` because a break it cannot
     resume after came first in their function (sequencer2d's second LSTM, after its first), or
-    because they lie in a frame Dynamo gave up on (`skipped_frame`)."""
+    because they lie in a frame Dynamo gave up on (`skipped_frame`; a record that does not name
+    that frame: the lines after a skip reported inside a loop of its function, which Dynamo
+    cannot resume in, so the rest of that function's frame ran eager)."""
     kinds, out = no_resume_gb_types(), []
     for e in (model.get(mode) or {}).get("events", []):
-        if e["event"] in BREAKS and e.get("gb_type") in kinds and e.get("file"):
+        if e["event"] in BREAKS and e.get("file") and (e.get("gb_type") in kinds or (
+                e["event"] == "frame-skipped" and not e.get("frame") and in_loop(e["file"], e["line"]))):
             fn = FUNCTIONS.innermost(os.path.join(ROOT["dir"], e["file"]), e["line"])
             if fn is not None and fn.start != e["line"]:  # past the ±2 lines that are the break's own
                 out.append((e["file"], e["line"] + NEAR + 1, fn.end))
         if e["event"] == "frame-skipped" and e.get("frame"):
             out.extend(skipped_frame(*e["frame"]))
     return out
+
+
+def in_loop(file: str, line: int) -> bool:
+    """Is `line` inside a `for`/`while` loop of its innermost function?"""
+    tree = _tree(os.path.join(ROOT["dir"], file))
+    if tree is None:
+        return False
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+           and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    scope = max(fns, key=lambda n: n.lineno) if fns else tree
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested function's loops are its own frame's
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and n.lineno <= line <= (n.end_lineno or n.lineno):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 RESUMED = re.compile(r"^torch_dynamo_resume_in_.+_at_(\d+)$")
@@ -212,15 +241,97 @@ def skipped_frame(file: str, first: int, code_name: str) -> list:
     return [(file, fn.start, fn.end)] if fn is not None else []
 
 
+# the object path a guard reads: `tensor 'args[0]._modules['window'].kernel' rank mismatch` quotes
+# it; `self._modules['conv'].dilation == (2,)`, `___check_obj_id(L['self'].first_call, ...)` start with it
+_TENSOR_GUARD = re.compile(r"^tensor '(?P<path>.+)' \w+ mismatch")
+_GUARD_PATH = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\]|\.[A-Za-z_]\w*)+")
+_LEAF = re.compile(r"(?:\.(?P<attr>[A-Za-z_]\w*)|\._(?:buffers|parameters|modules)\['(?P<key>\w+)'\])$")
+
+
+def guarded_attribute(reason: str):
+    """The attribute whose guard failed (`kernel` of `args[0]._modules['window'].kernel`), or None
+    when the failing guard reads no object attribute (a local, an input tensor)."""
+    text = re.sub(r"^\s*(?:guard failed:\s*)?(?:\d+/\d+:\s*)?", "", reason or "")
+    tensor = _TENSOR_GUARD.match(text)
+    path = tensor.group("path") if tensor else next(iter(_GUARD_PATH.findall(text)), "")
+    leaf = _LEAF.search(path)
+    return (leaf.group("attr") or leaf.group("key")) if leaf else None
+
+
+def frame_guards(model: dict, mode: str) -> dict:
+    """{site: {attribute}} of the recompiles that name only their frame (the site is a `def` line:
+    the compilation metrics give no user line, so a guard failing in code inlined into a decorator's
+    wrapper is placed at the wrapper), each with the object attribute its failing guard reads."""
+    out = {}
+    for e in (model.get(mode) or {}).get("events", []):
+        if e["event"] != "recompile" or not e.get("file") or e.get("input_driven"):
+            continue
+        attr = guarded_attribute(e.get("reason", ""))
+        path = os.path.join(ROOT["dir"], e["file"])
+        if attr and any(f.start == e["line"] for f in FUNCTIONS.spans(path)):
+            out.setdefault((e["file"], e["line"]), set()).add(attr)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(path: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def stored_attributes(file: str, row: int) -> frozenset:
+    """The attributes of the receiver (the enclosing function's first parameter) that the statement
+    starting at `row` assigns, its nested body included (`if self.first_call: ... self.kernel = ...`)."""
+    tree = _tree(os.path.join(ROOT["dir"], file))
+    if tree is None:
+        return frozenset()
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= row <= (n.end_lineno or n.lineno) and n.args.args]
+    if not funcs:
+        return frozenset()
+    fn = max(funcs, key=lambda n: n.lineno)  # the innermost
+    receiver = fn.args.args[0].arg
+    stmt = next((n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn and n.lineno == row), None)
+    if stmt is None:
+        return frozenset()
+    out = set()
+    for n in ast.walk(stmt):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for a in ast.walk(t):
+                if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id == receiver:
+                    out.add(a.attr)
+    return frozenset(out)
+
+
+def causes_frame_guard(finding: dict, guards) -> bool:
+    """Does a recompile finding's statement assign an attribute whose guard failed in a recompile that
+    names only its frame (`guards`: {site: {attribute}})? A guard on an object's attribute fails
+    because code stored to it: that store is the recompile's cause, wherever Dynamo placed the frame."""
+    stored = stored_attributes(finding["filename"], finding["location"]["row"])
+    return any(stored & attrs for attrs in guards.values())
+
+
+def caused(site, guards, recompile_findings) -> bool:
+    """Is a frame-only recompile site (`guards` per mode: {site: {attribute}}) found by a recompile
+    finding whose statement stores its guarded attribute?"""
+    return any(causes_frame_guard(f, {site: g[site]}) for g in guards.values() if site in g
+               for f in recompile_findings)
+
+
 def _run_sites(model: dict, lines) -> tuple:
     """(valid modes, break sites per mode, recompile sites per mode, shadowed lines per mode, modes
-    whose compiled run raised) of one run."""
+    whose compiled run raised, frame-only recompiles' guarded attributes per mode) of one run."""
     modes = valid_modes(lines)
     fsites = {m: sites(model, m, BREAKS) if m in modes else set() for m in ("eval", "train")}
     rsites = {m: sites(model, m, ("recompile",)) if m in modes else set() for m in ("eval", "train")}
     shadows = {m: shadowed(model, m) if m in modes else [] for m in ("eval", "train")}
     failed = {m for m in ("eval", "train") if (model.get(m) or {}).get("error")}
-    return modes, fsites, rsites, shadows, failed
+    guards = {m: frame_guards(model, m) if m in modes else {} for m in ("eval", "train")}
+    return modes, fsites, rsites, shadows, failed, guards
 
 
 def place(finding: dict) -> tuple:
@@ -239,14 +350,15 @@ def judge(findings: list, runs: list) -> tuple:
         by_mode, by = {}, set()
         for m in finding_modes(f):
             seen = []  # the verdict of each run that executed the finding in this mode
-            for name, run_lines, run_modes, run_f, run_r, run_shadows, run_failed in runs:
+            for name, run_lines, run_modes, run_f, run_r, run_shadows, run_failed, run_guards in runs:
                 if m not in run_modes:
                     continue
                 by_mode.setdefault(m, None)
                 traced = not any(file == f["filename"] and lo <= f["location"]["row"] <= hi
                                  for file, lo, hi in run_shadows[m])
                 run_sites = (run_r if recompile else run_f)[m]
-                found = any(near(s, [place(f)]) for s in run_sites)
+                found = any(near(s, [place(f)]) for s in run_sites) or \
+                    (recompile and causes_frame_guard(f, run_guards[m]))
                 # a site near it says Dynamo traced it, whatever else says its frame was left
                 if (executed(run_lines, m, f) or on_own_rows(f, run_sites)) and not hidden and (traced or found):
                     if not found and m in run_failed:
@@ -272,8 +384,8 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
     has a site of its kind near it, false if none has, unexercised only if no run executed it.
     Sites, recall and the clean-model figures stay those of the default run."""
     findings = [f for f in findings if (f.get("region") or {}).get("root")]  # usage rules claim no break
-    modes, fsites, rsites, shadows, failed = _run_sites(model, lines)
-    runs = [("", lines, modes, fsites, rsites, shadows, failed)]
+    modes, fsites, rsites, shadows, failed, guards = _run_sites(model, lines)
+    runs = [("", lines, modes, fsites, rsites, shadows, failed, guards)]
     for record, vlines in variants:
         if lines is not None and vlines is None:
             continue  # what the variant executed is not recorded: it can judge nothing
@@ -292,7 +404,8 @@ def score_model(model: dict, findings: list, lines=None, variants=()) -> dict:
         "break_sites": sorted(break_sites),
         "break_found": sorted(s for s in break_sites if near(s, break_places)),
         "recompile_sites": sorted(recompile_sites),
-        "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places)),
+        "recompile_found": sorted(s for s in recompile_sites if near(s, recompile_places) or
+                                  caused(s, guards, [f for f in findings if is_recompile_finding(f)])),
         "findings": verdicts,
         "hidden_findings": sum(len(f.get("hidden") or ()) for f in findings),
         "per_mode": per_mode,  # mode -> [verdict of each finding that claims it, judged on that mode's run]
@@ -321,7 +434,7 @@ def score_class(entry: str, members: list) -> dict:
     key (two flagged expressions on a line) give the key the better verdict, True, else False,
     else None. Its sites are those of all these runs, variants included (any variant that ran);
     `default_break_sites` those of the models' default runs only (as per model, each site once)."""
-    by_key, runs, fsites, rsites, default_fsites = {}, [], set(), set(), set()
+    by_key, runs, fsites, rsites, default_fsites, guards = {}, [], set(), set(), set(), []
     for model, findings, lines, variants in members:
         for f in findings:
             if (f.get("region") or {}).get("root"):  # usage rules claim no break
@@ -333,6 +446,7 @@ def score_class(entry: str, members: list) -> dict:
             if record is model:
                 default_fsites |= run[1]["eval"] | run[1]["train"]
             rsites |= run[2]["eval"] | run[2]["train"]
+            guards.append(run[5])
             if record is model or lines is None or run_lines is not None:
                 runs.append((name, run_lines, *run))
     findings = [f for same in by_key.values() for f in same]
@@ -353,7 +467,8 @@ def score_class(entry: str, members: list) -> dict:
         "default_break_sites": sorted(default_fsites),  # those of the models' default runs only
         "default_break_found": sorted(s for s in default_fsites if near(s, break_places)),
         "recompile_sites": sorted(rsites),
-        "recompile_found": sorted(s for s in rsites if near(s, recompile_places)),
+        "recompile_found": sorted(s for s in rsites if near(s, recompile_places) or any(
+            caused(s, g, [f for f in first.values() if is_recompile_finding(f)]) for g in guards)),
     }
 
 

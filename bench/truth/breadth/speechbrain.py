@@ -198,6 +198,13 @@ def _ligru_batch3(model, config, inputs):
     return model, {"x": torch.randn(3, T, F, requires_grad=True)}
 
 
+def _context(model, config, inputs):
+    """The same front end with its context window on (`context=True`), the option its default leaves off."""
+    from speechbrain.lobes import features as ft
+
+    return ft.Fbank(n_mels=F, context=True), inputs
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     layerdrop = Variant("layer dropout 0.5 (`layerdrop_prob`): the random layer skip in train", prepare=_layerdrop)
@@ -212,6 +219,9 @@ def variants(Variant):
         for module in modules:
             table.setdefault(name, {})[f"{module}_layerdrop"] = Variant(
                 f"encoder_module={module!r}, layer dropout 0.5: that encoder's random layer skip", prepare=_encoder(module))
+    table["Fbank"]["context_fresh"] = Variant(
+        "context=True, compiled as built with no eager call first: the context window's first-call kernel set-up",
+        prepare=_context, fresh=True)
     table.setdefault("CRDNN_lstm_pooling", {})["ligru_batch3"] = Variant(
         "its default LiGRU, compiled as built, on a batch of 3 where it was built for 2", prepare=_ligru_batch3, fresh=True)
     for name in TRANSFORMER_BLOCK_MODELS:
