@@ -198,6 +198,9 @@ class CallRecorder:
             return [("attr", value.attr, func.attr, f"self.{value.attr}.{func.attr}")]
         if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and is_self(value.value.value):
             return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
+        chain = _self_chain(value)
+        if chain:  # `self.model.strategy.kl()`: a method of a part of a part
+            return [("chain", chain, func.attr, f"self.{chain}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
             return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
@@ -317,6 +320,15 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _self_chain(node, depth: int = 3) -> str:
+    """"a.b" for `self.a.b` (two attributes or more, up to `depth`), else ""."""
+    names = []
+    while isinstance(node, ast.Attribute) and len(names) < depth:
+        names.append(node.attr)
+        node = node.value
+    return ".".join(reversed(names)) if is_self(node) and len(names) > 1 else ""
 
 
 def _member(attr: str) -> str:
