@@ -31,7 +31,7 @@ class ReadTrees(Trees):
 
     It also answers from the `def` nodes an earlier process asked of the same bytes: a def's node
     is a function of the text, and unpickling the few asked for costs a fraction of parsing their
-    files (36 of vLLM's, after an edit of a reached function). They come from `kept` (path → (a
+    files (dozens in a big checkout, after an edit of a reached function). They come from `kept` (path → (a
     digest of the file's bytes, {row asked: its def, or None}), what `kept_defs` gives) or from
     `store`, a cache holding each text's under its bytes' digest (`defs_key`; `keep` puts the
     texts' whose questions grew: after an edit, the edited file's alone). A question not kept
