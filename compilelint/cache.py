@@ -193,9 +193,18 @@ def run_key(files, judged: str, signatures) -> Optional[str]:
     return "run-" + h.hexdigest()
 
 
+# Settings that decide where and how fast a run works, never what it reports.
+_NOT_SHAPING = ("jobs", "cache", "cache_dir")
+
+
 def judging(files, settings) -> str:
-    """The settings that shape results and the configurations that judge `files`, as text."""
-    shaping = {k: v for k, v in vars(settings).items() if k not in ("jobs", "cache", "cache_dir")}
+    """The settings that shape results and the configurations that judge `files`, as text. The
+    command line's overrides (`Settings.cli`) are in it without the ones that shape nothing: a
+    cache copied to another `--cache-dir` still holds its runs and kept passes."""
+    shaping = {k: v for k, v in vars(settings).items() if k not in _NOT_SHAPING}
+    if settings.cli is not None:
+        config, isolated, inline, overrides = settings.cli
+        shaping["cli"] = (config, isolated, inline, tuple((k, v) for k, v in overrides if k not in _NOT_SHAPING))
     return repr((sorted(shaping.items()), settings.configs_key(files)))
 
 

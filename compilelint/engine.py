@@ -50,14 +50,17 @@ class UsageError(Exception):
     """Bad command-line input (an --entry that names nothing): exit 2 with this one line."""
 
 
-def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True):
-    """('ok', FileSummary) or ('error', one-line message). Never raises."""
+def analyze_bytes(path: str, data: bytes, debug: bool = False, prefilter: bool = True, graph_key: bool = True,
+                  unasked: frozenset = frozenset()):
+    """('ok', FileSummary) or ('error', one-line message). Never raises. `graph_key`: make the
+    summary's call-graph hash now (a run that keeps no cache never reads it); `unasked`: codes of
+    rules not to run (`unasked_rules`)."""
     try:
         source = decode_any(path, data)  # a notebook's code cells as one module
         with warnings.catch_warnings():  # `"\d"` warns; under PYTHONWARNINGS=error it would raise
             warnings.simplefilter("ignore")
             tree = ast.parse(source.text, filename=path)
-        summary = analyze(path, source, tree, prefilter)
+        summary = analyze(path, source, tree, prefilter, graph_key, unasked)
         summary.cells = getattr(source, "cells", ())
         return "ok", summary
     except SourceError as e:
@@ -90,13 +93,13 @@ def _newer_syntax_hint(text: str, e: SyntaxError) -> str:
 
 
 def _worker(args):
-    path, data, debug, prefilter = args
+    path, data, debug, prefilter, graph_key, unasked = args
     # One young-generation collection per file instead of the automatic ones: a file's analysis
     # allocates a tree and its indexes by the hundred thousand, and every automatic collection
     # it triggers traverses the summaries of the files before it too (a third of the CPU, measured).
     # The cycles left in a file's analysis (recursive closures, mostly) are freed at its end.
     with _no_collection():
-        result = analyze_bytes(path, data, debug, prefilter)
+        result = analyze_bytes(path, data, debug, prefilter, graph_key, unasked)
         gc.collect(0)  # inside: enabled with garbage pending, Python would collect older generations too
     return result
 
@@ -123,10 +126,12 @@ def _no_collection():
 def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
                   stdin: Optional[Tuple[str, bytes]] = None,
                   signatures: Optional[Dict[str, tuple]] = None,
-                  keyed: Optional["ContentKeys"] = None) -> Tuple[List[FileSummary], List[FileError]]:
+                  keyed: Optional["ContentKeys"] = None,
+                  unasked: frozenset = frozenset()) -> Tuple[List[FileSummary], List[FileError]]:
     """Every file's summary, from the cache where the file is unchanged. `signatures`: the files'
     `_signature`s where the caller already took them (the run's key did); `keyed`: the files'
-    content keys where the caller already took them (`content_keys`)."""
+    content keys where the caller already took them (`content_keys`); `unasked`: codes of rules
+    not to run, for summaries no cache keeps (`unasked_rules`)."""
     cache = None
     if settings.cache:  # stdin's text is cached by its content, never by the file's signature
         cache = Cache(settings.cache_dir or default_directory(settings.project_root))
@@ -139,7 +144,9 @@ def analyze_files(paths: List[str], settings: Settings, debug: bool = False,
         _load_known(keyed, cache, summaries, errors, todo, settings)
     keyed.save(cache)
     jobs = settings.jobs or os.cpu_count() or 1
-    work = [(p, d, debug, settings.prefilter) for p, d, _ in todo]
+    if cache is not None:
+        unasked = frozenset()  # a cached summary serves every later selection
+    work = [(p, d, debug, settings.prefilter, cache is not None, unasked) for p, d, _ in todo]
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         # imported here: a run that analyses a few files (an edit) needs no pool (0.02 s of imports)
         from concurrent.futures import ProcessPoolExecutor
@@ -320,9 +327,9 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
         if reused is not None:
             keyed.save(cache)
             return reused
-    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed)
-    defs_key = "defs-" + memo.key[len("pass-"):] if memo is not None else None
-    trees = _trees(stdin, cache.get(defs_key) if defs_key else None)
+    summaries, errors = analyze_files(analysed, settings, debug, stdin, signatures, keyed,
+                                      unasked_rules(analysed, settings) if cache is None else frozenset())
+    trees = _trees(stdin, cache if memo is not None else None)
     reached: set = set()
     placed: list = []
     findings = project_findings(summaries, settings, cache, trees=trees, reached_out=reached,
@@ -330,9 +337,18 @@ def _fresh_findings(analysed, settings, debug, stdin, signatures, cache, judged)
                                 placed_out=placed, edges_store=cache, content_keys=keyed.keys)
     if memo is not None:
         memo.store(keyed.keys, trees.read(), findings, errors, summaries, reached, placed[0] if placed else None)
-        if trees.kept_grew:  # the defs the pass asked for, for the next pass to answer from
-            cache.put_run(defs_key, trees.kept_defs())
+        trees.keep(cache)  # the defs the pass asked for anew, for the next pass to answer from
     return findings, errors
+
+
+def unasked_rules(paths: List[str], settings: Settings) -> frozenset:
+    """The codes of the rules whose candidates this run's project pass never reads: enabled by no
+    file's settings (`enabled_codes`, asked per folder), and not breaks (a break candidate decides
+    where Dynamo skips a frame, whatever its rule's selection: `placement.frame_skips`)."""
+    enabled: set = set()
+    for folder in {os.path.dirname(p) for p in paths}:
+        enabled |= settings.for_path(os.path.join(folder, "")).enabled_codes()
+    return frozenset(code for code, rule in registry().items() if code not in enabled and rule.kind != "break")
 
 
 def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Settings, debug: bool):
@@ -343,7 +359,7 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
         data = keyed.data[path] if path in keyed.data else keyed.read(path, settings, None)
         if data is None or keyed.keys.get(path) != key:
             return None
-        status, hit = _worker((path, data, debug, settings.prefilter))
+        status, hit = _worker((path, data, debug, settings.prefilter, True, frozenset()))
         if status != "ok":
             return None
         cache.put(key, hit)
@@ -351,12 +367,12 @@ def _current_summary(path: str, keyed: ContentKeys, cache: Cache, settings: Sett
     return hit
 
 
-def _trees(stdin: Optional[Tuple[str, bytes]], kept_defs: Optional[dict] = None) -> Trees:
+def _trees(stdin: Optional[Tuple[str, bytes]], store: Optional[Cache] = None) -> Trees:
     """The project pass's parsed modules: stdin's text in place of its file's; without stdin,
     noting what the pass read of them (`text_read`, for the pass's memo), and answering from the
-    defs an earlier pass asked of the same texts (`kept_defs`)."""
+    defs an earlier pass asked of the same texts (kept in `store`, each text's by its bytes)."""
     if stdin is None:
-        return ReadTrees(kept_defs)
+        return ReadTrees(store=store)
     path, data = stdin
     tree = parse_bytes(path, data)
     return Trees(lambda p: tree if p == path else ON_DISK)
@@ -380,7 +396,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
     kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
-    names and config roots and `execution_order`'s answers (`FramesMemo.kept_roots`, `kept_chosen`).
+    names and config roots and `execution_order`'s answers and walks (`FramesMemo.kept_roots`,
+    `kept_chosen`, `kept_orders`).
     Long because each kept state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)
     project.follow_misuse = settings.follow_misuse  # a project reused across settings follows what these ask
@@ -400,11 +417,13 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
         kept_key = kept_placement[0][5] if kept_placement is not None and kept_placement[0][5] else \
             edges_key(entries, settings, summaries)
         kept = edges_store.get(kept_key)
-        if not (isinstance(kept, tuple) and len(kept) == 5):
-            kept = ({}, {}, (None, None, None), {}, {})
-        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros = kept
+        if not (isinstance(kept, tuple) and len(kept) == 6):
+            kept = ({}, {}, (None, None, None), {}, {}, {})
+        frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots, frames_memo.kept_chosen, mros, \
+            frames_memo.kept_orders = kept
         project.take_mros(mros)
         chosen_before = len(frames_memo.kept_chosen)
+        orders_before = sum(map(len, frames_memo.kept_orders.values()))
         frames_memo.file_keys = content_keys or {}
     if kept_placement is not None:  # candidates decide no reach: the kept pass's stands
         roots, reached, refs, _, _, _, project.option_parts.user_built = kept_placement[0]
@@ -429,7 +448,8 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
                 rule.check_project(context)
     kept_mros = project.kept_mros() if kept_key is not None else {}
     if kept_key is not None and (frames_memo.kept_grew or frames_memo.calls.kept_grew
-                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)):
+                                 or len(frames_memo.kept_chosen) > chosen_before or len(kept_mros) > len(mros)
+                                 or sum(map(len, frames_memo.kept_orders.values())) != orders_before):
         edges_store.put_run(kept_key, (frames_memo.calls.kept, frames_memo.kept_frames, frames_memo.kept_roots,
-                                       frames_memo.kept_chosen, kept_mros))
+                                       frames_memo.kept_chosen, kept_mros, frames_memo.kept_orders))
     return locate(builder.finish(summaries), summaries)  # notebooks: which cell

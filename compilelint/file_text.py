@@ -101,6 +101,8 @@ class FileText:
 
     def comment_on(self, row: int):
         """(1-based col, text) of the comment on `row`, or None; tokenizes first."""
+        if "#" not in self.line(row):
+            return None  # no comment starts without one (spares tokenizing the whole file)
         self._tokenize()
         return self.comment_text.get(row)
 

@@ -145,7 +145,7 @@ def _moved_record(record, shift: Shift):
     elif isinstance(record, FileSummary):
         _set(out, noqa={shift.row(r): codes for r, codes in record.noqa.items()},
              cells=tuple((cell, shift.row(first)) for cell, first in record.cells))
-        if record.graph_key:  # a hash of rows counted from a class's: made again from the moved ones
+        if record._graph_key:  # a hash of rows counted from a class's: made again from the moved ones
             _set(out, graph_key=out.compute_graph_key())
     elif isinstance(record, Region):
         _set(out, hidden_by=shift.row(record.hidden_by) if record.hidden_by else 0)

@@ -21,7 +21,7 @@ from compilelint.file_text import FileText
 
 if TYPE_CHECKING:
     from compilelint.finding import Finding, Region, Span
-    from compilelint.summary import FileSummary, FunctionInfo
+    from compilelint.summary import ClassInfo, FileSummary, FunctionInfo
 
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 RECOMPILE_DOCS = "https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html"
@@ -105,6 +105,11 @@ class RuleContext:
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         """Every node of a function (nested ones included), in no particular order: one walk shared
         by the analysis and every rule that asks."""
+        raise NotImplementedError
+
+    def of_kinds(self, fn: ast.AST, kinds: frozenset) -> List[ast.AST]:
+        """The nodes of a function of these classes (`kinds`: a module constant), in walk order:
+        kept per function and set of kinds, shared like `nodes`."""
         raise NotImplementedError
 
     # ----- where the node is ------------------------------------------------------------------------
@@ -239,6 +244,10 @@ class ProjectContext:
 
     def facts(self, rule: Type["Rule"], fid: str):
         """What `rule.function_facts` said of the function during its file's walk (None: nothing)."""
+        raise NotImplementedError
+
+    def class_info(self, cls: str) -> Optional["ClassInfo"]:
+        """The record of a project class by its dotted name (None: no such class)."""
         raise NotImplementedError
 
     def canonical(self, dotted: str) -> str:

@@ -355,7 +355,19 @@ class FileSummary:
     foreign_stores: Tuple[str, ...] = ()
     # A hash of everything above the project pass reads, rows left out: an edit that changes no
     # call, class, root or import (most edits) leaves it as it was, and the pass's result with it.
-    graph_key: str = ""
+    # Made when first read (`graph_key`): a run without a cache never reads it. Not in the repr,
+    # which `names_in` reads for identifiers: a hash is none, made or not.
+    _graph_key: str = field(default="", repr=False)
+
+    @property
+    def graph_key(self) -> str:
+        if not self._graph_key:
+            self._graph_key = self.compute_graph_key()
+        return self._graph_key
+
+    @graph_key.setter
+    def graph_key(self, value: str) -> None:
+        self._graph_key = value
 
     def with_candidates(self) -> List[Tuple[str, FunctionInfo]]:
         """(qualname, info) of the functions that have candidates, in order: the project pass

@@ -13,6 +13,7 @@ the shift's one count or all kept (none of them on both sides of the edit).
 from __future__ import annotations
 
 import hashlib
+import pickle
 from typing import Dict, Optional, Tuple
 
 from compilelint.notebook import decode_any
@@ -28,27 +29,36 @@ Question = Tuple[int, int, int, str]
 class ReadTrees(Trees):
     """`Trees` that notes which functions of the files it parses from disk were asked for.
 
-    It also answers from `kept`, the `def` nodes an earlier process asked of the same bytes
-    (path → (a digest of the file's bytes, {row asked: its def, or None})): a def's node is a
-    function of the text, and unpickling the few asked for costs a fraction of parsing their
-    files (36 of vLLM's, after an edit of a reached function). A question it has not kept
-    parses the file as before; `kept_defs` is what the next process may answer from."""
+    It also answers from the `def` nodes an earlier process asked of the same bytes: a def's node
+    is a function of the text, and unpickling the few asked for costs a fraction of parsing their
+    files (36 of vLLM's, after an edit of a reached function). They come from `kept` (path → (a
+    digest of the file's bytes, {row asked: its def, or None}), what `kept_defs` gives) or from
+    `store`, a cache holding each text's under its bytes' digest (`defs_key`; `keep` puts the
+    texts' whose questions grew: after an edit, the edited file's alone). A question not kept
+    parses the file as before."""
 
-    def __init__(self, kept: Optional[Dict[str, tuple]] = None):
+    def __init__(self, kept: Optional[Dict[str, tuple]] = None, store=None):
         super().__init__()
         self._asked: Dict[str, Dict[int, Optional[Tuple[int, int]]]] = {}
         self._kept = kept if kept is not None else {}
+        self._store = store
         self._data: Dict[str, Optional[bytes]] = {}  # the bytes of each file asked about
         self._answers: Dict[str, Dict[int, object]] = {}  # path → {row: def} asked this run
+        self._grew: set = set()  # the files asked something no kept answer held
+        self._path_of: Dict[int, str] = {}  # id of a def answered → its file (the def lives in `_answers`)
         self.kept_grew = False
 
     def function(self, path: str, row: int):
         answers = self._answers.setdefault(path, {})
         if path not in self._data:
-            self._data[path] = _read(path)
-            kept = self._kept.get(path)
-            if kept is not None and self._data[path] is not None and kept[0] == _bytes_digest(self._data[path]):
-                answers.update(kept[1])  # this text's defs as asked before
+            data = self._data[path] = _read(path)
+            kept = self._kept_of(path, data) if data is not None else None
+            if kept is not None:
+                defs, derived = kept
+                answers.update(defs)  # this text's defs as asked before, and what was derived from them
+                for row, worked_out in derived.items():
+                    if defs.get(row) is not None:
+                        self._derived[defs[row]] = worked_out
         if row in answers and path not in self._disk:  # kept, and the file not parsed since
             node = answers[row]
             self.parsed.add(path)
@@ -56,11 +66,44 @@ class ReadTrees(Trees):
             node = super().function(path, row)
             if row not in answers:
                 self.kept_grew = True
+                self._grew.add(path)
             answers[row] = node
+        if node is not None:
+            self._path_of[id(node)] = path
         if path in self.parsed:
             lines = (first_row(node), node.end_lineno) if node is not None else None
             self._asked.setdefault(path, {})[row] = lines
         return node
+
+    def derived(self, node, what: str, compute):
+        answers = self._derived.get(node)
+        if (answers is None or what not in answers) and id(node) in self._path_of:
+            self._grew.add(self._path_of[id(node)])  # worked out anew: kept for the next process
+        return super().derived(node, what, compute)
+
+    def _kept_of(self, path: str, data: bytes) -> Optional[tuple]:
+        """({row: def}, {row: what was derived from that def}) an earlier process asked of these
+        bytes (a def's derived answers are functions of its node alone), None where none is kept."""
+        if self._store is not None:
+            kept = self._store.get(defs_key(data))
+            return kept if isinstance(kept, tuple) and len(kept) == 2 else None
+        kept = self._kept.get(path)
+        return (kept[1], {}) if kept is not None and kept[0] == _bytes_digest(data) else None
+
+    def keep(self, store) -> None:
+        """Put in `store` the defs of each text asked something no kept answer held, with what was
+        derived from them (pickled together: an answer holding a def's nodes holds the same nodes),
+        by its bytes."""
+        for path in self._grew:
+            if self._data.get(path) is not None:
+                derived, by_node = {}, {}
+                for row, node in self._answers[path].items():
+                    if node is not None and node in self._derived:
+                        derived[row] = by_node.setdefault(id(node), dict(self._derived[node]))
+                try:
+                    store.put(defs_key(self._data[path]), (self._answers[path], derived))
+                except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+                    pass  # an answer that does not pickle: worked out again next time
 
     def kept_defs(self) -> Dict[str, tuple]:
         """path → (a digest of its bytes, {row: def}) for every file asked about this run."""
@@ -119,6 +162,12 @@ def _question(row: int, span, lines) -> Question:
 
 def _digest(lines) -> str:
     return hashlib.blake2b("\n".join(lines).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def defs_key(data: bytes) -> str:
+    """The cache key of the defs asked of a text with these bytes (a content key, like a summary's,
+    kept as long; named apart so that a run can be made without them: `bench/big_checkout.py`)."""
+    return "defs-" + hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
 def _bytes_digest(data: bytes) -> str:

@@ -6,6 +6,7 @@ from compilelint.analysis.call_binding import argument_slot
 from compilelint.finding import Span
 from compilelint.project_pass import frames as F
 from compilelint.rule import ProjectContext, Rule
+from compilelint.summary import may_hold
 
 # torch modules that canonicalize a padding mask against an attention mask and warn when their
 # dtypes differ (`F._canonical_mask`), by class name: (attention mask, its positional place in
@@ -42,12 +43,13 @@ class _Resolver:
         self.flows: Dict[str, Optional[dict]] = {}
 
     def facts(self, fid) -> Optional[dict]:
-        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function)."""
+        """`dtype_flow.flow_of` the function, parsed when first asked (None: no such function);
+        derived from its node once (`Trees.derived`: the same in either mode, and kept with it)."""
         if fid not in self.flows:
             found = self.project.function(fid)
             node = found and self.project.trees.function(found[0].path, found[1].row)
-            self.flows[fid] = dtype_flow.flow_of(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                else None
+            self.flows[fid] = self.project.trees.derived(node, "dtype flow", dtype_flow.flow_of) \
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         return self.flows[fid]
 
     def value(self, fid: str, alternatives, depth: int = 0) -> FrozenSet[str]:
@@ -170,19 +172,26 @@ def _bind(alternatives: tuple, bound: dict) -> tuple:
 
 
 class _Classes:
-    """The project's classes by dotted name, gathered when first asked."""
+    """The mask pairs of the torch modules the project's classes hold, each (class, attribute)
+    worked out once (the reached functions' calls ask the same few many times)."""
 
     def __init__(self, project: ProjectContext):
         self.project = project
-        self._by_name: Optional[dict] = None
+        self._pairs: Dict[Tuple[str, str], tuple] = {}
 
     def mask_pairs(self, fid: str, attr: str) -> tuple:
         """The mask pairs (`MASK_PAIRS`) of the torch module `self.<attr>` of the function's class
         holds (the first class of its MRO that builds the attribute says); () for any other."""
-        if self._by_name is None:
-            self._by_name = {f"{s.module}.{qual}": info for s in self.project.summaries for qual, info in s.classes.items()}
-        for cls in self.project.mro(fid.rsplit(".", 1)[0]):
-            built = getattr(self._by_name.get(cls), "submodules", {}).get(attr)
+        key = (fid.rsplit(".", 1)[0], attr)
+        if key not in self._pairs:
+            self._pairs[key] = self._built_pairs(*key)
+        return self._pairs[key]
+
+    def _built_pairs(self, owner: str, attr: str) -> tuple:
+        for cls in self.project.mro(owner):
+            info = self.project.class_info(cls)
+            # a record holding no such string builds no such attribute: it stays packed
+            built = getattr(info, "submodules", {}).get(attr) if info is not None and may_hold(info, attr) else None
             if built:
                 names = {self.project.canonical(b) for b in built}
                 name = names.pop() if len(names) == 1 else ""

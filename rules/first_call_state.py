@@ -80,26 +80,26 @@ _ALL_STATE: "weakref.WeakKeyDictionary[ast.AST, frozenset]" = weakref.WeakKeyDic
 _STORE_KINDS = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign))
 
 
-def _stores(fn, nodes) -> list:
-    """The assignments of a function (`nodes`: function → all its nodes), in walk order."""
+def _stores(fn, of_kinds) -> list:
+    """The assignments of a function (`of_kinds`: `RuleContext.of_kinds`), in walk order."""
     got = _STORES.get(fn)
     if got is None:
-        got = _STORES[fn] = [n for n in nodes(fn) if n.__class__ in _STORE_KINDS]
+        got = _STORES[fn] = of_kinds(fn, _STORE_KINDS)
     return got
 
 
-def _all_state(fn, nodes) -> frozenset:
+def _all_state(fn, of_kinds) -> frozenset:
     """All the state a function assigns anywhere (no store an `if` of it makes is outside)."""
     got = _ALL_STATE.get(fn)
     if got is None:
-        got = _ALL_STATE[fn] = frozenset(_stored(_stores(fn, nodes)))
+        got = _ALL_STATE[fn] = frozenset(_stored(_stores(fn, of_kinds)))
     return got
 
 
-def _self_state(method, nodes) -> frozenset:
-    """The `self` state a method (`nodes`: function → all its nodes) assigns."""
+def _self_state(method, of_kinds) -> frozenset:
+    """The `self` state a method (`of_kinds`: `RuleContext.of_kinds`) assigns."""
     if method not in _SELF_STATE:
-        _SELF_STATE[method] = frozenset(k for k in _stored(_stores(method, nodes)) if "id='self'" in k)
+        _SELF_STATE[method] = frozenset(k for k in _stored(_stores(method, of_kinds)) if "id='self'" in k)
     return _SELF_STATE[method]
 
 
@@ -136,12 +136,12 @@ def _clears_only(body, key: str) -> bool:
     return bool(values) and all(isinstance(v, ast.Constant) and v.value is None for v in values)
 
 
-def _valued_state(class_node, nodes) -> frozenset:
+def _valued_state(class_node, of_kinds) -> frozenset:
     """The `self` state any method of the class stores a value other than None to."""
     out = set()
     for method in class_node.body:
         if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stores = [sub for sub in _stores(method, nodes)
+            stores = [sub for sub in _stores(method, of_kinds)
                       if not (isinstance(sub.value, ast.Constant) and sub.value.value is None)]
             out |= {k for k in _stored(stores) if "id='self'" in k}
     return frozenset(out)
@@ -259,9 +259,9 @@ class FirstCallState(Rule):
         self.valued: Dict[str, frozenset] = {}  # class name → the `self` state it stores a value (not None) to
 
     def visit_ClassDef(self, node: ast.ClassDef):
-        self.methods[node.name] = {m.name: _self_state(m, self.ctx.nodes) for m in node.body
+        self.methods[node.name] = {m.name: _self_state(m, self.ctx.of_kinds) for m in node.body
                                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.valued[node.name] = _valued_state(node, self.ctx.nodes)
+        self.valued[node.name] = _valued_state(node, self.ctx.of_kinds)
 
     def _may_hold_value(self, state: ast.AST) -> bool:
         """Can `state` hold a value (not None) before a call? `self` state that a method of the class
@@ -334,7 +334,7 @@ class FirstCallState(Rule):
         self.tested.setdefault(id(fn), {}).update((k, (node.test, e)) for k, e in tested.items())
         submodules = self.ctx.cls.info.submodules if self.ctx.cls is not None else {}
         fn_node = self.ctx.function_node
-        if fn_node is not None and _all_state(fn_node, self.ctx.nodes).isdisjoint(tested):
+        if fn_node is not None and _all_state(fn_node, self.ctx.of_kinds).isdisjoint(tested):
             hits = set()  # the function stores none of it anywhere (most tests): no walk of the body
         else:
             hits = {k for k in set(tested) & _assigned(node.body, submodules) if not _sized(node.test, tested[k])}

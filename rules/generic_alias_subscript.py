@@ -1,7 +1,10 @@
 import ast
 
 from compilelint.analysis.facts import BUILTIN_GENERICS
+from compilelint.fix import builder
 from compilelint.rule import Rule
+
+quote_cast_type = builder("cast_string", "quote_cast_type")
 
 
 class GenericAliasSubscript(Rule):
@@ -34,6 +37,11 @@ class GenericAliasSubscript(Rule):
     Give `typing.cast` the type as a string (`cast("list[Detail]", out)`: nothing is subscripted
     at run time), or write the subscript inline.
 
+    ## Fix safety
+    Safe, offered where the subscript is in the type given to `typing.cast` (written on one line,
+    names, subscripts and `|` only) → the type as a string: `cast` returns its value unchanged and
+    never reads the type, so eager computes the same (fix/cast_string.py).
+
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb4880.html
     """
@@ -46,6 +54,7 @@ class GenericAliasSubscript(Rule):
                "or the subscript inline")
     gb_types = ("missing_mp_subscript", "Unsupported method call")
     gb_ids = {"2.13": ("GB4880",), "2.11": ("GB0156",)}
+    fix = "sometimes"  # safe: the type given to typing.cast written as a string (fix/cast_string.py)
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -69,7 +78,7 @@ class GenericAliasSubscript(Rule):
         if self._in_annotation() or where in self.reported:
             return
         self.reported.append(where)  # one break per statement: Dynamo stops at its first subscript
-        self.report(node)
+        self.report(node, fix=quote_cast_type(self.ctx, node))
 
     def _in_annotation(self) -> bool:
         """Inside an annotation, which a function's body never evaluates (locals', PEP 526) or
@@ -129,4 +138,36 @@ class Rebound(nn.Module):
         Detail = int
         return cast(list[Detail], parts)
 """,
+    ]
+
+    # (before, after `--fix`): what the fix does; tests/test_fix.py runs them.
+    FIXES = [
+        (
+            """
+from typing import cast
+
+import torch
+from torch import nn
+
+Detail = dict[str, torch.Tensor]
+
+
+class Merge(nn.Module):
+    def forward(self, parts):
+        return cast(list[Detail], [{"x": p["x"] * 2} for p in parts])
+""",
+            """
+from typing import cast
+
+import torch
+from torch import nn
+
+Detail = dict[str, torch.Tensor]
+
+
+class Merge(nn.Module):
+    def forward(self, parts):
+        return cast("list[Detail]", [{"x": p["x"] * 2} for p in parts])
+""",
+        ),
     ]

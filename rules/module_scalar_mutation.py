@@ -1,5 +1,4 @@
 import ast
-from functools import lru_cache
 
 from compilelint.analysis.astutil import self_attr, walk
 from compilelint.fix import builder
@@ -14,12 +13,15 @@ def _reads(value: ast.AST, attr: str) -> bool:
     return any(self_attr(n) == attr and isinstance(n.ctx, ast.Load) for n in walk(value))
 
 
-@lru_cache(maxsize=4)  # asked once per `self.x = ...` of a number attribute: the function is walked once
-def _copies(fn: ast.AST) -> dict:
+_BINDINGS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+
+
+def _copies(fn: ast.AST, of_kinds) -> dict:
     """{local: attr} for the locals of `fn` bound only by `local = self.attr` (`n = self.count`):
-    a value computed from the local is computed from the attribute's value at the read. Read only."""
+    a value computed from the local is computed from the attribute's value at the read. Read only.
+    `of_kinds`: `RuleContext.of_kinds` (the function's shared node lists, not a walk of its own)."""
     bound: dict = {}
-    for node in walk(fn):
+    for node in of_kinds(fn, _BINDINGS):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for t in targets:
@@ -97,6 +99,10 @@ class ModuleScalarMutation(Rule):
     # guard (measured: fixtures/precision/counter_behind_named_list.py): the counter adds no recompile.
     shadowed_by_grown_lists = True
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.copies: dict = {}  # id(function) → `_copies` of it
+
     def _check(self, target: ast.AST, node: ast.AST, fixable: bool = True):
         attr = self_attr(target)
         cls = self.ctx.cls
@@ -111,6 +117,13 @@ class ModuleScalarMutation(Rule):
     def visit_AugAssign(self, node: ast.AugAssign):
         self._check(node.target, node)
 
+    def _copies_in(self, fn) -> dict:
+        """`_copies(fn)`, once per function: asked at each `self.x = ...` of a number attribute."""
+        key = id(fn)  # kept by id while the function is walked (the rule-state contract)
+        if key not in self.copies:
+            self.copies[key] = _copies(fn, self.ctx.of_kinds)
+        return self.copies[key]
+
     def visit_Assign(self, node: ast.Assign):
         cls = self.ctx.cls
         for t in node.targets:
@@ -120,7 +133,7 @@ class ModuleScalarMutation(Rule):
             if _reads(node.value, attr):
                 self._check(t, node)
             elif self.ctx.function_node is not None and \
-                    _reads_copy(node.value, attr, _copies(self.ctx.function_node)):
+                    _reads_copy(node.value, attr, self._copies_in(self.ctx.function_node)):
                 self._check(t, node, fixable=False)  # `n = self.n; ...; self.n = n + 1`
 
     # (before, after `--fix --unsafe-fixes`): what the fix does; tests/test_fix.py runs them.

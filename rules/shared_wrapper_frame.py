@@ -167,9 +167,12 @@ class SharedWrapperFrame(Rule):
             entering = Counter((s[0].path, s[2].lineno) for s in map(shared_by, fr.why) if s is not None)
             if not entering or max(entering.values()) < 2:
                 continue  # no wrapper is entered by two frames: no model has a pair (the usual case)
-            for component in F.components(fr):
+            # only a wrapper that two frames enter can pair them: the others' frames are left out
+            twice = {fid for fid in fr.why if shared_by(fid) is not None
+                     and entering[shared_by(fid)[0].path, shared_by(fid)[2].lineno] > 1}
+            for root, members in F.components_holding(fr, twice):
                 groups: Dict[tuple, List[str]] = {}
-                for fid in sorted(component):
+                for fid in members:
                     shared = shared_by(fid)
                     if shared is not None:
                         key = (shared[0].path, shared[2].lineno)
@@ -181,7 +184,6 @@ class SharedWrapperFrame(Rule):
                         continue  # fewer than two classes that can meet in one model
                     counts = {F.positional_count(fr, caller, call, project.trees) for fid in fids
                               for caller, call in fr.callers.get(fid, ())} - {None}
-                    root = next(f for f in component if fr.why[f] == "the compiled root")
                     why = [f"{project.function(f)[1].qualname} {fr.why[f]}" for f in fids]
                     found.setdefault(key, {})[mode] = (root, fids, counts, why)
         for key, by_mode in found.items():

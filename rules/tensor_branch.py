@@ -178,8 +178,9 @@ class TensorBranch(Rule):
 
     A registered buffer read as a flag (`if self.initted: return`) has no rewrite that keeps its
     meaning exactly (module state that in-place copies and load_state_dict change). Where the class
-    registers it in `__init__` with `torch.tensor(<Python value>)`, writes it only with
-    `.copy_(torch.tensor(<Python value>))` / `.fill_(<Python value>)` and reads it only in `if` tests,
+    registers it in `__init__` with `torch.tensor(<Python value>)` (or a one-element list of it,
+    `torch.Tensor([<Python value>])`), writes it only with `.copy_(torch.tensor(<Python value>))` /
+    `.fill_(<Python value>)` and reads it only in `if` tests,
     the unsafe fix keeps a Python bool beside it, set after each of those writes and by a
     load_state_dict post hook (fix/buffer_flag.py; measured on torch 2.13: 1 break → 0, and 2 → 0
     when the flag flips in the compiled call). Eager change: writes to the buffer from outside the

@@ -228,3 +228,23 @@ def test_an_edited_data_table_changes_the_cache_fingerprint():
     finally:
         os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert _code_fingerprint() == before
+
+
+def test_a_run_without_a_cache_leaves_out_only_rules_whose_candidates_nothing_reads(tmp_path):
+    """`unasked_rules`: a run that keeps no summary skips the rules no file's settings enable, breaks
+    aside (their candidates decide where a frame is skipped); what it finds is what a run that
+    keeps every rule's candidates finds, under the default selection (a recompile rule off) and
+    under one that turns that rule on."""
+    from compilelint.engine import unasked_rules
+    from compilelint.rule import registry
+
+    default = Settings(named_alone=True, cache=False, jobs=1)
+    unasked = unasked_rules([os.path.join(FIXTURES, "catalogue", "x.py")], default)
+    assert "CL405" in unasked and unasked and all(registry()[c].kind != "break" for c in unasked)
+    assert not unasked_rules([os.path.join(FIXTURES, "catalogue", "x.py")], Settings(select=["ALL"]))
+    for n, select in enumerate((None, ["CL405"], ["CL4"])):
+        fresh = check_paths(CORPUS, Settings(named_alone=True, cache=False, jobs=1, select=select))
+        kept = check_paths(CORPUS, Settings(named_alone=True, cache=True, cache_dir=str(tmp_path / str(n)), jobs=1,
+                                            select=select))
+        assert fresh.findings and _keys(fresh) == _keys(kept)
+        assert any(f.code == "CL405" for f in fresh.findings) == (select is not None)

@@ -22,7 +22,7 @@ from compilelint.verify.prove_child import compare, flatten  # noqa: E402
 CASES = [("moe_expert_loop", "eval"), ("moe_expert_loop", "train"), ("tensor_assert", "eval"),
          ("checks_and_masks", "eval"), ("raise_checks", "eval"), ("empty_mask", "eval"), ("warn_check", "eval"), ("item_raise", "eval"), ("where_comment", "eval"), ("where_unpacked", "eval"), ("requires_grad_input", "train"),
          ("item_name", "eval"), ("item_name", "train"), ("assert_split", "eval"), ("assert_split", "train"),
-         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("where_rebound", "eval"),
+         ("buffer_local", "eval"), ("buffer_local", "train"), ("buffer_flag", "eval"), ("buffer_flag_list", "eval"), ("cast_alias", "eval"), ("where_keyed", "eval"), ("where_rebound", "eval"),
          ("equal_shortcut", "eval"), ("numpy_constant", "eval"),
          ("raise_negated_and", "eval"), ("where_truthy_return", "eval"), ("sparse_densified", "eval"), ("raise_python_or", "eval")]
 

@@ -157,3 +157,65 @@ def test_edits_that_change_the_hooks_answers_report_what_a_fresh_run_does(repo, 
         codes = {f.code for f in cached.findings}
         assert present <= codes and not absent & codes, (path, new, sorted(codes))
     assert not made  # the last break, after the appended function: reach is the kept pass's
+
+
+NESTED = """\
+import torch
+from torch import nn
+
+
+class First(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = None
+
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = x.abs().max()
+        return x * self.cache
+
+
+class Second(First):
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = x.abs().max()
+        return x + self.cache
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = First()
+        self.second = Second()
+
+    def forward(self, x):
+        return self.second(
+            self.first(x))
+
+
+model = torch.compile(Model())
+"""
+
+
+def test_calls_joined_on_one_line_order_the_first_call_state_again(write_tree, monkeypatch, tmp_path):
+    """`execution_order` sorts a function's calls by row: joining two calls on one line leaves the
+    call graph as it was (its key holds no row) and may change which of two reads of one state
+    comes first (CL407 names that one). The order kept between processes is kept per function by
+    its file's content, so the pass after the edit orders that function's calls again."""
+    tree = write_tree({"model.py": NESTED})
+    subprocess.run(["git", "init", "-q"], cwd=str(tree), check=True)
+    monkeypatch.chdir(tree)
+    cache_dir = str(tmp_path / "cache")
+    settings = dict(extend_select=["CL407"])
+
+    def reads(report):
+        return [(f.function, f.span.row) for f in report.findings if f.code == "CL407"]
+
+    first = check_paths(["."], Settings(cache=True, cache_dir=cache_dir, **settings))
+    assert as_json(first) == as_json(check_paths(["."], Settings(cache=False, **settings)))
+    text = NESTED.replace("self.second(\n            self.first(x))", "self.second(self.first(x))")
+    (tree / "model.py").write_text(text)
+    cached = check_paths(["."], Settings(cache=True, cache_dir=cache_dir, **settings))
+    scratch = check_paths(["."], Settings(cache=False, **settings))
+    assert as_json(cached) == as_json(scratch)
+    assert [f for f, _ in reads(first)] != [f for f, _ in reads(scratch)]  # the edit moved the first read

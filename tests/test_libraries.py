@@ -85,3 +85,16 @@ def test_a_new_row_is_all_a_library_needs(monkeypatch):
     monkeypatch.setattr(regions, "SWAP_CLASS_DECORATORS", regions.SWAP_CLASS_DECORATORS + ("swap_in_fused_kernel",))
     assert rows() == []
     assert rows(follow_swapped=True) == [(9, "CL101")]
+
+
+def test_an_opt_in_method_row_is_matched_with_its_class():
+    """A row naming `Class.method` matches that method however the class was imported, and not the
+    same method of another class; a row naming a function matches it by its last name."""
+    dotted = [name for name in libraries.OPT_IN_PREDICATES if "." in name]
+    assert dotted
+    cls, method = dotted[0].split(".")
+    assert libraries.opt_in_default(f"pkg.settings.{cls}.{method}") is libraries.OPT_IN_PREDICATES[dotted[0]]
+    assert libraries.opt_in_default(f"{cls}.{method}") is not None
+    assert libraries.opt_in_default(f"pkg.Other.{method}") is None
+    plain = next(name for name in libraries.OPT_IN_PREDICATES if "." not in name)
+    assert libraries.opt_in_default(f"pkg.utils.{plain}") is libraries.OPT_IN_PREDICATES[plain]

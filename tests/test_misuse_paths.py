@@ -59,6 +59,8 @@ def branch(code: str, branch: bool = True) -> bool:
     "def f(x, **kw):\n    if x.ndim == 3:\n        warnings.warn('no', category=FutureWarning)\n",
     "def f(x, **kw):\n    if x.ndim == 3:\n        msg = f'Passing {x.ndim}d is ' 'deprecated'\n        logger.warning(msg)\n",
     "def f(x, **kw):\n    bad = {k for k in kw if k not in ('a', 'b')}\n    if bad:\n        logger.warning(f'{bad} ignored')\n",
+    # warns and gives up: an input it does not support (a non-scalar scale) is dropped
+    "def f(layer):\n    s = layer.scale\n    if s.numel() != 1:\n        warnings.warn('expected a scalar: not applied')\n        return None\n    return s\n",
 ])
 def test_misuse_branches(code):
     assert branch(code)
@@ -71,6 +73,10 @@ def test_misuse_branches(code):
     "def f(x, **kw):\n    given = [k for k in kw]\n    if len(given) > 0:\n        logger.warning(f'{given}')\n",
     # the branch does real work besides warning
     "def f(x, **kw):\n    bad = [k for k in kw if k not in ('a',)]\n    if bad:\n        logger.warning('ignored')\n        x = x + 1\n",
+    # warns and goes on with an adapted value: inputs callers pass
+    "def f(x):\n    if x.ndim != 2:\n        warnings.warn('flattened')\n        return x.flatten(1)\n    return x\n",
+    # warns, returns None, but does more first
+    "def f(x):\n    if x.ndim != 2:\n        warnings.warn('dropped')\n        x.zero_()\n        return None\n    return x\n",
     # inside a deprecation helper its own branches are about its arguments
     "def deprecate(name, **kw):\n    if name:\n        warnings.warn(name, FutureWarning)\n",
 ])

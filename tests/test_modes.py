@@ -137,6 +137,19 @@ def test_a_call_in_a_loop_of_a_function_that_always_breaks_hides_the_later_break
     assert [hidden[m] for m in masks] == [call, 0, 0]
 
 
+def test_a_call_in_a_try_body_of_a_function_that_always_breaks_hides_the_later_breaks():
+    """Dynamo cannot resume inside the block a `try` protects, so the callee's break skips the
+    caller's frame: the caller's break after the `try` is hidden behind the call's line; a call
+    before the `try`, or one whose callee's break needs an argument the call leaves out, hides
+    nothing (fixtures/precision/callee_break_in_try.py; measured on torch 2.13)."""
+    path = os.path.join(os.path.dirname(MODES), "precision", "callee_break_in_try.py")
+    lines = open(path, encoding="utf-8").read().splitlines()
+    calls = [i for i, line in enumerate(lines, 1) if "top = peak(x)" in line]
+    masks = [i for i, line in enumerate(lines, 1) if "# expect: CL302" in line]
+    hidden = {f["location"]["row"]: (f["region"] or {}).get("hidden_by", 0) for f in flat(check(path))}
+    assert [hidden[m] for m in masks] == [calls[0], calls[1], 0, 0]
+
+
 def test_a_break_in_a_try_body_hides_the_later_breaks_of_its_function():
     """Dynamo cannot resume inside the block a `try` protects (an `except` or a `finally`), so it
     skips the frame: the later break is hidden behind the one in the `try`; a break in the `else`

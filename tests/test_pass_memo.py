@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import compilelint.engine as engine
-from compilelint.config import Settings
+from compilelint.config import Settings, settings_for
 from compilelint.engine import check_paths
 
 from conftest import FIXTURES
@@ -95,6 +95,21 @@ def test_an_edit_the_summary_does_not_show_reuses_the_pass(repo, tmp_path, passe
     del passes[:]
     moved, scratch = both(["helpers.py"], cache_dir)
     assert moved == scratch and moved[0][1] == first[0][1] + 1 and len(passes) == 1
+
+
+def test_a_cache_copied_to_another_cache_dir_keeps_its_pass(repo, tmp_path, passes):
+    """`--cache-dir` and `--jobs` decide where and how a run works, not what it reports: the
+    kept pass and run of a cache copied elsewhere still answer (the memo's key held the path)."""
+    first_dir, copy_dir = str(tmp_path / "first"), str(tmp_path / "copy")
+    def cli(cache_dir, jobs):
+        return check_paths(["helpers.py"], settings_for(["helpers.py"], cache_dir=cache_dir, jobs=jobs))
+    first = found(cli(first_dir, 1))
+    shutil.copytree(first_dir, copy_dir)
+    del passes[:]
+    assert found(cli(copy_dir, 2)) == first and passes == []  # the copy's run stands
+    (repo / "run.py").write_text(RUN + "# a comment at the end\n")
+    del passes[:]
+    assert found(cli(copy_dir, 2)) == first and passes == []  # its kept pass stands too
 
 
 def test_a_file_whose_text_the_pass_parsed_is_compared_by_its_text(write_tree, monkeypatch, tmp_path, passes):

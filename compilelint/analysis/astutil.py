@@ -103,6 +103,22 @@ def self_targets(target, value):
     return []
 
 
+def self_attr_store(call) -> Optional[Tuple[str, ast.AST]]:
+    """(attr, value) for a call that stores `self.attr`: `setattr(self, "attr", value)`, or
+    `object.__setattr__(self, "attr", value)` (which skips the class's own `__setattr__`, as a module
+    does to hold another module it must not register as its child)."""
+    func = call.func
+    if func.__class__ is ast.Name:
+        stores = func.id == "setattr"
+    else:
+        stores = func.__class__ is ast.Attribute and func.attr == "__setattr__" and \
+            func.value.__class__ is ast.Name and func.value.id == "object"
+    if stores and len(call.args) == 3 and is_self(call.args[0]) and \
+            isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return call.args[1].value, call.args[2]
+    return None
+
+
 def is_self(node) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 

@@ -327,7 +327,14 @@ def _assignments(nodes, node, kinds, resolve, out: Bindings) -> List[Tuple[Tuple
             a = sub.args
             for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
                 out.locals.add(p.arg)
-                assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), p, "unknown"))
+                ann = T.annotation_kind(p.annotation, resolve) if isinstance(sub, FUNCS) else None
+                if ann in (None, T.NONE):
+                    assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), p, "unknown"))
+                    continue
+                # a nested def's annotated parameter holds its annotation's kind in the def's body;
+                # after the def the name holds again what it held before it (`OuterKind`)
+                assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=p.arg), ann, "kind"))
+                assignments.append((end(sub), ast.Name(id=p.arg), OuterKind(sub.lineno, sub.col_offset), "outer"))
         elif isinstance(sub, ast.ExceptHandler) and sub.name:
             out.locals.add(sub.name)
             assignments.append(((sub.lineno, sub.col_offset), ast.Name(id=sub.name), sub, "unknown"))
@@ -367,10 +374,22 @@ def narrowed_ranges(nodes, unions: Dict[str, set], resolve) -> Dict[str, list]:
     return out
 
 
+class OuterKind:
+    """Where a nested def starts: after the def, its parameter's name holds what it held there."""
+
+    def __init__(self, row: int, col: int):
+        self.row, self.col = row, col  # no `lineno`: sorted by the end of the def, where it binds
+
+
 def bind(target, value, how, inference: T.TensorInference):
     """(name, kind) pairs an assignment binds."""
     if how == "unknown":
         return [(n, None) for n in names_in_target(target)]
+    if how == "kind":  # `value` is the kind (a nested def's annotated parameter)
+        return [(target.id, value)]
+    if how == "outer":  # the kind the name had right before the nested def (`OuterKind`)
+        before = ast.Name(id=target.id, ctx=ast.Load(), lineno=value.row, col_offset=value.col)
+        return [(target.id, inference.kind(before))]
     if how == "for":
         it = inference.kind(value)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("range",):

@@ -66,7 +66,8 @@ class CallRecorder:
             return
         direct = list(self._call_targets(func, scope))
         default_needs: Tuple[str, ...] = ()
-        if not direct and isinstance(func, ast.Name):
+        if not direct and isinstance(func, ast.Name) and not (name and name.startswith("builtins.")):
+            # (a builtin's name is no parameter or local here: those resolve to None)
             # `reduce_fn(x)` of a parameter defaulting to a function: that function runs whenever a
             # call gives no `reduce_fn` (the edge needs one call leaving it out: "-reduce_fn")
             default = self._function_default(func.id, scope)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Tuple
 
+from compilelint.analysis import libraries
 from compilelint.analysis.astutil import is_self, walk
 from compilelint.analysis.facts import PREDICATE_NAME
 from compilelint.analysis.names import dotted
@@ -68,9 +69,11 @@ class Conditions:
             func = test.func
             # `x.view(...)`: a method's last name is its own, however the receiver resolves: most
             # calls (every assignment's value is asked) are let go without resolving them
-            if func.__class__ is not ast.Attribute or PREDICATE_NAME.search(func.attr):
+            # a method an opt-in row names with its class (`Flag.on()`) is kept by those two names
+            opt_in = func.__class__ is ast.Attribute and libraries.opt_in_default(dotted(func) or "") is not None
+            if func.__class__ is not ast.Attribute or opt_in or PREDICATE_NAME.search(func.attr):
                 name = self.resolve(func) or dotted(func)
-                if name and PREDICATE_NAME.search(name.rsplit(".", 1)[-1]):
+                if name and (opt_in or PREDICATE_NAME.search(name.rsplit(".", 1)[-1])):
                     return [(name, branch)]
         if isinstance(test, ast.Name) and test.id in self.scope.flags:
             name, polarity = self.scope.flags[test.id]

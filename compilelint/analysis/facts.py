@@ -15,7 +15,8 @@ from compilelint.analysis import libraries
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import (
     FUNCS, is_call_to, is_class_name, is_generator, is_logger_factory, is_self, is_super_init, keyword_str,
-    module_statements, parameter_defaults, parameter_names, self_attr, self_targets, walk,
+    module_statements, parameter_defaults, parameter_names, self_attr, self_attr_store, self_targets,
+    walk,
 )
 from compilelint.analysis.compiled_names import compiled_names
 from compilelint.analysis.config_flags import submodule_flags
@@ -565,10 +566,8 @@ class ClassCollector:
                     elif isinstance(t, ast.Subscript) and self_attr(t.value):  # self.routers[name] = build(cfg)
                         self._record_members(cls, self_attr(t.value), sub.value)
                         cls.item_kinds.setdefault(self_attr(t.value), set()).add(probe.kind(sub.value))
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
-                    len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
-                    isinstance(sub.args[1].value, str):
-                self._record_attr(cls, sub.args[1].value, sub.args[2], probe, in_init)
+            elif isinstance(sub, ast.Call) and self_attr_store(sub):
+                self._record_attr(cls, *self_attr_store(sub), probe, in_init)
             elif in_init and isinstance(sub, ast.Call) and is_super_init(sub.func):
                 parent = next((self.facts.classes[b.id] for b in self.node.bases
                                if isinstance(b, ast.Name) and b.id in self.facts.classes), None)
@@ -646,10 +645,13 @@ class ClassCollector:
                 for t in sub.targets if stored in typed else ():
                     if isinstance(t, ast.Attribute) and is_self(t.value):
                         cls.info.param_types[t.attr] = typed[stored]
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and \
-                    len(sub.args) == 3 and is_self(sub.args[0]) and isinstance(sub.args[1], ast.Constant) and \
-                    isinstance(sub.args[1].value, str) and isinstance(sub.args[2], ast.Name) and sub.args[2].id in params:
-                cls.param_attrs[sub.args[2].id] = sub.args[1].value
+            elif isinstance(sub, ast.Call) and self_attr_store(sub):
+                attr, value = self_attr_store(sub)
+                if isinstance(value, ast.Name) and value.id in params:
+                    cls.param_attrs[value.id] = attr
+                stored = _stored_param(value, self.facts.resolve_plain) if typed else None
+                if stored in typed:
+                    cls.info.param_types[attr] = typed[stored]
 
     def _constructor_flow(self, callee: ClassFacts, owner: ClassFacts, call: ast.Call):
         """Modules constructed in the arguments of a call to `callee`'s constructor are submodules

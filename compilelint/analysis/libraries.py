@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 try:
     import tomllib
@@ -33,6 +33,16 @@ EAGER_DEFAULT_HOOKS = tuple(row["eager_default_hook"] for row in _ROWS.get("swap
                             if "eager_default_hook" in row)
 # Predicates of implementations a user opts into → their value with the default configuration.
 OPT_IN_PREDICATES: Dict[str, bool] = {row["name"]: row["default"] for row in _ROWS.get("opt_in_predicate", ())}
+
+
+def opt_in_default(name: str) -> Optional[bool]:
+    """The default value of the opt-in predicate a guard calls (its dotted name), or None: a row
+    names a function (`is_enabled`, matched by its last name) or a method of a class (`Flag.on`,
+    matched by the name's last two parts, so another class's `on` is not taken for it)."""
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf in OPT_IN_PREDICATES:
+        return OPT_IN_PREDICATES[leaf]
+    return OPT_IN_PREDICATES.get(".".join(name.rsplit(".", 2)[-2:]))
 # Registry keys of opt-in implementations, and the argument that picks each.
 OPT_IN_KEYS: Tuple[Tuple[re.Pattern, str], ...] = tuple(
     (re.compile(row["pattern"]), row["chosen_by"]) for row in _ROWS.get("opt_in_registry_key", ()))

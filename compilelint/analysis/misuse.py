@@ -104,14 +104,19 @@ def _text(node: ast.AST, texts: Dict[str, str]) -> Optional[str]:
 
 def _warns_and_resets(body: List[ast.stmt]) -> bool:
     """The branch warns and sets something to None or False, and does nothing else (but `continue`
-    or `pass`): it tells the caller an argument is not supported and drops it."""
+    or `pass`): it tells the caller an argument is not supported and drops it. Or it warns and
+    returns None, its last statement (`warnings.warn("... expected scalar, scaling will not be
+    applied"); return None`): it drops what it was asked for, the same way."""
     warns = resets = False
-    for stmt in body:
+    for i, stmt in enumerate(body):
         if _is_warning(stmt):
             warns = True
         elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and \
                 (stmt.value.value is None or stmt.value.value is False):
             resets = resets or all(isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in stmt.targets)
+        elif isinstance(stmt, ast.Return) and i == len(body) - 1 and \
+                isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+            resets = True
         elif not isinstance(stmt, (ast.Continue, ast.Pass)):
             return False
     return warns and resets

@@ -62,8 +62,10 @@ class ImportTable:
         self.module = module
         self.is_package = is_package
         self.aliases: Dict[str, str] = {}
+        self.imported = 0  # imports added: a function's own imports change what names stand for (`resolved`)
 
     def add_import(self, node: ast.AST) -> None:
+        self.imported += 1
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:

@@ -50,9 +50,10 @@ class Parts:
     Long because it is one reading of a function's values: what they construct, reference, name
     as classes and return share the locals it works out once."""
 
-    def __init__(self, facts, method, init: bool = False, methods=None, method_params: bool = False):
+    def __init__(self, facts, method, init: bool = False, methods=None, method_params: bool = False, owner: str = ""):
         self.facts = facts
         self.method = method
+        self.owner = owner  # the dotted class of a method: what `self` is when handed on
         self.init = init
         # The parameters a part may be passed in: not those a number or a string fills. A method's
         # (`method_params`) are filled by the object's own calls of it (`@selfarg:`).
@@ -301,6 +302,8 @@ class Parts:
         out = self.value_parts(value)
         for c in self.classes_of(value):
             _add(out, c)
+        if self.owner and is_self(value):
+            _add(out, self.owner)  # `Strategy(self, ...)`: the object hands itself to a part it builds
         if value.__class__ is ast.Name:
             for c in self.class_names().get(value.id, ()):
                 _add(out, c)  # a parameter defaulting to a class: `self.add(block_cls)`, `block_cls=Block`
@@ -429,7 +432,7 @@ def record(facts, node, owner: str, info, summary, methods=None):
     name = node.name
     if name == "forward" or name.startswith("__") and name.endswith("__") and name != "__init__":
         return
-    parts = Parts(facts, node, init=bool(owner) and name == "__init__", methods=methods)
+    parts = Parts(facts, node, init=bool(owner) and name == "__init__", methods=methods, owner=owner)
     if name != "__init__" and _may_build(facts, node):
         info.returns_parts = parts.returns()
     for callee, args in parts.constructor_calls():

@@ -22,6 +22,8 @@ STATE = "@state:"
 # Methods that fill a container in place.
 FILLS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 _STORES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call))  # of_kinds keeps these apart
+_REBINDS = frozenset((ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+_CALLS = frozenset((ast.Call,))
 
 
 def constant_truth(value) -> Optional[bool]:
@@ -75,15 +77,15 @@ def constructor_copies(class_node: ast.ClassDef, of_kinds) -> Tuple[Dict[str, st
         return {}, ()
     args = init.args
     params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
-    rebound = {t.id for sub in ast.walk(init) if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
-               for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
-               for t in ast.walk(target) if isinstance(t, ast.Name)}
+    rebound = {t.id for sub in of_kinds(init, _REBINDS)  # the function's shared node lists, not a walk
+               for target in (sub.targets if sub.__class__ is ast.Assign else [sub.target])
+               for t in ([target] if target.__class__ is ast.Name else ast.walk(target)) if t.__class__ is ast.Name}
     stores: Dict[str, List[Optional[ast.AST]]] = {}
     for attr, value in _stores(init, of_kinds):
         stores.setdefault(attr, []).append(value)
     copies = {attr: values[0].id for attr, values in stores.items()
               if len(values) == 1 and values[0].__class__ is ast.Name and values[0].id in params - rebound}
-    supers = [sub for sub in ast.walk(init) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+    supers = [sub for sub in of_kinds(init, _CALLS) if isinstance(sub.func, ast.Attribute)
               and sub.func.attr == "__init__" and isinstance(sub.func.value, ast.Call)
               and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super"]
     passed: List[Tuple[object, bool]] = []

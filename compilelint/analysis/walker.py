@@ -53,10 +53,15 @@ def _functions(top):
             yield from (m for m in stmt.body if isinstance(m, FUNCS))
 
 
-def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True) -> FileSummary:
+def analyze(path: str, source: SourceFile, tree: Optional[ast.Module] = None, prefilter: bool = True,
+            graph_key: bool = True, unasked: frozenset = frozenset()) -> FileSummary:
+    """`graph_key`: make the summary's call-graph hash now, else when first read (a run that keeps
+    no cache never reads it). `unasked`: codes of rules not to run (`engine.unasked_rules`)."""
     if tree is None:
         tree = ast.parse(source.text, filename=path)
     analyzer = FileAnalyzer(path, source, tree, prefilter)
+    analyzer.graph_key_now = graph_key
+    analyzer.unasked = unasked
     summary = analyzer.run()
     # The rules hold the analyzer, and the bindings the call sites keep call back into them (what a
     # call of the file returns): this frees the file's tree now, not when a collection finds the cycles
@@ -79,6 +84,8 @@ class FileAnalyzer(Conditions, RuleContext):
     (its scope, kinds, spans, loops), beside the walk itself and `report`."""
 
     facts_class = FileFacts  # the language server's re-analysis uses a subclass that remembers
+    graph_key_now = True  # `run` makes the summary's `graph_key` (else it is made when first read)
+    unasked: frozenset = frozenset()  # codes of the rules not run: a run that reads no candidate of theirs
 
     def __init__(self, path: str, source: SourceFile, tree: ast.Module, prefilter: bool = True):
         self.prefilter = prefilter
@@ -101,8 +108,8 @@ class FileAnalyzer(Conditions, RuleContext):
         self.sites = CallSites(facts)
         self.summary.noqa, self.summary.file_noqa = scan_noqa(self.source)
         text = self.source.text
-        rules = [cls(self) for cls in registry().values()
-                 if not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers)]
+        rules = [cls(self) for cls in registry().values() if cls.code not in self.unasked and
+                 (not (self.prefilter and cls.triggers) or any(t in text for t in cls.triggers))]
         self.rules = rules  # this file's rule instances (their `walk_state`: the rule-state contract)
         self.hooks: Dict[type, list] = {}  # node class → the rules' `visit_<class>` methods
         # project-pass rules' own facts of each function: every function, whatever the prefilter
@@ -126,7 +133,8 @@ class FileAnalyzer(Conditions, RuleContext):
                         self.walk_function(item, facts.classes[stmt.name])
         self.summary.foreign_stores = tuple(sorted({a for fn in _functions(self.facts.top)
                                                     for a in foreign_stores(fn, self.facts.of_kinds)}))
-        self.summary.graph_key = self.summary.compute_graph_key()
+        if self.graph_key_now:
+            self.summary.graph_key = self.summary.compute_graph_key()
         return self.summary
 
     def walk_function(self, node, cls: Optional[ClassFacts]) -> None:
@@ -278,8 +286,16 @@ class FileAnalyzer(Conditions, RuleContext):
 
     # ----- the context rules see ------------------------------------------------------------------
     def resolve(self, node: ast.AST) -> Optional[str]:
-        scope = self.scope  # `Scope.resolve` written out: asked of most calls and names of every file
-        return scope.imports.resolve(node, scope.locals)
+        """`Scope.resolve`, once per node while the imports stay as they are: each rule asks it of
+        every call's function."""
+        scope = self.scope
+        imports = scope.imports
+        got = scope.resolved.get(id(node))
+        if got is not None and got[0] is node and got[1] == imports.imported:
+            return got[2]
+        name = imports.resolve(node, scope.locals)
+        scope.resolved[id(node)] = (node, imports.imported, name)  # the node kept: its id is not reused
+        return name
 
     def kind(self, node: ast.AST) -> Optional[str]:
         return self.scope.inference.kind(node)
@@ -410,6 +426,9 @@ class FileAnalyzer(Conditions, RuleContext):
     def nodes(self, fn: ast.AST) -> List[ast.AST]:
         return self.facts.nodes(fn)
 
+    def of_kinds(self, fn: ast.AST, kinds: frozenset) -> List[ast.AST]:
+        return self.facts.of_kinds(fn, kinds)
+
     def path_condition(self, node: ast.AST) -> Tuple[Tuple[str, bool], ...]:
         return tuple(self.scope.guards) + tuple(self._short_circuit_guards(self._path_to(node)))
 
@@ -469,6 +488,7 @@ class Scope:
         self.conditions: List[Tuple[ast.AST, bool]] = []  # the plain `if` tests around the node, and which branch
         self.exits: List[Tuple[ast.AST, bool]] = []  # the tests of `if ...: return` above it in its blocks (False)
         self.reads_self: Dict[int, bool] = {}  # id(test) → does it read `self` (misuse.reads_self)
+        self.resolved: Dict[int, tuple] = {}  # id(node) → (node, imports added then, its name): `resolve`
         if node is not None:
             b = sites.bindings(node, cls, info.decorators if info is not None else [])
             self.inference = b.inference

@@ -8,7 +8,8 @@ attribute flips.
 
 What the source must show (else no fix), all inside the enclosing class:
 - `self.register_buffer("flag", torch.tensor(P))` as a statement of `__init__` (P a Python value:
-  a constant, a name, `not`, `and`/`or`, a comparison of those);
+  a constant, a name, `not`, `and`/`or`, a comparison of those; or a one-element list of it,
+  `torch.Tensor([P])`: bool() of a one-element tensor is bool() of its element);
 - every other write is a statement `self.flag.copy_(torch.tensor(P))`, `self.flag.data.copy_(...)`
   or `self.flag.fill_(P)` in a method of the class;
 - every read is truth-tested by an `if` (`if self.flag:`, `if not self.flag and ...:`);
@@ -37,6 +38,9 @@ MESSAGE = ("Read a Python bool `self.{flag}` kept beside the buffer `self.{name}
            "(`module.{name}.fill_(...)`, reassigning it) no longer change what the check sees")
 
 TENSOR_FACTORIES = ("torch.tensor", "torch.as_tensor")
+# the legacy constructor: `torch.Tensor(3)` is an uninitialised tensor of 3 elements, so only its
+# one-element list form (`torch.Tensor([P])`) holds P
+LIST_ONLY_FACTORIES = ("torch.Tensor",)
 
 
 def _python_value(node: ast.AST) -> bool:
@@ -56,12 +60,21 @@ def _python_value(node: ast.AST) -> bool:
 
 
 def _factory_value(ctx, node: ast.AST) -> Optional[ast.AST]:
-    """P for `torch.tensor(P)` (a `dtype=`/`device=` keyword allowed), else None."""
-    if not (isinstance(node, ast.Call) and ctx.resolve(node.func) in TENSOR_FACTORIES and len(node.args) == 1):
+    """P for `torch.tensor(P)`, `torch.tensor([P])` or `torch.Tensor([P])` (a `dtype=`/`device=`
+    keyword allowed), else None."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1):
+        return None
+    factory = ctx.resolve(node.func)
+    if factory not in TENSOR_FACTORIES + LIST_ONLY_FACTORIES:
         return None
     if any(k.arg not in ("dtype", "device") for k in node.keywords):
         return None
-    return node.args[0] if _python_value(node.args[0]) else None
+    value = node.args[0]
+    if isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1:
+        value = value.elts[0]  # one element: bool() of the tensor is bool() of it
+    elif factory in LIST_ONLY_FACTORIES:
+        return None
+    return value if _python_value(value) else None
 
 
 def _buffer_attr(node: ast.AST, name: str) -> bool:

@@ -21,6 +21,7 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
     if func is None:
         return True
     names = {n.id for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names -= _keys_only(expr)
     if not names:
         return True
     names -= {n for n in names if _tensor_just_before(ctx, func, n, expr)}
@@ -42,6 +43,24 @@ def tensor_on_every_path(ctx, expr: ast.AST) -> bool:
                 (a.asname or a.name.split(".")[0]) in names for a in node.names):
             return False
     return True
+
+
+def _keys_only(expr: ast.AST) -> set:
+    """Names `expr` reads only as the key of a subscript (`h[n] > 0`): what they hold picks an item,
+    it does not make the item a Python value (the item's kind is the container's), so they need not
+    be tensors."""
+    keys, elsewhere = set(), set()
+    stack = [(expr, False)]
+    while stack:
+        node, in_key = stack.pop()
+        if isinstance(node, ast.Name):
+            (keys if in_key else elsewhere).add(node.id)
+        elif isinstance(node, ast.Subscript):
+            stack.append((node.value, in_key))
+            stack.append((node.slice, True))
+        else:
+            stack.extend((child, in_key) for child in ast.iter_child_nodes(node))
+    return keys - elsewhere
 
 
 def _tensor_just_before(ctx, func, name: str, expr: ast.AST) -> bool:
@@ -110,7 +129,7 @@ class _Own:
 
     def __init__(self, func):
         self.nodes = _own_list(func)
-        self.parents = {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
+        self.parents = _parents(self.nodes)
         self.body = {id(c) for c in func.body}
         self.binders = [n for n in self.nodes if (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
                         or isinstance(n, (ast.Import, ast.ImportFrom))]
@@ -148,6 +167,25 @@ def _own_list(func) -> list:
                 stack += value
             elif value is not None:
                 stack.append(value)
+    return out
+
+
+def _parents(nodes) -> dict:
+    """id(child) → node, for the children of each of `nodes` (`ast.iter_child_nodes`' less the
+    operator and context singletons, which no path goes up from), read by the fields that hold nodes."""
+    out = {}
+    fields_of = CHILD_FIELDS
+    for node in nodes:
+        cls = node.__class__
+        fields = fields_of.get(cls)
+        for name in child_fields(cls) if fields is None else fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if child is not None:
+                        out[id(child)] = node
+            elif value is not None:
+                out[id(value)] = node
     return out
 
 

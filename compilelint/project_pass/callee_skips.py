@@ -1,9 +1,13 @@
 """Calls that make Dynamo skip their caller's frame: a call of a function that breaks on every
-such call, inside a loop of the caller, or of a method of an object the caller builds itself.
+such call, inside a loop or a `try` body of the caller, or of a method of an object the caller
+builds itself.
 
 A break inside a function Dynamo inlines is a break of the outermost frame at the call; inside a
 loop of that frame Dynamo cannot resume ("graph break in loop"), so it runs the whole frame eager
-(measured on torch 2.13: fixtures/precision/callee_break_in_loop.py). The caller's own breaks after
+(measured on torch 2.13: fixtures/precision/callee_break_in_loop.py); nor inside the body of a
+`try` of that frame, the block an `except` or a `finally` protects ("Failed to handle graph break
+gracefully. Skipping the function": fixtures/precision/callee_break_in_try.py, as for the frame's own
+break there, `placement.frame_skips`). The caller's own breaks after
 the call are never met, as after a break of its own in that loop (`placement.hidden_by`): the call
 is a frame-skipping break of the caller. So is a call `b.m()` of an object the frame built (`b =
 Box(x)`, `Box(x).m()`), loop or not: to resume after the break Dynamo must rebuild the bound method
@@ -35,13 +39,14 @@ class CallSkip(NamedTuple):
 
 
 def call_skips(project, fid: str, info, calls, rules) -> List[CallSkip]:
-    """The calls of function `fid` inside its loops, or of methods of objects it builds, whose
-    callee breaks on them."""
+    """The calls of function `fid` inside its loops or `try` bodies, or of methods of objects it
+    builds, whose callee breaks on them."""
     out = []
     for call, callees in calls.of(project, fid):
         if call.kind not in ("name", "built") or not callees:
             continue  # a method may be overridden by the receiver's class: plain functions, and built objects' own
-        in_loop = any(lo <= call.row - info.row <= hi for lo, hi in info.loops)
+        at = call.row - info.row
+        in_loop = any(lo <= at <= hi for lo, hi in info.loops) or any(lo <= at <= hi for lo, hi in info.tries)
         if not in_loop and call.kind != "built":
             continue
         if all(breaks_on(project, call, callee, rules) for callee in callees):

@@ -26,6 +26,7 @@ class PassContext(ProjectContext):
         self._trees = trees
         self._frames_memo = frames_memo
         self._frames: Optional[Dict[str, Frames]] = None
+        self._facts: Dict[tuple, object] = {}  # (rule code, fid) → `facts`' answer
 
     @property
     def summaries(self) -> List[FileSummary]:
@@ -43,10 +44,17 @@ class PassContext(ProjectContext):
         return self._project.functions.get(fid)
 
     def facts(self, rule, fid: str):
-        found = self._project.functions.get(fid)
-        if found is None or not may_hold(found[1], rule.code):  # a hook asks this of every reached function:
-            return None  # most hold no facts of its rule, and stay packed
-        return found[1].rule_facts.get(rule.code)
+        key = (rule.code, fid)  # hooks ask it of every reached function, in each mode
+        if key not in self._facts:
+            found = self._project.functions.get(fid)
+            # most hold no facts of the rule, and stay packed
+            self._facts[key] = None if found is None or not may_hold(found[1], rule.code) else \
+                found[1].rule_facts.get(rule.code)
+        return self._facts[key]
+
+    def class_info(self, cls: str):
+        found = self._project.classes.get(cls)
+        return found[1] if found is not None else None
 
     def canonical(self, dotted: str) -> str:
         return self._project.canonical(dotted)

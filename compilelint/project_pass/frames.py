@@ -72,6 +72,10 @@ class Frames:
     call_order: Dict[str, tuple] = field(default_factory=dict)
     # `execution_order`'s answers over this call graph, kept between processes (`FramesMemo.kept_chosen`)
     chosen: Optional[Dict[tuple, bool]] = field(default=None, compare=False, repr=False)
+    # fid → (its file's content key, its callees in `execution_order`'s order), kept between
+    # processes over this call graph (`FramesMemo.kept_orders`), with the files' content keys now
+    kept_calls: Optional[Dict[str, tuple]] = field(default=None, compare=False, repr=False)
+    file_keys: Dict[str, Optional[str]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _runs_in(mode: str, wanted: str) -> bool:
@@ -103,6 +107,10 @@ class FramesMemo:
         # under which test: `FileSummary.graph_key`), never a candidate.
         self.kept_roots: Optional[tuple] = None
         self.kept_chosen: Optional[Dict[tuple, bool]] = None
+        # mode → fid → (its file's content key, its callees in `execution_order`'s order), kept
+        # with them: the order reads the graph (the edges within reach, `kept_chosen`'s answers)
+        # and the calls' rows, which only the function's own file moves.
+        self.kept_orders: Optional[Dict[str, Dict[str, tuple]]] = None
         # The codes of the rules whose candidates are breaks (`all_frames` sets them; the same on
         # every pass over one memo, as the parts kept are made with them).
         self.break_codes: frozenset = frozenset()
@@ -203,7 +211,8 @@ def all_frames(project, reached: Dict[str, object], roots: Iterable[str], break_
     for mode in MODES:
         edges = memo.edges(mode, reached, ((fid, by_mode[mode][0]) for fid, by_mode in taken))
         out[mode] = Frames(mode, project, edges=edges.nonempty, callers=edges.by_target, call_order=memo.call_orders[mode],
-                           chosen=memo.kept_chosen)
+                           chosen=memo.kept_chosen, file_keys=memo.file_keys,
+                           kept_calls=memo.kept_orders.setdefault(mode, {}) if memo.kept_orders is not None else None)
     breaking: Dict[str, Dict[str, List[int]]] = {mode: {} for mode in MODES}  # fid → rows of its breaks
     for fid, by_mode in taken:
         for mode in MODES:
@@ -345,19 +354,22 @@ def _loops_of(project, fid: str) -> List[Tuple[int, int]]:
     return [(info.row + lo, info.row + hi) for lo, hi in info.loops]
 
 
-def components(fr: Frames) -> List[Set[str]]:
-    """The frames of each compiled root (a root and the frames reachable from it): one process
-    compiles one model, so a code object is shared only within one root's frames."""
-    out = []
-    for root in (f for f, why in fr.why.items() if why == "the compiled root"):
-        seen, todo = {root}, [root]
+def components_holding(fr: Frames, members: Set[str]) -> List[Tuple[str, List[str]]]:
+    """(root, the `members` among the frames of its model, sorted) for each compiled root (a root
+    and the frames reachable from it: one process compiles one model, so a code object is shared
+    only within one root's frames). The members' callers are followed up to the roots, not every
+    root's calls down: a few members against every root's reach."""
+    roots_of: Dict[str, Set[str]] = {}
+    for member in members:
+        seen, todo = {member}, [member]
         while todo:
-            for callee, _ in fr.edges.get(todo.pop(), ()):
-                if callee not in seen:
-                    seen.add(callee)
-                    todo.append(callee)
-        out.append({f for f in seen if f in fr.why})
-    return out
+            for caller, _ in fr.callers.get(todo.pop(), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
+        roots_of[member] = seen
+    return [(root, sorted(m for m in members if root in roots_of[m]))
+            for root, why in fr.why.items() if why == "the compiled root"]
 
 
 def positional_count(fr: Frames, caller: str, call, trees: Trees) -> Optional[int]:
@@ -445,7 +457,8 @@ def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> D
     a submodule `__init__` builds only under a test after the others (the first instance of a
     stage may lack it: a first stage built with `downsample = nn.Identity()`). `chosen`: what an
     earlier call over the same project found of (class, attribute, built class) → built under a test
-    (default: the frames' kept answers, `Frames.chosen`, where there are)."""
+    (default: the frames' kept answers, `Frames.chosen`, where there are). A function's callees
+    in order come from `Frames.kept_calls` where its file has the content they were sorted in."""
     chosen = chosen if chosen is not None else fr.chosen if fr.chosen is not None else {}
     project = fr.index
 
@@ -468,11 +481,24 @@ def execution_order(fr: Frames, chosen: Optional[Dict[tuple, bool]] = None) -> D
             edges = fr.edges.get(fid, ())
             kept = fr.call_order.get(fid)
             if kept is None or kept[0] is not edges:
-                # one call has no order to choose (most functions): its answer is not asked for
-                calls = sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True) if len(edges) > 1 else edges
-                kept = fr.call_order[fid] = (edges, [callee for callee, _ in calls])
+                kept = fr.call_order[fid] = (edges, _in_order(fr, fid, edges, later))
             todo.extend(kept[1])
     return order
+
+
+def _in_order(fr: Frames, fid: str, edges, later) -> List[str]:
+    """A function's callees in `execution_order`'s order: kept (`Frames.kept_calls`) by its file's
+    content key, else sorted. One call has no order to choose (most functions): not asked."""
+    if len(edges) < 2:
+        return [callee for callee, _ in edges]
+    key = fr.file_keys.get(fr.index.functions[fid][0].path) if fr.kept_calls is not None else None
+    entry = fr.kept_calls.get(fid) if key is not None else None
+    if entry is not None and entry[0] == key:
+        return entry[1]
+    callees = [callee for callee, _ in sorted(edges, key=lambda e: later(fid, e[0], e[1]), reverse=True)]
+    if key is not None:
+        fr.kept_calls[fid] = (key, callees)
+    return callees
 
 
 def frame_of(fr: Frames, fid: str) -> str:

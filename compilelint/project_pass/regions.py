@@ -361,7 +361,7 @@ class Project:
                 continue
             if name == EVAL_HELD:
                 continue  # a mode, not a predicate (`held_mode`)
-            opt_in = OPT_IN_PREDICATES.get(name.rsplit(".", 1)[-1])
+            opt_in = libraries.opt_in_default(name)
             if opt_in is not None:
                 if not self.follow_swapped and opt_in != needed:
                     return True

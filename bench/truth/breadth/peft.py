@@ -165,11 +165,14 @@ def variants(Variant):
                      "base layer's output through the transposed base weight",
                      config={"target_modules": ["c_attn"], "frod_dropout": 0.1})
     conv1d.base = "causal_gpt2"
+    lstm = Variant("p-tuning with the LSTM reparameterisation (`encoder_reparameterization_type=\"LSTM\"`) for token "
+                   "classification: the prompt encoder's LSTM head in this PeftModel class",
+                   config={"encoder_reparameterization_type": "LSTM"})
     return {"lora@causal": {"alora": alora}, "psoft": {"cayley_neumann": cayley},
             "shira": {"base_hooks": hooks}, "supertuning": {"base_hooks": hooks}, "adalora": {"labels": labels},
             "prefix_tuning@causal": {"gemma4_shared_kv": gemma},
             "prefix_tuning_projection@causal": {"gemma4_shared_kv": gemma}, "frod": {"gpt2_conv1d_dropout": conv1d},
-            "prefix_tuning@feature": {"gemma4_shared_kv": gemma_text}}
+            "prefix_tuning@feature": {"gemma4_shared_kv": gemma_text}, "p_tuning@tokcls": {"lstm": lstm}}
 
 
 def _invocation(model, config, inputs):
