@@ -74,6 +74,7 @@ class Call(tuple):
 
     kind: "name" (target = dotted name), "self" (target = method name), "super" (method name),
     "attr" (target = attribute of self holding submodules, member = the method called on it),
+    "chain" (as "attr", through the parts of parts: target = the attributes, dotted: `self.a.b.m()`),
     "method" (target = dotted class of the receiver, from an annotation; member = the method),
     "built" (as "method", the receiver an object this function constructs: `b = Box(x); b.peak()`),
     "property" (`self.target` read, not called: runs the getter when `target` is a property),

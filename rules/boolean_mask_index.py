@@ -6,6 +6,7 @@ from compilelint.rule import Rule
 
 # fix builders, imported when a finding asks for its fix
 where_for_mask_sum = builder("mask_sum", "where_for_mask_sum")
+unconditional_masked_writes = builder("mask_count", "unconditional_masked_writes")
 
 
 class BooleanMaskIndex(Rule):
@@ -37,6 +38,12 @@ class BooleanMaskIndex(Rule):
     `torch.isfinite(x)` / `isnan(x)` / `isinf(x)`, their `~`, or a local bound once to one of those.
     Float sums add in another order (the last bits may round differently); the masked-out values are
     read (a NaN there is replaced by 0, as before); the dense tensor costs `x`'s full size in memory.
+    Unsafe: `n = x[mask].nelement()` followed by `if n:` whose body writes through the same mask
+    (`x[mask] = v`) and then only warns → the writes unconditional (an all-False mask writes
+    nothing), the warnings under `if not torch.compiler.is_compiling() and n:`; with
+    `capture_dynamic_output_shape_ops` nothing then guards on the data-dependent count. Eager: with no
+    True value the writes still run (writing nothing, but bumping the tensor's version) and the mask is
+    computed once more (fix/mask_count.py).
 
     ## References
     https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0036.html
@@ -76,7 +83,7 @@ def positive_total(x: torch.Tensor):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if any(self.ctx.kind(p) == T.BOOL for p in parts):
-            self.report(node, fix=where_for_mask_sum(self.ctx, node))
+            self.report(node, fix=where_for_mask_sum(self.ctx, node) or unconditional_masked_writes(self.ctx, node))
 
     INVALID = [
         """

@@ -345,3 +345,27 @@ def test_size_check_is_a_runtime_assert_with_the_setting():
     for module in (m0, m1):
         with pytest.raises(RuntimeError, match="found 6 distinct ids for 3 buckets"):
             module(ids, x)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_masked_count_writes_unconditionally_with_the_setting(n):
+    """`n = x[mask].nelement()` / `if n:` around writes through the mask: without a setting the
+    selection breaks; with capture_dynamic_output_shape_ops the original fails to compile ("Could not
+    guard on data-dependent expression" at `if n:`). After the fix the writes run unconditionally and
+    only the warning reads the count, under is_compiling(): with the setting no break, outputs equal
+    (#0 with NaN shares, #1 without); eager still warns with the count."""
+    import warnings
+
+    (m0, args0, _), (m1, args1, _) = _targets("masked_count", "")[n], _targets("masked_count", ".unsafe-fixed")[n]
+    ref = _values(m0, args0, False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert compare(ref, _values(m1, args1, False))["equal"] == "bitwise"
+    assert [str(w.message) for w in caught] == (["3 NaN shares replaced by zeros"] if n == 0 else [])
+    assert _compiled(m0, args0, False)[1] > 0
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        with pytest.raises(Exception, match="data-dependent"):
+            _compiled(m0, args0, False)
+        got, n_after = _compiled(m1, args1, False)
+    assert n_after == 0, n_after
+    assert compare(ref, got)["equal"] == "bitwise"

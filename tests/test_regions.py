@@ -159,3 +159,14 @@ def test_the_entry_class_is_built_by_the_user_whatever_the_project_builds():
         rows[cls] = sorted((f.span.row, f.code) for f in report.findings)
     flagged = [(25, "CL104")]
     assert rows == {"Block": flagged, "LoopedBlock": flagged, "Relay": flagged, "Stack": [], "Outer": []}
+
+
+def test_siblings_parts_follow_the_class_compiled():
+    """Each sibling hands the shared base its own part: compiled as MaskedModel, the base's forward
+    reaches Masked.run's mask; compiled as FastModel, it does not (fixtures/precision/sibling_parts.py)."""
+    path = os.path.join(FIXTURES, "precision", "sibling_parts.py")
+    found = {}
+    for cls in ("MaskedModel", "FastModel"):
+        report = check_paths([path], Settings(cache=False, named_alone=True, entries=[f"{path}:{cls}"]))
+        found[cls] = sorted((f.span.row, f.code) for f in report.findings)
+    assert found == {"MaskedModel": [(20, "CL302")], "FastModel": []}

@@ -61,3 +61,19 @@ def test_as_accurate_as_the_original_against_a_float64_run():
     changed = {"out": ref["out"] + 1e-2}
     assert compare(ref, changed, fp64=fp64)["equal"] == "differs"
     assert compare(ref, rounded)["equal"] == "differs"  # no float64 run: allclose alone decides
+
+
+def test_a_run_whose_compile_fails_still_saves_its_eager_values(tmp_path):
+    """The original may fail to compile where its fixed copy compiles: the fixed run's comparison
+    needs the original's eager values, so a saving run keeps them whatever the compile did (here a
+    backend torch does not know)."""
+    from compilelint.verify.prove import run_target
+
+    example = tmp_path / "doubled.py"
+    example.write_text("import torch\n\n\ndef make():\n    return (lambda x: x * 2), (torch.ones(3),), {}\n")
+    saved = tmp_path / "eager.pt"
+    run = run_target(f"{example}:make", 0, "eval", save=str(saved), backend="not_a_backend", timeout=120)
+    assert "torch.compile failed" in run.error
+    values = torch.load(saved)
+    [eager] = values["eager"].values()
+    assert values["compiled"] is None and torch.equal(eager, torch.full((3,), 2.0))

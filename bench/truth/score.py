@@ -570,7 +570,7 @@ class InProcess:
     """`compilelint check <lib> --entry E --output-format json` for many entries, the files analysed
     once: discovery, per-file analysis (cached), then the project pass per entry."""
 
-    def __init__(self, lib: str, site_packages: str, extra, torch_version: str = ""):
+    def __init__(self, lib: str, site_packages: str, extra, torch_version: str = "", user_files=()):
         from compilelint.cache import Cache, default_directory
         from compilelint.config import settings_for
         from compilelint.discover import discover
@@ -582,7 +582,9 @@ class InProcess:
         os.chdir(site_packages)
         try:
             self.settings = settings_for([lib])
-            files = discover([lib], self.settings.all_excludes, self.settings.respect_gitignore, False).files
+            # the user's code that builds the models (`--with`), analysed with the library
+            files = discover([lib, *user_files], self.settings.all_excludes, self.settings.respect_gitignore,
+                             False).files
             self.summaries, _ = analyze_files(files, self.settings)
             from compilelint.project_pass.regions import Project
 
@@ -694,6 +696,9 @@ def main(argv=None):
     ap.add_argument("--write", default=os.path.join(HERE, "SCORE.md"), help="'' to skip writing")
     ap.add_argument("--json", default="", help="also write the totals and per-model verdicts here")
     ap.add_argument("--subprocess", action="store_true", help="run the compilelint CLI once per model")
+    ap.add_argument("--with", dest="user_files", action="append", default=[], metavar="FILE",
+                    help="also analyse this file with the library: a user's code that builds the models "
+                         "(an experiment: the committed scores analyse the library alone)")
     ap.add_argument("compilelint_args", nargs=argparse.REMAINDER, help="after --: extra check arguments")
     args = ap.parse_args(argv)
     extra = [a for a in args.compilelint_args if a != "--"]
@@ -709,10 +714,12 @@ def main(argv=None):
             continue
         models = [m for m in doc["models"] if m["status"] == "ok" and (not only or m["name"] in only)]
         if args.subprocess:
+            if args.user_files:
+                raise SystemExit("--with runs in process only")
             with ThreadPoolExecutor(args.jobs) as pool:
                 results = list(pool.map(lambda m: check(lib, m, site_packages, extra, doc.get("torch", "")), models))
         else:
-            run = InProcess(lib, site_packages, extra, doc.get("torch", ""))
+            run = InProcess(lib, site_packages, extra, doc.get("torch", ""), [os.path.abspath(f) for f in args.user_files])
             results = [run(lib, m, site_packages, extra) for m in models]
         members = [(m, r, lines.get(m["name"]) if lines else None, variants.get(m["name"], ()))
                    for m, r in zip(models, results)]

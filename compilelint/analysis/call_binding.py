@@ -23,6 +23,10 @@ REQUIRED = "^"
 # A need of what an argument answers to a method (`?preds.is_floating_point=False`); in a call's
 # `forwards`, under (PROBE, slot), what the caller makes sure of that argument (`raised_after`).
 PROBE = "?"
+# A need of code that runs only where its function returns None (`none_paths`); in a call's
+# `forwards`, (DEREF, DEREF): the caller uses the result as an object right away (`f().attr`).
+RETURNS_NONE = "->None"
+DEREF = "."
 # A need of a key of the `**kwargs` starts with it ("**debug"): only a call passing that keyword,
 # or handing on its own `**kwargs`, gives it.
 KEY = "**"

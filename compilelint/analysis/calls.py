@@ -18,6 +18,8 @@ from compilelint.analysis.config_flags import own_flags
 from compilelint.analysis.facts import CUDAGRAPH_MODES, ITEMS, FileFacts
 from compilelint.analysis.held_eval import calls_held_submodule
 from compilelint.analysis.names import COMPILE_FUNCS, DYNAMO_OPTIMIZE, STDLIB, dotted
+from compilelint.analysis.call_binding import DEREF
+from compilelint.analysis.none_paths import result_used_as_object
 from compilelint.analysis.passed_args import forwarded_params, needed_params, passed_shape, raised_after, same_args
 from compilelint.summary import EVAL_HELD, Call, FileSummary, Root
 
@@ -94,7 +96,8 @@ class CallRecorder:
                               self.facts.none_tests) + default_needs
         own = own_flags(scope.exits + scope.conditions) if scope.cls is not None else ()
         # kept with unknown arguments too (`f(x, flag=True, **kw)`): its keywords are still known
-        forwards = forwarded_params(node, scope.node, self.facts.nodes) + raised_after(node, scope.stack, scope.node)
+        forwards = forwarded_params(node, scope.node, self.facts.nodes) + raised_after(node, scope.stack, scope.node) + \
+            (((DEREF, DEREF),) if result_used_as_object(node, scope.stack) else ())
         tensors = _tensor_args(node, scope) if args is not None and direct else ()
         same = same_args(node) if args is not None and direct else ()
         for kind, target, member, label, passed in targets:
@@ -206,6 +209,9 @@ class CallRecorder:
             return [("attr", value.attr, func.attr, f"self.{value.attr}.{func.attr}")]
         if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and is_self(value.value.value):
             return [("attr", value.value.attr, func.attr, f"self.{value.value.attr}[i].{func.attr}")]
+        chain = _self_chain(value)
+        if chain:  # `self.model.strategy.kl()`: a method of a part of a part
+            return [("chain", chain, func.attr, f"self.{chain}.{func.attr}")]
         if isinstance(value, ast.Name) and value.id in scope.module_locals:
             attr = scope.module_locals[value.id]
             return [("attr", attr, func.attr, f"{_member(attr)}.{func.attr}")]
@@ -325,6 +331,15 @@ class CallRecorder:
         if isinstance(node, ast.Name):
             return scope.constructed.get(node.id) or self.facts.module_constructed().get(node.id)
         return None
+
+
+def _self_chain(node, depth: int = 3) -> str:
+    """"a.b" for `self.a.b` (two attributes or more, up to `depth`), else ""."""
+    names = []
+    while isinstance(node, ast.Attribute) and len(names) < depth:
+        names.append(node.attr)
+        node = node.value
+    return ".".join(reversed(names)) if is_self(node) and len(names) > 1 else ""
 
 
 def _member(attr: str) -> str:

@@ -45,8 +45,9 @@ import weakref
 from typing import Dict, List, Optional, Tuple
 
 from compilelint.analysis.astutil import is_self, parameter_defaults, parameter_names, walk
-from compilelint.analysis.call_binding import (KEY, NONE, NUMBER, PROBE, REQUIRED, VALUE, VARARGS, argument_slot,
-                                               handed_name, hands_on_varargs, is_required, receiver_offset)
+from compilelint.analysis.call_binding import (DEREF, KEY, NONE, NUMBER, PROBE, REQUIRED, RETURNS_NONE, VALUE, VARARGS,
+                                               argument_slot, handed_name, hands_on_varargs, is_required,
+                                               receiver_offset)
 from compilelint.analysis.init_defaults import constructor_defaults
 from compilelint.analysis.wrappers import wrapper_def
 from compilelint.summary import Call, FunctionInfo
@@ -595,7 +596,8 @@ class Incoming:
         if not calls:  # reached only through calls that never run (or, with no calls, as a root)
             return bool(incoming)
         callee = self.project.functions[fid][1]
-        return any(all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
+        return any(all(any(at == DEREF for at, _ in c.forwards) for _, c in calls) if p == RETURNS_NONE else
+                   all(fills(c, callee, p[1:]) for _, c in calls) if p.startswith("-") else
                    all(_same(c, callee, *p[1:].split()) for _, c in calls) if p.startswith("!") else
                    all(_rejects(c, callee, p) for _, c in calls) if p.startswith(PROBE) else
                    not any(self._gives(caller, c, callee, p) for caller, c in calls) for p in needs)

@@ -24,6 +24,8 @@ from compilelint.analysis.misuse import MISUSE, misuse_branch, reads_self
 from compilelint.analysis import self_items
 from compilelint.analysis.parts import record as record_parts
 from compilelint.analysis.state import foreign_stores, state_guards
+from compilelint.analysis.call_binding import RETURNS_NONE
+from compilelint.analysis.none_paths import handler_returns_none
 from compilelint.analysis.passed_args import needed_params
 from compilelint.analysis.stops import is_stop_decorator
 from compilelint.analysis.wrappers import returned_wrapper
@@ -456,7 +458,8 @@ class FileAnalyzer(Conditions, RuleContext):
                               flags=condition_flags(conditions, self.scope.cls.info.qualname if self.scope.cls else "",
                                                     self.scope.cls.config_attrs if self.scope.cls else None),
                               needs=needed_params(self.scope.exits + conditions, self.scope.node, self.facts.nodes,
-                                                  self.facts.none_tests),
+                                                  self.facts.none_tests) +
+                              ((RETURNS_NONE,) if handler_returns_none(self.scope.node, self.scope.stack) else ()),
                               tests=tuple((ast.unparse(test), branch) for test, branch in
                                           enclosing_tests(self.scope.node, node.lineno)) if "self." in when else (),
                               fix_if_tensors=tuple(fix_if_tensors) if fix is not None else (), args=tuple(args),

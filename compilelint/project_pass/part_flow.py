@@ -33,6 +33,7 @@ class PartFlow:
         self._sites: Optional[Dict[str, List[Tuple[Optional[str], tuple]]]] = None
         self._self_sites: Dict[str, List[Tuple[str, tuple]]] = {}  # method name → (calling class, arguments)
         self._memo: Dict[Tuple[str, str], List[str]] = {}
+        self._built: Optional[set] = None  # the classes constructor calls build (`builds`)
 
     def resolve(self, project, context: Optional[str], parts, receiver: Optional[str] = None) -> List[str]:
         """The classes `parts` stand for, read in the code of class `context` (None: a module
@@ -43,7 +44,7 @@ class PartFlow:
                 method, _, param = part[len(SELF_ARG):].partition(":")
                 found = self._self_passed(project, receiver or context, method, param) if context else []
             elif part.startswith(ARG):
-                found = self._param(project, context, part[len(ARG):]) if context else []
+                found = self._param(project, context, part[len(ARG):], receiver) if context else []
             elif part.startswith(RETURNS):
                 found = self._returns(project, project.canonical(part[len(RETURNS):]))
             elif part.startswith(SELF_RETURNS):
@@ -83,23 +84,31 @@ class PartFlow:
             out = out or found
         return out
 
-    def _param(self, project, cls: str, param: str) -> List[str]:
+    def _param(self, project, cls: str, param: str, receiver: Optional[str] = None) -> List[str]:
         init = project.method(cls, "__init__")
         if init is None:
             return []
-        return self._remembered((init, param), lambda: self._passed(project, init, param))
+        key = (init, f"{param}@{receiver or ''}")
+        return self._remembered(key, lambda: self._passed(project, init, param, receiver))
 
-    def _passed(self, project, init: str, param: str) -> List[str]:
+    def _passed(self, project, init: str, param: str, receiver: Optional[str] = None) -> List[str]:
         """What the project's constructor calls that run `init` pass for `param`, when they all
         pass the same: a base class that each subclass gives other parts (a cache whose every
         kind hands its own layers to the base's `layers`) holds, in one instance, only one
-        subclass's, which the function reached cannot tell — so it is given none."""
+        subclass's, which the function reached cannot tell — so it is given none. For an instance
+        of `receiver`, only the calls that build one count (a call of that class, the
+        `super().__init__` of a class of its MRO), where the project has any."""
         params = project.functions[init][1].params  # (self, ...): positional index i fills i + 1
+        sites = self.sites(project).get(init, ())
+        if receiver:
+            chain = project.mro(receiver)
+            own = [site for site in sites if site[2] == receiver or site[2] in chain and site[3]]
+            sites = own or sites
         out: List[str] = []
-        for context, args in self.sites(project).get(init, ()):
+        for context, args, _, _ in sites:
             for slot, parts in args:
                 if slot == param or type(slot) is int and slot + 1 < len(params) and params[slot + 1] == param:
-                    found = self.resolve(project, context, parts)
+                    found = self.resolve(project, context, parts, receiver if receiver and context in project.mro(receiver) else None)
                     if found and out and set(found) != set(out):
                         return []
                     out = out or found
@@ -125,8 +134,15 @@ class PartFlow:
             return out
         return self._remembered((f"{receiver}:{method}", param), work)
 
-    def sites(self, project) -> Dict[str, List[Tuple[Optional[str], tuple]]]:
-        """`__init__` function id → (calling class or None, arguments) of the calls that run it."""
+    def builds(self, project, cls: str) -> bool:
+        """Does a constructor call of the project build an instance of `cls` itself, passing parts?"""
+        if self._built is None:
+            self._built = {site[2] for found in self.sites(project).values() for site in found if not site[3]}
+        return cls in self._built
+
+    def sites(self, project) -> Dict[str, List[Tuple[Optional[str], tuple, Optional[str], bool]]]:
+        """`__init__` function id → (calling class or None, arguments, the class whose instance the
+        call builds, whether it is a `super().__init__`) of the calls that run it."""
         if self._sites is None:
             self._sites = {}
             for summary in project.summaries:
@@ -137,9 +153,11 @@ class PartFlow:
                     if callee == SUPER:  # the next `__init__` after the calling class's
                         known = context in project.classes
                         init = project.method(context, "__init__", skip_first=True) if known else None
+                        built = context
                     else:
                         target = project.canonical(callee)
                         init = project.method(target, "__init__") if target in project.classes else None
+                        built = target
                     if init is not None:
-                        self._sites.setdefault(init, []).append((context or None, args))
+                        self._sites.setdefault(init, []).append((context or None, args, built, callee == SUPER))
         return self._sites

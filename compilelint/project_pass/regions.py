@@ -203,7 +203,8 @@ class Project:
         apart: None (the defining class) unless `receiver` is a subclass whose own classes before
         the defining one in its MRO define a method, a submodule or a class-level dict of classes
         (only they can make a `self.m` call, or what `cls.<dict>` picks, resolve elsewhere) or whose MRO after them is not the defining class's (where `super()`
-        goes), so reaching `Base.forward` for such a subclass is a reach of its own."""
+        goes), or that the project's constructor calls build (the parts they pass are its own:
+        `part_flow`), so reaching `Base.forward` for such a subclass is a reach of its own."""
         cls = self.defining_class(fid)
         if cls is None or receiver is None or receiver == cls:
             return None
@@ -214,6 +215,7 @@ class Project:
             own = any(self.classes[c][1].methods or self.classes[c][1].submodules or self.classes[c][1].registries
                       for c in before if c in self.classes)
             own = own or chain[len(before):] != self.mro(cls)  # `super()` goes elsewhere (a mixin's order)
+            own = own or bool(before) and self.part_flow.builds(self, receiver)  # its own constructor calls' parts
             self._receiver_memo[key] = receiver if own else None
         return self._receiver_memo[key]
 
@@ -488,7 +490,16 @@ class Project:
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         if call.kind == "attr":
             return [m for c in self.submodule_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
+        if call.kind == "chain":
+            return [m for c in self.chain_classes(cls, call.target) for m in [self.method(c, call.member)] if m]
         return []
+
+    def chain_classes(self, cls: str, attrs: str) -> List[str]:
+        """The classes `self.a.b` holds: those `self.b` holds in each class `self.a` holds."""
+        classes = [cls]
+        for attr in attrs.split("."):
+            classes = list(dict.fromkeys(x for c in classes for x in self.submodule_classes(c, attr)))
+        return classes
 
     def callee_receivers(self, fid: str, call: Call, callee: str, receiver: Optional[str]) -> List[Optional[str]]:
         """The receivers `callee` runs with, called by `fid` run for `receiver`: the caller's for its
@@ -502,6 +513,9 @@ class Project:
             classes = self.held_classes(cls, call.target) if call.kind == "self" else self.submodule_classes(cls, call.target)
             out = [self.receiver(callee, c) for c in classes
                    if self.method(c, member) == callee or call.kind == "self" and member == "forward" and callee in self.called(c)]
+            return list(dict.fromkeys(out)) or [None]
+        if call.kind == "chain":
+            out = [self.receiver(callee, c) for c in self.chain_classes(cls, call.target) if self.method(c, call.member) == callee]
             return list(dict.fromkeys(out)) or [None]
         if call.kind in ("name", "method", "built"):
             target = self.canonical(call.target)

@@ -282,13 +282,12 @@ def run(spec: dict, out: Results) -> None:
     finally:
         for name, value in saved.items():
             setattr(torch._dynamo.config, name, value)
+    if spec.get("save"):  # also when the compile failed: a fixed version that compiles compares with its eager run
+        fp64 = _fp64_values(factory, index, seed, device, mode) if not spec.get("reference") else None
+        torch.save({"eager": eager, "compiled": None if error else compiled_values, "fp64": fp64}, spec["save"])
     if error:
         out.emit(type="error", phase="compile", message=f"torch.compile failed: {error}")
         return
-
-    if spec.get("save"):
-        fp64 = _fp64_values(factory, index, seed, device, mode) if not spec.get("reference") else None
-        torch.save({"eager": eager, "compiled": compiled_values, "fp64": fp64}, spec["save"])
     if spec.get("reference"):
         reference = torch.load(spec["reference"])
         ref, fp64 = reference["eager"], reference.get("fp64")

@@ -313,6 +313,7 @@ LABEL_MODELS = [
     "MulticlassPrecision", "MulticlassRecall", "MultilabelAccuracy", "MultilabelConfusionMatrix",
     "MultilabelExactMatch", "MultilabelF1Score", "MultilabelHammingDistance"]
 NAN_MODELS = {"CatMetric": {}, "MaxMetric": {}, "MeanMetric": {}, "MinMetric": {}, "SumMetric": {},  # "warn": dropped
+              "RunningMean": {}, "RunningSum": {},  # their base metric's update (the default "warn")
               "CramersV": dict(nan_strategy="drop"), "PearsonsContingencyCoefficient": dict(nan_strategy="drop"),
               "TheilsU": dict(nan_strategy="drop"), "TschuprowsT": dict(nan_strategy="drop")}
 
