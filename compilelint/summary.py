@@ -77,7 +77,9 @@ class Call(tuple):
     "chain" (as "attr", through the parts of parts: target = the attributes, dotted: `self.a.b.m()`),
     "method" (target = dotted class of the receiver, from an annotation; member = the method),
     "built" (as "method", the receiver an object this function constructs: `b = Box(x); b.peak()`),
-    "property" (`self.target` read, not called: runs the getter when `target` is a property).
+    "property" (`self.target` read, not called: runs the getter when `target` is a property),
+    "read" (as "method", an attribute `member` read, not called, of a receiver of a known class:
+    runs the getter when it is a property).
     A "name" call to a class runs its `__init__`.
     A tuple underneath: summaries hold tens of thousands of these, and a warm run unpickles them
     all, several times faster than dataclass instances.

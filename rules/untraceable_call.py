@@ -2,6 +2,7 @@ import ast
 
 from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import is_class_name, is_own_class
+from compilelint.analysis.super_reads import breaking_uses
 from compilelint.fix import builder
 from compilelint.rule import KNOWN_TORCH_VERSIONS, Rule, version_key
 from compilelint.rules.debugger import DEBUGGER_CALLS
@@ -122,6 +123,15 @@ class UntraceableCall(Rule):
     enters it) and the other names the library exports it under (`exported_as`);
     `super().__init__(...)` runs the first base's.
 
+    A property overriding its base's and reading it through `super()` (`@property def size(self):
+    size = super().size`): Dynamo does not run the base's getter there and keeps the value
+    unresolved, so the first use that needs it breaks, a method call on it ("Unsupported method
+    call") or a comparison of it or its attribute (`size.dtype == torch.float16`: "Unresolved
+    GetAttrVariable comparison", GB6215; torch 2.11: "Builtin `operator.*` comparison with constant
+    `self` failed", the truth corpus); reported at that first use on each path (analysis/super_reads.py;
+    measured: fixtures/precision/super_property_read.py). Compute the base's value in a plain
+    method both properties call (`super().extent()` traces).
+
     On torch before 2.13 a store to an attribute of a class object breaks too (`cls._state =
     state` in a classmethod, `type(self).calls += 1`, `self.__class__.value = v`, `Registry.last =
     v`: "Failed to trace builtin operator", `setattr` on a type; the truth corpus); torch 2.13
@@ -156,8 +166,8 @@ class UntraceableCall(Rule):
     message = "this call is not traceable and graph-breaks ({gb}): move it out of the compiled region"
     gb_types = ("Attempted to call function marked as skipped", "Unsupported method call",
                 "Failed to trace builtin operator", "Unsupported context manager", "Attempted to wrap sparse Tensor",
-                "Import failure", "setattr() on unsupported type")
-    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015", "GB0069", "GB0467"),
+                "Import failure", "setattr() on unsupported type", "Unresolved GetAttrVariable comparison")
+    gb_ids = {"2.13": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015", "GB0069", "GB0467", "GB6215"),
               "2.11": ("GB0007", "GB0156", "GB0059", "GB0142", "GB0015", "GB0069")}
 
     def __init__(self, ctx):
@@ -207,7 +217,27 @@ class UntraceableCall(Rule):
             self.report(node, f"`{node.id}` holds a sparse tensor: using it in compiled code skips the frame "
                               "({gb4}); stay dense, or build and use it outside the compiled region")
 
+    def visit_Compare(self, node: ast.Compare):
+        self._super_property_use(node)
+
+    def _super_property_use(self, node: ast.AST) -> bool:
+        """The first use that needs the value of a base's property read through `super()` in the
+        property overriding it (`m = super().mean; m.view(...)`): Dynamo leaves the getter unrun
+        and breaks there (analysis/super_reads.py)."""
+        fn = self.ctx.function_node
+        use = breaking_uses(fn).get(id(node)) if fn is not None else None
+        if use is None:
+            return False
+        kind, name = use
+        gb = "{gb1}" if kind == "method" else "{gb7@2.13}; torch 2.11: \"Builtin `operator.*` comparison failed\""
+        self.report(node, f"`super().{name}` in the property overriding it: Dynamo does not run the base's getter, "
+                          f"and this {'method call on' if kind == 'method' else 'comparison of'} the unresolved value "
+                          f"graph-breaks ({gb}): compute the base's value in a plain method both can call")
+        return True
+
     def visit_Call(self, node: ast.Call):
+        if self._super_property_use(node):
+            return
         if isinstance(node.func, ast.Attribute) and node.func.attr in MODULE_HOOKS:
             self._hook_registration(node)
             return
@@ -425,8 +455,59 @@ class Packer(nn.Module):
         packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)  # <-
         return packed.data.sum()
 """,
+        """
+import torch
+from torch import nn
+
+class Box:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    @property
+    def size(self):
+        return self.hi - self.lo
+
+class PaddedBox(Box):
+    @property
+    def size(self):
+        size = super().size
+        if size.dtype == torch.float16:  # <-
+            return size.float()
+        return size
+
+class Measure(nn.Module):
+    def forward(self, x):
+        return PaddedBox(x, x + 1).size
+""",
     ]
     VALID = [
+        """
+import torch
+from torch import nn
+
+class Box:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    @property
+    def size(self):
+        return self.hi - self.lo
+
+    def extent(self):
+        return self.hi - self.lo
+
+class PaddedBox(Box):
+    @property
+    def size(self):
+        size = super().extent()
+        if size.dtype == torch.float16:
+            return size.float()
+        return size
+
+class Measure(nn.Module):
+    def forward(self, x):
+        return PaddedBox(x, x + 1).size
+""",
         """
 import os
 import random

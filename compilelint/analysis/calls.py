@@ -138,18 +138,29 @@ class CallRecorder:
 
     def record_read(self, node: ast.Attribute, scope: "Scope"):
         """`self.attr` read without being called: a property's getter runs there (the project pass
-        follows it when `attr` is a property of the receiver's class)."""
-        if not isinstance(node.ctx, ast.Load) or not is_self(node.value):
+        follows it when `attr` is a property of the receiver's class). So does `dist.attr` of a
+        name whose class is known (`dist: Normal` annotated, or `dist = Normal(...)` built here) and
+        `Normal(...).attr`: a "read" edge, followed only when `attr` is a property of that class."""
+        if not isinstance(node.ctx, ast.Load):
+            return
+        value = node.value
+        if is_self(value):
+            kind, target, member = "property", node.attr, ""
+        elif value.__class__ is ast.Name and (value.id in scope.typed or value.id in scope.constructed):
+            kind, target, member = "read", scope.typed.get(value.id) or scope.constructed[value.id], node.attr
+        elif value.__class__ is ast.Call and self._class_of_expr(value, scope):  # `Box(x).area`
+            kind, target, member = "read", self._class_of_expr(value, scope), node.attr
+        else:
             return
         parent = scope.stack[-2] if len(scope.stack) > 1 else None
         if isinstance(parent, ast.Call) and parent.func is node:
             return  # a method call: `record` made its edge
         guards = tuple(scope.guards)
-        key = ("property", node.attr, guards)
+        key = (kind, target, member, guards)
         if key not in scope.seen_calls:
             scope.seen_calls.add(key)
-            scope.info.calls.append(Call.of("property", node.attr, "", node.lineno, node.col_offset + 1,
-                                            f"self.{node.attr}", guards))
+            scope.info.calls.append(Call.of(kind, target, member, node.lineno, node.col_offset + 1,
+                                            f"{dotted(node) or node.attr}", guards))
 
     def _record_opaque(self, node: ast.Call, name: Optional[str], scope: "Scope"):
         """Functions registered as custom ops are opaque to Dynamo: reach stops there."""

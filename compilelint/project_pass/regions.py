@@ -461,9 +461,11 @@ class Project:
                 forward = self.method(owner, "forward")
                 return [forward] if forward else []
             return []
-        if call.kind in ("method", "built"):
+        if call.kind in ("method", "built", "read"):
             target = self.canonical(call.target)
             method = self.method(target, call.member) if target in self.classes else None
+            if call.kind == "read" and method and not self.is_property(method):
+                return []  # a plain attribute or a bound method read: nothing runs
             return [method] if method else []
         if cls is None:
             return []
@@ -519,6 +521,8 @@ class Project:
             target = self.canonical(call.target)
             if target in self.classes:
                 return [self.receiver(callee, target)]
+        if call.kind == "read" and self.canonical(call.target) in self.classes:  # `dist.mean` of a `dist: Normal`
+            return [self.receiver(callee, self.canonical(call.target))]
         return [None]
 
     # ----- roots ----------------------------------------------------------------------------------

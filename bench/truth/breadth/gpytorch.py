@@ -217,6 +217,20 @@ def _fixed_noise_only(model, config, inputs):
     return gpytorch.likelihoods.FixedNoiseGaussianLikelihood(noise=torch.full((N,), 0.1)), {"input": dist}
 
 
+def _interleaved(model, config, inputs):
+    """The multitask likelihood on a multitask distribution built interleaved (the constructor's
+    default, `interleaved=True`), where the default run's is not (`from_independent_mvns`): its
+    `mean` takes the other return."""
+    import gpytorch
+    import torch
+
+    t = 2
+    a = torch.randn(N * t, N * t)
+    dist = gpytorch.distributions.MultitaskMultivariateNormal(torch.randn(N, t, requires_grad=True),
+                                                              a @ a.T + N * t * torch.eye(N * t))
+    return model, {"input": dist}
+
+
 def variants(Variant):
     """{model: {variant: Variant}} (models.VARIANTS)."""
     dense = Variant("the kernel called in full and its lazy kernel tensor evaluated (`to_dense()`)", prepare=_dense)
@@ -225,6 +239,8 @@ def variants(Variant):
                                                                prepare=_posterior)}
     table["FixedNoiseGaussianLikelihood"] = {"fixed_only": Variant(
         "no learned noise on top of the fixed noise, called on data of another size", prepare=_fixed_noise_only)}
+    table["MultitaskGaussianLikelihood"] = {"interleaved": Variant(
+        "called on a multitask distribution built interleaved (the constructor's default)", prepare=_interleaved)}
     return table
 
 
