@@ -15,6 +15,7 @@ from compilelint.fix._common import file_text, never_raise
 
 CASTS = ("typing.cast", "typing_extensions.cast")
 MESSAGE = "Write the type given to `typing.cast` as a string: nothing is subscripted at run time"
+TITLE = "Write the cast's type as a string"  # editors cut titles past 60 characters
 
 
 def _pure_type(node: ast.AST) -> bool:
@@ -45,4 +46,4 @@ def quote_cast_type(ctx, node: ast.Subscript) -> Optional[Fix]:
     quote = '"' if '"' not in text else ("'" if "'" not in text else None)
     if quote is None or "\\" in text:
         return None
-    return Fix("safe", MESSAGE, (Edit(f"{quote}{text}{quote}", ft.span(typ)),), title=MESSAGE)
+    return Fix("safe", MESSAGE, (Edit(f"{quote}{text}{quote}", ft.span(typ)),), title=TITLE)
