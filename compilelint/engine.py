@@ -396,7 +396,7 @@ def project_findings(summaries: List[FileSummary], settings: Settings,
     `edges_store`: the on-disk cache, where the reached functions' calls resolved and what the
     frames took from each reached function (by its file's content key in `content_keys`) are
     kept per call graph (`ResolvedCalls.kept`, `FramesMemo.kept_frames`), with the roots' display
-    names and config roots and `execution_order`'s answers and walks (`FramesMemo.kept_roots`,
+    names, one root per configuration class, and `execution_order`'s answers and walks (`FramesMemo.kept_roots`,
     `kept_chosen`, `kept_orders`).
     Long because each kept state (cache, memo, placement, edges) is handed to the pass here, one line each."""
     project = project or Project(summaries, settings.extra_roots, settings.extra_stops)

@@ -213,6 +213,13 @@ def signed_int_const(node) -> Optional[int]:
     return None
 
 
+def assigned_name(stmt: Optional[ast.AST]) -> Optional[str]:
+    """`name` when `stmt` is `name = value` (one plain name as its only target), else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
 def statement_after(ctx, node: ast.stmt) -> Optional[ast.stmt]:
     """The statement that follows `node` in the block of the function at hand that holds it, else None."""
     func = ctx.function_node

@@ -21,7 +21,7 @@ from typing import Optional
 
 from compilelint.analysis import tensors as T
 from compilelint.finding import Fix
-from compilelint.fix._common import delete_lines, file_text, never_raise
+from compilelint.fix._common import assigned_name, delete_lines, file_text, never_raise
 
 MESSAGE = ("Keep the mask instead of dropping it when it masks nothing (delete the `if`). Eager change: "
            "the code after takes its masked path with an all-False mask: equal outputs where it only applies "
@@ -55,8 +55,7 @@ def keep_empty_mask(ctx, node: ast.If, expr: ast.AST) -> Optional[Fix]:
     if expr.args and not ctx.is_tensor(expr):  # `torch.any(m)`: `torch` is the module, not a local
         return None
     stmt = node.body[0]
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id == mask.id and isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+    if not (assigned_name(stmt) == mask.id and isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
         return None
     if not _tensor_elsewhere(ctx, mask.id, stmt):
         return None

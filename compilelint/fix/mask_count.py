@@ -24,7 +24,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix._common import file_text, names_read, never_raise, newline, statement_after, torch_name, whole_lines
+from compilelint.fix._common import assigned_name, file_text, names_read, never_raise, newline, statement_after, torch_name, whole_lines
 from compilelint.fix.warn_guard import is_warning_call
 
 MESSAGE = ("Write through the mask unconditionally (an all-False mask writes nothing) and keep the count only for "
@@ -69,10 +69,9 @@ def unconditional_masked_writes(ctx, node: ast.Subscript) -> Optional[Fix]:
             and call.func is attr and not call.args and not call.keywords):
         return None
     stmt = ctx.statement()
-    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)):
+    name = assigned_name(stmt)
+    if name is None or stmt.value is not call:
         return None
-    name = stmt.targets[0].id
     nxt = statement_after(ctx, stmt)
     if not (isinstance(nxt, ast.If) and not nxt.orelse and _tests_count(nxt.test, name)):
         return None

@@ -29,7 +29,7 @@ from typing import Optional
 
 from compilelint.finding import Edit, Fix
 from compilelint.fix._common import (
-    expr_text, file_text, never_raise, newline, statement_after, torch_name, whole_lines,
+    assigned_name, expr_text, file_text, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 
 MESSAGE = ("Check the data-dependent size with `torch._check(<the comparison inverted>)` under "
@@ -51,15 +51,13 @@ OPERAND_NODES = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, 
 def size_check(ctx, call: ast.Call) -> Optional[Fix]:
     size = _size_of(ctx, call)
     stmt = ctx.statement()
-    if size is None or not (isinstance(stmt, ast.Assign) and stmt.value is size and len(stmt.targets) == 1
-                            and isinstance(stmt.targets[0], ast.Name)):
+    name = assigned_name(stmt)
+    if size is None or name is None or stmt.value is not size:
         return None
-    name = stmt.targets[0].id
     nxt = statement_after(ctx, stmt)
-    if isinstance(nxt, ast.Assign) and len(nxt.targets) == 1 and isinstance(nxt.targets[0], ast.Name) \
-            and _size_test(ctx, nxt.value, name):
+    if assigned_name(nxt) is not None and _size_test(ctx, nxt.value, name):
         check = statement_after(ctx, nxt)
-        if not (isinstance(check, ast.If) and isinstance(check.test, ast.Name) and check.test.id == nxt.targets[0].id):
+        if not (isinstance(check, ast.If) and isinstance(check.test, ast.Name) and check.test.id == assigned_name(nxt)):
             return None
     elif isinstance(nxt, ast.If) and _size_test(ctx, nxt.test, name):
         check = nxt

@@ -30,7 +30,7 @@ import ast
 from typing import Optional
 
 from compilelint.finding import Edit, Fix, Span
-from compilelint.fix._common import expr_text, file_text, names_read, never_raise, newline, statement_after, whole_lines
+from compilelint.fix._common import assigned_name, expr_text, file_text, names_read, never_raise, newline, statement_after, whole_lines
 
 MESSAGE = ("Build the dense tensor directly where it is densified: `x.new_zeros(size).index_put_(tuple(indices), "
            "values, accumulate=True)`, the sparse one only on the other path (a repeated index's float values may "
@@ -39,10 +39,10 @@ MESSAGE = ("Build the dense tensor directly where it is densified: `x.new_zeros(
 
 def _densifies(stmt: ast.stmt, name: str) -> bool:
     """`name = name.to_dense()`."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+    if assigned_name(stmt) != name:
         return False
     v = stmt.value
-    return (stmt.targets[0].id == name and isinstance(v, ast.Call) and not v.args and not v.keywords
+    return (isinstance(v, ast.Call) and not v.args and not v.keywords
             and isinstance(v.func, ast.Attribute) and v.func.attr == "to_dense"
             and isinstance(v.func.value, ast.Name) and v.func.value.id == name)
 
@@ -55,10 +55,9 @@ def dense_where_densified(ctx, call: ast.Call) -> Optional[Fix]:
     if not (ctx.is_tensor(indices) and ctx.is_tensor(values)):
         return None
     assign = ctx.statement()
-    if not (isinstance(assign, ast.Assign) and assign.value is call and len(assign.targets) == 1
-            and isinstance(assign.targets[0], ast.Name)):
+    name = assigned_name(assign)
+    if name is None or assign.value is not call:
         return None
-    name = assign.targets[0].id
     branch = statement_after(ctx, assign)
     if not (isinstance(branch, ast.If) and not branch.orelse and _densifies(branch.body[0], name)):
         return None

@@ -8,7 +8,7 @@ from compilelint.analysis import tensors as T
 from compilelint.analysis.astutil import parameter_names
 from compilelint.finding import Edit, Fix, Span
 from compilelint.fix._common import (
-    expr_text, file_text, in_fstring, names_read, never_raise, newline, statement_after, torch_name, whole_lines,
+    assigned_name, expr_text, file_text, in_fstring, names_read, never_raise, newline, statement_after, torch_name, whole_lines,
 )
 from compilelint.fix.warn_guard import is_warning_call
 
@@ -73,9 +73,9 @@ def where_for_ifexp(ctx, node: ast.IfExp, expr: ast.AST) -> Optional[Fix]:
 def _branch_assignments(stmts: Sequence[ast.stmt]) -> Optional[List[Tuple[str, ast.AST]]]:
     out, seen = [], set()
     for s in stmts:
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+        name = assigned_name(s)
+        if name is None:
             return None
-        name = s.targets[0].id
         if name in seen:
             return None
         seen.add(name)
